@@ -1,0 +1,202 @@
+// Package framework holds what every part of volperm shares: the Case (one situation, as data),
+// the Observation (what an implementation did, one JSON schema), the Target interface with its
+// registry, and the comparison of two Observations. It makes no syscalls of its own.
+package framework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Area names the spec area a case belongs to; it becomes a Ginkgo label and a JUnit prefix.
+type Area string
+
+const (
+	AreaEmptyDir     Area = "emptydir"
+	AreaHostPath     Area = "hostpath"
+	AreaFSGroup      Area = "fsgroup"
+	AreaAtomicWriter Area = "atomicwriter"
+	AreaFlexVolume   Area = "flexvolume"
+	AreaSkew         Area = "skew"
+)
+
+// Areas lists every area in report order.
+var Areas = []Area{AreaEmptyDir, AreaHostPath, AreaFSGroup, AreaAtomicWriter, AreaFlexVolume, AreaSkew}
+
+// Profile is the certification profile of a case (DESIGN.md "Profiles").
+type Profile string
+
+const (
+	// ProfileConformance is GA behaviour every kubelet must have.
+	ProfileConformance Profile = "conformance"
+	// ProfileAlpha is behaviour behind an alpha gate (EmptyDirVolumeMode, KEP-5502).
+	ProfileAlpha Profile = "alpha"
+	// ProfileProposal is behaviour only proposed by a seed (preservePermissions, flexVolume allowlist).
+	ProfileProposal Profile = "proposal"
+)
+
+// Profiles lists every profile in report order.
+var Profiles = []Profile{ProfileConformance, ProfileAlpha, ProfileProposal}
+
+// Feature gate names a Case may set.
+const (
+	// GateEmptyDirVolumeMode is KEP-5502's gate (alpha in v1.37, default off), on both components.
+	GateEmptyDirVolumeMode = "EmptyDirVolumeMode"
+	// GatePreservePermissions is volperm's own gate for the preservePermissions proposal
+	// (seed 002); it does not exist upstream. Default off, on both components.
+	GatePreservePermissions = "PreservePermissions"
+)
+
+// KnownGates maps every gate volperm understands to its default value.
+var KnownGates = map[string]bool{
+	GateEmptyDirVolumeMode:  false,
+	GatePreservePermissions: false,
+}
+
+// Gates are the feature gates of the two components. A gate absent from a map has its default.
+type Gates struct {
+	APIServer map[string]bool `json:"apiserver,omitempty"`
+	Kubelet   map[string]bool `json:"kubelet,omitempty"`
+}
+
+// Case is one situation, as data: what is created, under which gates, on which host, and what
+// happens afterwards. Canonical cases are YAML under manifests/; sweeps are generated in code.
+type Case struct {
+	// Name is unique within a catalogue and reads on its own in a JUnit file.
+	Name        string  `json:"name"`
+	Area        Area    `json:"area"`
+	Profile     Profile `json:"profile"`
+	Description string  `json:"description,omitempty"`
+	// Labels are extra Ginkgo labels (area and profile are always added).
+	Labels []string `json:"labels,omitempty"`
+
+	// Gates are the gates in force when the pod is created.
+	Gates Gates `json:"gates,omitempty"`
+
+	// Pod is the pod to admit and, if admitted, set up on the node. Volumes and securityContext
+	// are what matter; containers may be omitted.
+	Pod *corev1.Pod `json:"pod,omitempty"`
+	// OldPod, when set, makes the admission an update of OldPod's spec (the pod-template update
+	// of a workload), which decides field dropping (v1.37 pkg/api/pod dropDisabledFields).
+	// Only admission is affected: the node sets up Pod.
+	OldPod *corev1.Pod `json:"oldPod,omitempty"`
+	// PersistentVolume, when set, is admitted instead of Pod (flexVolume allowlist on PVs).
+	PersistentVolume *corev1.PersistentVolume `json:"persistentVolume,omitempty"`
+
+	// PreservePermissions names the secret / configMap / downwardAPI / projected volumes of Pod
+	// that carry the proposed field `preservePermissions: true` (seed 002). The field is not in
+	// the v1 API, so it travels beside the pod.
+	PreservePermissions []string `json:"preservePermissions,omitempty"`
+
+	// FlexVolumePolicy, when set, is the driver allowlist in force at admission (seed 004).
+	FlexVolumePolicy *FlexVolumePolicy `json:"flexVolumePolicy,omitempty"`
+
+	// Host is what exists on the host before set-up (hostPath fixtures), by absolute path.
+	Host []HostObject `json:"host,omitempty"`
+
+	// Sources is the data of the objects AtomicWriter volumes project: "secret/NAME",
+	// "configmap/NAME" -> key -> content. A missing object is set up from an empty map.
+	Sources map[string]map[string]string `json:"sources,omitempty"`
+
+	// Storage is, per flexVolume volume name, the files its storage already holds when the
+	// kubelet first sets it up (the blog seed's flexVolume). Drivers named "volperm/fixture" are
+	// served by the harness.
+	Storage map[string][]File `json:"storage,omitempty"`
+
+	// After lists what happens once the pod is running, in order: containers changing modes,
+	// gate flips, kubelet restarts (which run SetUp again).
+	After []Step `json:"after,omitempty"`
+
+	// Probes are behaviour checks run, in order, as the given users after the snapshot.
+	Probes []Probe `json:"probes,omitempty"`
+}
+
+// FlexVolumePolicy is the allowlist of seed 004 (PodSecurityPolicy's allowedFlexVolumes and
+// volumes fields), enforced today by a ValidatingAdmissionPolicy.
+type FlexVolumePolicy struct {
+	// AllowedVolumeTypes is PSP's `volumes`: which volume types are allowed ("*" = all).
+	// Empty means all types.
+	AllowedVolumeTypes []string `json:"allowedVolumeTypes,omitempty"`
+	// AllowedDrivers is PSP's `allowedFlexVolumes[].driver`. Empty = every driver allowed.
+	AllowedDrivers []string `json:"allowedDrivers,omitempty"`
+}
+
+// ObjectKind is what exists at a host path.
+type ObjectKind string
+
+const (
+	KindNothing   ObjectKind = "nothing"
+	KindDirectory ObjectKind = "directory"
+	KindFile      ObjectKind = "file"
+	KindSocket    ObjectKind = "socket"
+	KindCharDev   ObjectKind = "chardev"
+	KindBlockDev  ObjectKind = "blockdev"
+	KindSymlink   ObjectKind = "symlink"
+)
+
+// HostObject is one thing on the host at Path (absolute, as the pod names it).
+type HostObject struct {
+	Path string     `json:"path"`
+	Kind ObjectKind `json:"kind"`
+	// Target is where a symlink points (absolute host path, as the pod would name it).
+	Target string `json:"target,omitempty"`
+	// Mode is the permission bits to create with (0 means the kind's usual: dir 0755, file 0644).
+	Mode uint32 `json:"mode,omitempty"`
+}
+
+// File is a file or directory inside a volume, relative to the volume root.
+type File struct {
+	Path string `json:"path"`
+	// Dir makes it a directory; Symlink makes it a symlink to Symlink (relative target).
+	Dir     bool   `json:"dir,omitempty"`
+	Symlink string `json:"symlink,omitempty"`
+	Mode    uint32 `json:"mode"`
+	UID     int64  `json:"uid,omitempty"`
+	GID     int64  `json:"gid,omitempty"`
+}
+
+// Step is one thing that happens after the pod is set up. Exactly one field is set.
+type Step struct {
+	// Chmod is a container changing a mode inside a volume.
+	Chmod *Chmod `json:"chmod,omitempty"`
+	// SetGates flips gates; maps merge into the gates in force.
+	SetGates *Gates `json:"setGates,omitempty"`
+	// RestartKubelet makes the kubelet set up every volume of the running pod again.
+	RestartKubelet bool `json:"restartKubelet,omitempty"`
+}
+
+// Chmod changes Path (relative to Volume's root) to Mode.
+type Chmod struct {
+	Volume string `json:"volume"`
+	Path   string `json:"path"`
+	Mode   uint32 `json:"mode"`
+}
+
+// User is a process identity inside the pod.
+type User struct {
+	UID    int64   `json:"uid"`
+	GID    int64   `json:"gid"`
+	Groups []int64 `json:"groups,omitempty"`
+}
+
+// ProbeOp is a behaviour check.
+type ProbeOp string
+
+const (
+	OpCreate ProbeOp = "create" // create file Path (O_CREAT|O_EXCL, 0644)
+	OpWrite  ProbeOp = "write"  // open existing Path for writing
+	OpRead   ProbeOp = "read"   // open Path for reading
+	OpDelete ProbeOp = "delete" // unlink Path
+	OpRename ProbeOp = "rename" // rename Path to To
+	OpList   ProbeOp = "list"   // read the directory Path
+	OpMkdir  ProbeOp = "mkdir"  // create directory Path (0755)
+)
+
+// Probe runs Op on Path inside Volume as As.
+type Probe struct {
+	Name   string  `json:"name"`
+	Volume string  `json:"volume"`
+	As     User    `json:"as"`
+	Op     ProbeOp `json:"op"`
+	Path   string  `json:"path"`
+	To     string  `json:"to,omitempty"`
+}

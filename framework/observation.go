@@ -1,0 +1,214 @@
+package framework
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ObservationVersion is the schema version written into every Observation.
+const ObservationVersion = "volperm.dev/v1"
+
+// Observation is what an implementation did with a Case (or what the oracle says it must do).
+// One schema for `volperm expect`, `volperm observe`, the suites and the reports (docs/observation.md).
+type Observation struct {
+	APIVersion string `json:"apiVersion"`
+	Case       string `json:"case"`
+	// Source is "oracle" or the target's name; it is not compared.
+	Source    string              `json:"source,omitempty"`
+	Admission Admission           `json:"admission"`
+	Volumes   []VolumeObservation `json:"volumes,omitempty"`
+	Probes    []ProbeResult       `json:"probes,omitempty"`
+}
+
+// Admission is the apiserver's answer.
+type Admission struct {
+	Allowed bool `json:"allowed"`
+	// Errors are the rejection texts (field path + message), sorted.
+	Errors []string `json:"errors,omitempty"`
+	// Dropped are the field paths the apiserver cleared (e.g. "spec.volumes[0].emptyDir.mode"), sorted.
+	Dropped []string `json:"dropped,omitempty"`
+	// PreservePermissions are the volumes that still carry the proposed field after admission.
+	PreservePermissions []string `json:"preservePermissions,omitempty"`
+}
+
+// VolumeObservation is one volume of the pod after set-up (and after the Case's steps).
+type VolumeObservation struct {
+	Name string `json:"name"`
+	// Type is the volume source: emptyDir, hostPath, secret, configMap, downwardAPI, projected, flexVolume.
+	Type string `json:"type"`
+	// Medium is "", "Memory" or "HugePages" for emptyDir.
+	Medium string `json:"medium,omitempty"`
+	// SetUp is "ok" or the error text of the failed set-up.
+	SetUp string `json:"setUp"`
+	// Paths is every entry of the volume, the root "." first, then sorted by path.
+	Paths []PathObservation `json:"paths,omitempty"`
+}
+
+// SetUpOK is VolumeObservation.SetUp for a successful set-up.
+const SetUpOK = "ok"
+
+// PathObservation is lstat of one entry, relative to the volume root.
+type PathObservation struct {
+	// Path is relative to the volume root; "." is the root. AtomicWriter timestamp directories
+	// are written as "..TIMESTAMP" so that observations compare.
+	Path string `json:"path"`
+	// Type is dir, file, symlink, socket, chardev, blockdev, fifo.
+	Type string `json:"type"`
+	// Mode is the permission bits with setuid/setgid/sticky, as 4-digit octal ("2770").
+	Mode string `json:"mode"`
+	UID  int64  `json:"uid"`
+	GID  int64  `json:"gid"`
+	// Link is a symlink's target, as written.
+	Link string `json:"link,omitempty"`
+}
+
+// ProbeResult is the outcome of one Probe.
+type ProbeResult struct {
+	Name    string `json:"name"`
+	Allowed bool   `json:"allowed"`
+	// Errno is the error's name (EACCES, EPERM, ENOENT, ...) when not allowed.
+	Errno string `json:"errno,omitempty"`
+}
+
+// FormatMode renders permission bits (including 07000) as 4-digit octal.
+func FormatMode(m uint32) string { return fmt.Sprintf("%04o", m&07777) }
+
+// Normalize sorts what has no meaningful order, so two Observations compare by content.
+func (o *Observation) Normalize() {
+	if o.APIVersion == "" {
+		o.APIVersion = ObservationVersion
+	}
+	sort.Strings(o.Admission.Errors)
+	sort.Strings(o.Admission.Dropped)
+	sort.Strings(o.Admission.PreservePermissions)
+	for i := range o.Volumes {
+		p := o.Volumes[i].Paths
+		sort.SliceStable(p, func(a, b int) bool {
+			if (p[a].Path == ".") != (p[b].Path == ".") {
+				return p[a].Path == "."
+			}
+			return p[a].Path < p[b].Path
+		})
+	}
+}
+
+// JSON renders the Observation as indented JSON.
+func (o *Observation) JSON() []byte {
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		panic(err) // only plain data types: cannot fail
+	}
+	return append(b, '\n')
+}
+
+// Diff lists how observed differs from expected, one line per difference; empty when they agree.
+// Source is not compared.
+func Diff(expected, observed *Observation) []string {
+	e, o := *expected, *observed
+	e.Normalize()
+	o.Normalize()
+	var d []string
+	add := func(format string, a ...any) { d = append(d, fmt.Sprintf(format, a...)) }
+	if e.Admission.Allowed != o.Admission.Allowed {
+		add("admission.allowed: expected %v, observed %v", e.Admission.Allowed, o.Admission.Allowed)
+	}
+	diffStrings(&d, "admission.errors", e.Admission.Errors, o.Admission.Errors)
+	diffStrings(&d, "admission.dropped", e.Admission.Dropped, o.Admission.Dropped)
+	diffStrings(&d, "admission.preservePermissions", e.Admission.PreservePermissions, o.Admission.PreservePermissions)
+
+	ov := map[string]VolumeObservation{}
+	for _, v := range o.Volumes {
+		ov[v.Name] = v
+	}
+	seen := map[string]bool{}
+	for _, ev := range e.Volumes {
+		seen[ev.Name] = true
+		got, ok := ov[ev.Name]
+		if !ok {
+			add("volume %q: expected, not observed", ev.Name)
+			continue
+		}
+		p := fmt.Sprintf("volume %q", ev.Name)
+		if ev.Type != got.Type {
+			add("%s type: expected %s, observed %s", p, ev.Type, got.Type)
+		}
+		if ev.Medium != got.Medium {
+			add("%s medium: expected %q, observed %q", p, ev.Medium, got.Medium)
+		}
+		if ev.SetUp != got.SetUp {
+			add("%s setUp: expected %q, observed %q", p, ev.SetUp, got.SetUp)
+		}
+		diffPaths(&d, p, ev.Paths, got.Paths)
+	}
+	for _, v := range o.Volumes {
+		if !seen[v.Name] {
+			add("volume %q: observed, not expected", v.Name)
+		}
+	}
+
+	op := map[string]ProbeResult{}
+	for _, r := range o.Probes {
+		op[r.Name] = r
+	}
+	for _, er := range e.Probes {
+		got, ok := op[er.Name]
+		switch {
+		case !ok:
+			add("probe %q: expected, not run", er.Name)
+		case er.Allowed != got.Allowed || er.Errno != got.Errno:
+			add("probe %q: expected %s, observed %s", er.Name, er.verdict(), got.verdict())
+		}
+		delete(op, er.Name)
+	}
+	for name := range op {
+		add("probe %q: observed, not expected", name)
+	}
+	return d
+}
+
+func (r ProbeResult) verdict() string {
+	if r.Allowed {
+		return "allowed"
+	}
+	return "denied (" + r.Errno + ")"
+}
+
+func diffStrings(d *[]string, field string, e, o []string) {
+	if strings.Join(e, "\n") == strings.Join(o, "\n") {
+		return
+	}
+	*d = append(*d, fmt.Sprintf("%s: expected %q, observed %q", field, e, o))
+}
+
+func diffPaths(d *[]string, prefix string, e, o []PathObservation) {
+	om := map[string]PathObservation{}
+	for _, p := range o {
+		om[p.Path] = p
+	}
+	for _, ep := range e {
+		got, ok := om[ep.Path]
+		if !ok {
+			*d = append(*d, fmt.Sprintf("%s path %q: expected %s, not observed", prefix, ep.Path, ep.describe()))
+			continue
+		}
+		if ep != got {
+			*d = append(*d, fmt.Sprintf("%s path %q: expected %s, observed %s", prefix, ep.Path, ep.describe(), got.describe()))
+		}
+		delete(om, ep.Path)
+	}
+	for _, p := range o {
+		if _, extra := om[p.Path]; extra {
+			*d = append(*d, fmt.Sprintf("%s path %q: observed %s, not expected", prefix, p.Path, p.describe()))
+		}
+	}
+}
+
+func (p PathObservation) describe() string {
+	s := fmt.Sprintf("%s %s %d:%d", p.Type, p.Mode, p.UID, p.GID)
+	if p.Link != "" {
+		s += " -> " + p.Link
+	}
+	return s
+}

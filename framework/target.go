@@ -1,0 +1,96 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Target is an implementation under test: it turns a Case into an observed Observation.
+type Target interface {
+	// Info names the target and the versions it runs, for reports.
+	Info() TargetInfo
+	// Supports says whether the target can run c on this machine; when it cannot, reason says
+	// why (e.g. "needs root: mounts tmpfs"). Cases not supported are reported, never passed.
+	Supports(c *Case) (ok bool, reason string)
+	// Observe admits c, sets it up, applies its steps, snapshots the volumes, runs its probes
+	// and tears everything down (also when ctx is cancelled). An error means the target itself
+	// failed (not the case): the case is reported as an error.
+	Observe(ctx context.Context, c *Case) (*Observation, error)
+	// Close releases what the target holds across cases.
+	Close() error
+}
+
+// TargetInfo describes a target for reports.
+type TargetInfo struct {
+	Name    string            `json:"name"`
+	Version string            `json:"version,omitempty"`
+	Details map[string]string `json:"details,omitempty"`
+}
+
+// TargetOptions configure a target.
+type TargetOptions struct {
+	// Arg is what follows "NAME:" in a target reference ("exec:/path/agent" -> "/path/agent").
+	Arg string
+	// WorkDir is where the target may create its temporary roots ("" = os.TempDir()).
+	WorkDir string
+}
+
+// TargetFactory builds a target.
+type TargetFactory func(TargetOptions) (Target, error)
+
+type registration struct {
+	factory TargetFactory
+	summary string
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]registration{}
+)
+
+// RegisterTarget makes a target available by name. Target packages call it from init.
+func RegisterTarget(name, summary string, f TargetFactory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("volperm: target registered twice: " + name)
+	}
+	registry[name] = registration{factory: f, summary: summary}
+}
+
+// TargetNames lists the registered targets, sorted.
+func TargetNames() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TargetSummary is the one-line description a target registered with.
+func TargetSummary(name string) string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return registry[name].summary
+}
+
+// NewTarget builds the target named by ref ("reference", "exec:/path/agent").
+func NewTarget(ref string, opts TargetOptions) (Target, error) {
+	name, arg, _ := strings.Cut(ref, ":")
+	registryMu.Lock()
+	reg, ok := registry[name]
+	registryMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown target %q: use one of %s", ref, strings.Join(TargetNames(), ", "))
+	}
+	if arg != "" {
+		opts.Arg = arg
+	}
+	return reg.factory(opts)
+}
