@@ -87,6 +87,9 @@ type Case struct {
 	// the v1 API, so it travels beside the pod.
 	PreservePermissions []string `json:"preservePermissions,omitempty"`
 
+	// AdmissionOnly stops the case after the apiserver: nothing is set up on a node.
+	AdmissionOnly bool `json:"admissionOnly,omitempty"`
+
 	// FlexVolumePolicy, when set, is the driver allowlist in force at admission (seed 004).
 	FlexVolumePolicy *FlexVolumePolicy `json:"flexVolumePolicy,omitempty"`
 

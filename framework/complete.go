@@ -1,0 +1,70 @@
+package framework
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Namespace is where volperm's pods live (and the namespace prefix on clusters).
+const Namespace = "volperm"
+
+// ProbeImage is the image of the default container a Case pod gets when it names none.
+const ProbeImage = "volperm/probe:latest"
+
+// Complete fills what a Case may leave out, the same way for the oracle and every target: the
+// pod's name, namespace and UID (derived from the case name) and, when the pod has no
+// containers, one container "probe" mounting every volume at /volumes/NAME. It is idempotent.
+func (c *Case) Complete() {
+	for _, p := range []*corev1.Pod{c.Pod, c.OldPod} {
+		if p == nil {
+			continue
+		}
+		if p.Name == "" {
+			p.Name = objectName(c.Name)
+		}
+		if p.Namespace == "" {
+			p.Namespace = Namespace
+		}
+		if p.UID == "" {
+			sum := sha256.Sum256([]byte(c.Name))
+			p.UID = types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16]))
+		}
+		if len(p.Spec.Containers) == 0 {
+			ctr := corev1.Container{Name: "probe", Image: ProbeImage, ImagePullPolicy: corev1.PullNever}
+			for _, v := range p.Spec.Volumes {
+				ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: "/volumes/" + v.Name})
+			}
+			p.Spec.Containers = []corev1.Container{ctr}
+		}
+	}
+}
+
+// objectName turns a case name into a DNS-1123 name of at most 63 characters.
+func objectName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	n := strings.Trim(b.String(), "-")
+	if len(n) > 52 {
+		sum := sha256.Sum256([]byte(s))
+		n = strings.Trim(n[:52], "-") + fmt.Sprintf("-%x", sum[:4])
+	}
+	if n == "" {
+		n = "case"
+	}
+	return n
+}
