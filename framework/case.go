@@ -86,6 +86,8 @@ type Case struct {
 	// that carry the proposed field `preservePermissions: true` (seed 002). The field is not in
 	// the v1 API, so it travels beside the pod.
 	PreservePermissions []string `json:"preservePermissions,omitempty"`
+	// OldPreservePermissions is the same for OldPod (decides dropping on update).
+	OldPreservePermissions []string `json:"oldPreservePermissions,omitempty"`
 
 	// AdmissionOnly stops the case after the apiserver: nothing is set up on a node.
 	AdmissionOnly bool `json:"admissionOnly,omitempty"`
