@@ -1,0 +1,201 @@
+// Package probe runs behaviour checks (create, delete, rename, list, ...) inside a volume as a
+// given uid/gid/groups. A check is one syscall made by a real process with those credentials:
+// the current binary re-executed (/proc/self/exe) with the credentials set by the kernel, so the
+// answer is the kernel's, not a model's.
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// childEnv marks a process as a probe child; its stdin holds a request.
+const childEnv = "VOLPERM_PROBE_CHILD"
+
+// Step is one probe with the directory of its volume on this host.
+type Step struct {
+	Root  string          `json:"root"`
+	Probe framework.Probe `json:"probe"`
+}
+
+// MaybeRunChild must be the first call of every main() and TestMain() of a binary that runs
+// probes: in a probe child it runs the request from stdin, prints the results and exits; in any
+// other process it returns at once.
+func MaybeRunChild() {
+	if os.Getenv(childEnv) != "1" {
+		return
+	}
+	var steps []Step
+	if err := json.NewDecoder(os.Stdin).Decode(&steps); err != nil {
+		fmt.Fprintf(os.Stderr, "volperm probe child: read request: %v\n", err)
+		os.Exit(2)
+	}
+	syscall.Umask(022) // docs/spec.md "Probes": processes in the pod run with umask 022.
+	results := make([]framework.ProbeResult, 0, len(steps))
+	for _, s := range steps {
+		results = append(results, Do(s.Root, s.Probe))
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(results); err != nil {
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// RunAs runs steps in order in one child process with user's credentials.
+func RunAs(ctx context.Context, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
+	req, err := json.Marshal(steps)
+	if err != nil {
+		return nil, err
+	}
+	groups := make([]uint32, 0, len(user.Groups))
+	for _, g := range user.Groups {
+		groups = append(groups, uint32(g))
+	}
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Env = []string{childEnv + "=1"}
+	cmd.Dir = "/"
+	cmd.Stdin = bytes.NewReader(req)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Credential: &syscall.Credential{Uid: uint32(user.UID), Gid: uint32(user.GID), Groups: groups},
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("probe child as uid %d gid %d: %v: %s", user.UID, user.GID, err, strings.TrimSpace(stderr.String()))
+	}
+	var results []framework.ProbeResult
+	if err := json.Unmarshal(stdout.Bytes(), &results); err != nil {
+		return nil, fmt.Errorf("probe child as uid %d: bad answer %q: %w", user.UID, stdout.String(), err)
+	}
+	if len(results) != len(steps) {
+		return nil, fmt.Errorf("probe child as uid %d: %d answers for %d probes", user.UID, len(results), len(steps))
+	}
+	return results, nil
+}
+
+// Run runs every probe of c in order, each as its user, batching consecutive probes of one user
+// into one child. roots maps a volume name to its directory on this host.
+func Run(ctx context.Context, probes []framework.Probe, roots map[string]string) ([]framework.ProbeResult, error) {
+	var out []framework.ProbeResult
+	for i := 0; i < len(probes); {
+		j := i
+		var steps []Step
+		for ; j < len(probes) && sameUser(probes[i].As, probes[j].As); j++ {
+			root, ok := roots[probes[j].Volume]
+			if !ok {
+				return nil, fmt.Errorf("probe %q: volume %q was not set up", probes[j].Name, probes[j].Volume)
+			}
+			steps = append(steps, Step{Root: root, Probe: probes[j]})
+		}
+		res, err := RunAs(ctx, probes[i].As, steps)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+		i = j
+	}
+	return out, nil
+}
+
+func sameUser(a, b framework.User) bool {
+	if a.UID != b.UID || a.GID != b.GID || len(a.Groups) != len(b.Groups) {
+		return false
+	}
+	for i := range a.Groups {
+		if a.Groups[i] != b.Groups[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Do runs one probe as the current process's identity, inside root.
+func Do(root string, p framework.Probe) framework.ProbeResult {
+	res := framework.ProbeResult{Name: p.Name}
+	path, err := within(root, p.Path)
+	if err == nil {
+		err = do(root, path, p)
+	}
+	if err == nil {
+		res.Allowed = true
+		return res
+	}
+	res.Errno = errnoName(err)
+	return res
+}
+
+func do(root, path string, p framework.Probe) error {
+	switch p.Op {
+	case framework.OpCreate:
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0644)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	case framework.OpWrite, framework.OpRead:
+		flag := os.O_RDONLY
+		if p.Op == framework.OpWrite {
+			flag = os.O_WRONLY
+		}
+		f, err := os.OpenFile(path, flag, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	case framework.OpDelete:
+		return syscall.Unlink(path)
+	case framework.OpRename:
+		to, err := within(root, p.To)
+		if err != nil {
+			return err
+		}
+		return syscall.Rename(path, to)
+	case framework.OpList:
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Readdirnames(-1)
+		return err
+	case framework.OpMkdir:
+		return syscall.Mkdir(path, 0755)
+	}
+	return fmt.Errorf("unknown probe op %q", p.Op)
+}
+
+// within joins a probe path to root, refusing paths that leave it.
+func within(root, rel string) (string, error) {
+	if filepath.IsAbs(rel) {
+		return "", fmt.Errorf("probe path %q must be relative to the volume", rel)
+	}
+	clean := filepath.Clean(rel)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("probe path %q leaves the volume", rel)
+	}
+	return filepath.Join(root, clean), nil
+}
+
+func errnoName(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		if name := unix.ErrnoName(errno); name != "" {
+			return name
+		}
+		return fmt.Sprintf("errno %d", int(errno))
+	}
+	return err.Error()
+}
