@@ -1,0 +1,51 @@
+package hostfix
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/snapshot"
+)
+
+func TestCreateEveryKind(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mknod of devices needs root")
+	}
+	root := t.TempDir()
+	objs := []framework.HostObject{
+		{Path: "/a/dir", Kind: framework.KindDirectory},
+		{Path: "/a/file", Kind: framework.KindFile, Mode: 0600},
+		{Path: "/a/sock", Kind: framework.KindSocket},
+		{Path: "/a/chr", Kind: framework.KindCharDev},
+		{Path: "/a/blk", Kind: framework.KindBlockDev},
+		{Path: "/b/link-to-sock", Kind: framework.KindSymlink, Target: "/a/sock"},
+		{Path: "/c/nothing", Kind: framework.KindNothing},
+	}
+	if err := Create(root, objs); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"/a/dir": {"dir", "0755"}, "/a/file": {"file", "0600"}, "/a/sock": {"socket", "0755"},
+		"/a/chr": {"chardev", "0644"}, "/a/blk": {"blockdev", "0644"}, "/b/link-to-sock": {"socket", "0755"},
+	}
+	for p, w := range want {
+		got, err := snapshot.Root(Path(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Type != w[0] || got[0].Mode != w[1] {
+			t.Errorf("%s: got %s %s, want %s %s", p, got[0].Type, got[0].Mode, w[0], w[1])
+		}
+	}
+	if _, err := os.Lstat(Path(root, "/c/nothing")); !os.IsNotExist(err) {
+		t.Errorf("nothing must not exist: %v", err)
+	}
+	if st, err := os.Stat(filepath.Join(root, "c")); err != nil || !st.IsDir() {
+		t.Errorf("the parent of a nothing object must exist: %v", err)
+	}
+	if l, _ := os.Readlink(Path(root, "/b/link-to-sock")); l != Path(root, "/a/sock") {
+		t.Errorf("symlink must point into the host root, got %q", l)
+	}
+}
