@@ -5,21 +5,19 @@
 package reference
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strings"
-	"sync"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
@@ -38,10 +36,7 @@ func init() {
 
 // Target runs cases on the reference node implementation.
 type Target struct {
-	workDir string
-
-	mu    sync.Mutex
-	roots map[string]bool // case roots not yet removed, for Close
+	roots *caseroot.Roots
 }
 
 // New builds the reference target; opts.Arg must be empty.
@@ -49,14 +44,11 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	if opts.Arg != "" {
 		return nil, fmt.Errorf("target %q takes no argument (got %q)", Name, opts.Arg)
 	}
-	dir := opts.WorkDir
-	if dir == "" {
-		dir = os.TempDir()
+	roots, err := caseroot.New(opts.WorkDir)
+	if err != nil {
+		return nil, err
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("work dir %q is not a directory: give an existing directory", dir)
-	}
-	return &Target{workDir: dir, roots: map[string]bool{}}, nil
+	return &Target{roots: roots}, nil
 }
 
 // Info names the target and its versions.
@@ -89,7 +81,7 @@ func needsNode(c *framework.Case) bool {
 	if c.Pod == nil || c.AdmissionOnly || c.PersistentVolume != nil {
 		return false
 	}
-	return admit(c).Allowed
+	return Admit(c).Allowed
 }
 
 func usesHugePages(p *corev1.Pod) bool {
@@ -104,7 +96,9 @@ func usesHugePages(p *corev1.Pod) bool {
 	return false
 }
 
-func admit(c *framework.Case) admission.Result {
+// Admit runs c's admission through the reference apiserver (nodeimpl/admission). Other targets
+// that have no apiserver of their own use it too.
+func Admit(c *framework.Case) admission.Result {
 	req := admission.Request{
 		Pod:                    c.Pod,
 		OldPod:                 c.OldPod,
@@ -123,7 +117,7 @@ func admit(c *framework.Case) admission.Result {
 func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framework.Observation, err error) {
 	c := copyCase(in)
 	c.Complete()
-	res := admit(c)
+	res := Admit(c)
 	obs = &framework.Observation{
 		APIVersion: framework.ObservationVersion,
 		Case:       c.Name,
@@ -143,25 +137,20 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 		return nil, fmt.Errorf("case %q cannot run here: %s", c.Name, why)
 	}
 
-	root, err := os.MkdirTemp(t.workDir, "volperm-ref-")
+	root, err := t.roots.Make("volperm-ref-")
 	if err != nil {
-		return nil, fmt.Errorf("make case root: %w", err)
-	}
-	t.track(root, true)
-	// Probes run as other uids: they must be able to reach the volumes.
-	if err := os.Chmod(root, 0755); err != nil {
-		return nil, errors.Join(fmt.Errorf("chmod case root: %w", err), t.removeRoot(root))
+		return nil, err
 	}
 	hostRoot, kubeletRoot := filepath.Join(root, "host"), filepath.Join(root, "kubelet")
 
 	k, err := kubelet.New(kubelet.Config{RootDir: kubeletRoot, HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet)})
 	if err != nil {
-		return nil, errors.Join(err, t.removeRoot(root))
+		return nil, errors.Join(err, t.roots.Remove(root))
 	}
 	pod := &kubelet.Pod{Pod: res.Pod, PreservePermissions: res.PreservePermissions, Sources: c.Sources, Storage: storage(c.Storage)}
 	defer func() {
 		// Teardown runs on every path, including a cancelled ctx (SIGINT).
-		err = errors.Join(err, k.TearDown(pod), t.removeRoot(root))
+		err = errors.Join(err, k.TearDown(pod), t.roots.Remove(root))
 		if err != nil {
 			obs = nil
 		}
@@ -228,93 +217,7 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 }
 
 // Close removes every case root a cancelled or failed run left, unmounting first.
-func (t *Target) Close() error {
-	t.mu.Lock()
-	roots := make([]string, 0, len(t.roots))
-	for r := range t.roots {
-		roots = append(roots, r)
-	}
-	t.mu.Unlock()
-	var errs []error
-	for _, r := range roots {
-		errs = append(errs, t.removeRoot(r))
-	}
-	return errors.Join(errs...)
-}
-
-func (t *Target) track(root string, on bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if on {
-		t.roots[root] = true
-	} else {
-		delete(t.roots, root)
-	}
-}
-
-// removeRoot unmounts whatever is still mounted below root (deepest first) and removes it. It
-// never removes across a mount point.
-func (t *Target) removeRoot(root string) error {
-	mounts, err := mountsBelow(root)
-	if err != nil {
-		return err
-	}
-	for _, m := range mounts {
-		if err := syscall.Unmount(m, 0); err != nil {
-			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
-				return fmt.Errorf("unmount leftover %s: %w", m, err)
-			}
-		}
-	}
-	if err := os.RemoveAll(root); err != nil {
-		return fmt.Errorf("remove case root: %w", err)
-	}
-	t.track(root, false)
-	return nil
-}
-
-// mountsBelow lists mount points under dir from /proc/self/mountinfo, deepest first.
-func mountsBelow(dir string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if strings.HasPrefix(mp, dir+"/") {
-			out = append(out, mp)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out, sc.Err()
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func (t *Target) Close() error { return t.roots.RemoveAll() }
 
 func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile {
 	out := map[string][]flexvolume.StorageFile{}

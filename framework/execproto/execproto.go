@@ -1,0 +1,71 @@
+// Package execproto is the command-line protocol between volperm and an out-of-tree node agent
+// (docs/exec-protocol.md): the JSON the harness writes to `AGENT setup` / `AGENT teardown` on
+// stdin and the JSON it reads back on stdout. Plain data, versioned.
+package execproto
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Version is the protocol version this harness speaks. An agent answering another version is
+// refused with a verdict that names both.
+const Version = "volperm.dev/exec/v1"
+
+// Operations, the agent's first argument.
+const (
+	OpSetUp    = "setup"
+	OpTearDown = "teardown"
+)
+
+// Request is the same for setup and teardown.
+type Request struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	// Attempt is 1 for the first setup of the pod, 2 and more for a kubelet restart (setup of
+	// the same pod again; the agent must be idempotent like a kubelet).
+	Attempt int `json:"attempt"`
+	// Pod is the pod as the apiserver admitted it: defaults applied, disabled fields dropped.
+	Pod *corev1.Pod `json:"pod"`
+	// PreservePermissions names the volumes carrying the proposed field (seed 002) after admission.
+	PreservePermissions []string `json:"preservePermissions,omitempty"`
+	// KubeletGates is every feature gate the harness knows, with its value for this kubelet.
+	KubeletGates map[string]bool `json:"kubeletGates"`
+	// Volumes gives, for every volume of the pod but hostPath ones, the directory the agent must
+	// set up (it does not exist on the first setup; its parent does).
+	Volumes []Volume `json:"volumes"`
+	// HostRoot is where the host's filesystem is for hostPath volumes: the pod's path /a/b is
+	// HostRoot/a/b. Error texts must name the pod's path (/a/b), not the HostRoot one.
+	HostRoot string `json:"hostRoot"`
+	// StateDir is the agent's own scratch directory for this pod (ready markers and the like),
+	// kept from the first setup to the teardown. The agent's working directory is StateDir.
+	StateDir string `json:"stateDir"`
+	// Sources is the data of the secrets and configMaps the pod projects:
+	// "secret/NAME" or "configmap/NAME" -> key -> content.
+	Sources map[string]map[string]string `json:"sources,omitempty"`
+}
+
+// Volume is one directory to set up.
+type Volume struct {
+	Name string `json:"name"`
+	Dir  string `json:"dir"`
+}
+
+// SetUpResponse is the agent's answer to setup: one result per volume of the pod, hostPath
+// ones included, in any order.
+type SetUpResponse struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Volumes         []VolumeResult `json:"volumes"`
+}
+
+// VolumeResult is ok, or the error text a kubelet would report for the volume.
+type VolumeResult struct {
+	Name  string `json:"name"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
+// TearDownResponse is the agent's answer to teardown.
+type TearDownResponse struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	OK              bool   `json:"ok"`
+	Error           string `json:"error,omitempty"`
+}
