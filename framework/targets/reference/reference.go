@@ -62,7 +62,10 @@ func (t *Target) Info() framework.TargetInfo {
 
 // Supports tells whether c can run here: node-side cases need root (mounts, chown, mknod,
 // probes as other uids) and HugePages cases need hugetlbfs.
-func (t *Target) Supports(c *framework.Case) (bool, string) {
+func (t *Target) Supports(c *framework.Case) (bool, string) { return SupportsHere(c) }
+
+// SupportsHere is Supports for any target whose node runs on this machine as this process's user.
+func SupportsHere(c *framework.Case) (bool, string) {
 	if !needsNode(c) {
 		return true, ""
 	}
@@ -115,7 +118,7 @@ func Admit(c *framework.Case) admission.Result {
 
 // Observe runs c (docs/spec.md "The order of events") and tears everything down.
 func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framework.Observation, err error) {
-	c := copyCase(in)
+	c := CopyCase(in)
 	c.Complete()
 	res := Admit(c)
 	obs = &framework.Observation{
@@ -133,7 +136,7 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 		obs.Normalize()
 		return obs, nil
 	}
-	if ok, why := t.Supports(c); !ok {
+	if ok, why := SupportsHere(c); !ok {
 		return nil, fmt.Errorf("case %q cannot run here: %s", c.Name, why)
 	}
 
@@ -178,7 +181,7 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
 			}
 			// A container changing a mode: a plain chmod inside the volume.
-			if err := os.Chmod(filepath.Join(r.Path, filepath.Clean("/"+s.Chmod.Path)), fileMode(s.Chmod.Mode)); err != nil {
+			if err := os.Chmod(filepath.Join(r.Path, filepath.Clean("/"+s.Chmod.Path)), FileMode(s.Chmod.Mode)); err != nil {
 				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
 			}
 		case s.SetGates != nil:
@@ -219,6 +222,33 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 // Close removes every case root a cancelled or failed run left, unmounting first.
 func (t *Target) Close() error { return t.roots.RemoveAll() }
 
+// VolumeType names v's source as VolumeObservation.Type does.
+func VolumeType(v corev1.Volume) string {
+	switch {
+	case v.EmptyDir != nil:
+		return "emptyDir"
+	case v.HostPath != nil:
+		return "hostPath"
+	case v.Secret != nil:
+		return "secret"
+	case v.ConfigMap != nil:
+		return "configMap"
+	case v.DownwardAPI != nil:
+		return "downwardAPI"
+	case v.Projected != nil:
+		return "projected"
+	case v.FlexVolume != nil:
+		return "flexVolume"
+	}
+	return "unsupported"
+}
+
+// PopulateStorage plays the volperm/fixture flexVolume driver for targets whose kubelet is not
+// ours: it creates dir (0750, kubelet's prepareForMount) holding files.
+func PopulateStorage(dir string, files []framework.File) error {
+	return flexvolume.Populate(dir, storage(map[string][]framework.File{"": files})[""])
+}
+
 func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile {
 	out := map[string][]flexvolume.StorageFile{}
 	for vol, files := range in {
@@ -229,8 +259,8 @@ func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile
 	return out
 }
 
-// fileMode converts Unix permission bits (with 07000) to an os.FileMode.
-func fileMode(m uint32) os.FileMode {
+// FileMode converts Unix permission bits (with 07000) to an os.FileMode.
+func FileMode(m uint32) os.FileMode {
 	fm := os.FileMode(m & 0777)
 	if m&04000 != 0 {
 		fm |= os.ModeSetuid
@@ -244,7 +274,8 @@ func fileMode(m uint32) os.FileMode {
 	return fm
 }
 
-func copyCase(c *framework.Case) *framework.Case {
+// CopyCase copies c deeply enough that Complete() and admission cannot change the caller's case.
+func CopyCase(c *framework.Case) *framework.Case {
 	cc := *c
 	if c.Pod != nil {
 		cc.Pod = c.Pod.DeepCopy()

@@ -1,0 +1,458 @@
+// Package exec is the target "exec:PATH": an out-of-tree node agent driven through the
+// command-line protocol of docs/exec-protocol.md (package execproto). The harness admits the
+// case with the reference apiserver, asks the agent to set the volumes up in directories it
+// gives, observes those directories itself, runs the probes itself, and asks the agent to tear
+// down. A misbehaving agent (non-zero exit, invalid JSON, another protocol version, a time-out,
+// writes outside its directories, mounts left behind) gets a verdict, never a hang.
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot"
+	"github.com/volperm/volperm/framework/execproto"
+	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/snapshot"
+	"github.com/volperm/volperm/framework/targets/reference"
+	"github.com/volperm/volperm/nodeimpl/gates"
+)
+
+// Name is the name the target registers under.
+const Name = "exec"
+
+// DefaultTimeout bounds one agent call unless VOLPERM_AGENT_TIMEOUT says otherwise.
+const DefaultTimeout = 30 * time.Second
+
+// maxOutput bounds what is read of an agent's stdout and stderr.
+const maxOutput = 4 << 20
+
+func init() {
+	framework.RegisterTarget(Name, "an out-of-tree node agent behind volperm's exec protocol: exec:/path/to/agent (docs/exec-protocol.md)", New)
+}
+
+// Target drives one agent executable.
+type Target struct {
+	agent   string
+	timeout time.Duration
+	roots   *caseroot.Roots
+}
+
+// New checks the agent path (opts.Arg) and the time-out (VOLPERM_AGENT_TIMEOUT, a Go duration).
+func New(opts framework.TargetOptions) (framework.Target, error) {
+	if opts.Arg == "" {
+		return nil, fmt.Errorf("target exec needs the agent's path: --target exec:/path/to/agent")
+	}
+	agent, err := filepath.Abs(opts.Arg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(agent)
+	if err != nil {
+		return nil, fmt.Errorf("exec agent %s: %w: give the path of an executable", opts.Arg, err)
+	}
+	if st.IsDir() || st.Mode().Perm()&0111 == 0 {
+		return nil, fmt.Errorf("exec agent %s is not an executable file: chmod +x it or give another path", opts.Arg)
+	}
+	timeout := DefaultTimeout
+	if v := os.Getenv("VOLPERM_AGENT_TIMEOUT"); v != "" {
+		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 {
+			return nil, fmt.Errorf("VOLPERM_AGENT_TIMEOUT=%q is not a positive duration: write e.g. 30s or 2m", v)
+		}
+	}
+	roots, err := caseroot.New(opts.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{agent: agent, timeout: timeout, roots: roots}, nil
+}
+
+// Info names the target and the agent.
+func (t *Target) Info() framework.TargetInfo {
+	return framework.TargetInfo{Name: Name, Details: map[string]string{
+		"agent": t.agent, "protocol": execproto.Version, "timeout": t.timeout.String(), "apiserver": "reference",
+	}}
+}
+
+// Supports: node-side cases need root, like the reference node (the agent runs as the harness).
+func (t *Target) Supports(c *framework.Case) (bool, string) {
+	return reference.SupportsHere(c)
+}
+
+// Close removes every case root left by a cancelled run.
+func (t *Target) Close() error { return t.roots.RemoveAll() }
+
+// Observe runs c through the agent (docs/spec.md "The order of events").
+func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framework.Observation, err error) {
+	c := reference.CopyCase(in)
+	c.Complete()
+	res := reference.Admit(c)
+	obs = &framework.Observation{
+		APIVersion: framework.ObservationVersion,
+		Case:       c.Name,
+		Source:     Name,
+		Admission: framework.Admission{
+			Allowed: res.Allowed, Errors: res.Errors, Dropped: res.Dropped, PreservePermissions: res.PreservePermissions,
+		},
+	}
+	if !res.Allowed || c.AdmissionOnly || c.Pod == nil || c.PersistentVolume != nil {
+		obs.Normalize()
+		return obs, nil
+	}
+	root, err := t.roots.Make("volperm-exec-")
+	if err != nil {
+		return nil, err
+	}
+	req := &execproto.Request{
+		ProtocolVersion:     execproto.Version,
+		Attempt:             1,
+		Pod:                 res.Pod,
+		PreservePermissions: res.PreservePermissions,
+		KubeletGates:        allGates(gates.Set(c.Gates.Kubelet)),
+		HostRoot:            filepath.Join(root, "host"),
+		StateDir:            filepath.Join(root, "state"),
+		Sources:             c.Sources,
+	}
+	dirs := map[string]string{}
+	for _, v := range res.Pod.Spec.Volumes {
+		if v.HostPath != nil {
+			dirs[v.Name] = hostfix.Path(req.HostRoot, v.HostPath.Path)
+			continue
+		}
+		d := filepath.Join(root, "volumes", v.Name)
+		req.Volumes = append(req.Volumes, execproto.Volume{Name: v.Name, Dir: d})
+		dirs[v.Name] = d
+	}
+	tornDown := false
+	defer func() {
+		if !tornDown {
+			// Best effort after an earlier failure; the first error is the verdict.
+			_, _ = t.call(context.Background(), execproto.OpTearDown, req)
+		}
+		err = errors.Join(err, t.roots.Remove(root))
+		if err != nil {
+			obs = nil
+		}
+	}()
+	for _, d := range []string{req.HostRoot, req.StateDir, filepath.Join(root, "volumes")} {
+		if err := os.MkdirAll(d, 0755); err != nil {
+			return nil, err
+		}
+	}
+	if err := hostfix.Create(req.HostRoot, c.Host); err != nil {
+		return nil, err
+	}
+	if err := populateFixtures(c, dirs); err != nil {
+		return nil, err
+	}
+	guard, err := newGuard(root, req)
+	if err != nil {
+		return nil, err
+	}
+
+	results, err := t.setUp(ctx, req, guard)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range c.After {
+		switch {
+		case s.Chmod != nil:
+			if r := results[s.Chmod.Volume]; !r.OK {
+				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
+			}
+			if err := os.Chmod(filepath.Join(dirs[s.Chmod.Volume], filepath.Clean("/"+s.Chmod.Path)), reference.FileMode(s.Chmod.Mode)); err != nil {
+				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
+			}
+		case s.SetGates != nil:
+			req.KubeletGates = allGates(gates.Set(req.KubeletGates).Merge(s.SetGates.Kubelet))
+		case s.RestartKubelet:
+			req.Attempt++
+			if results, err = t.setUp(ctx, req, guard); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	roots := map[string]string{}
+	for _, v := range res.Pod.Spec.Volumes {
+		r := results[v.Name]
+		vo := framework.VolumeObservation{Name: v.Name, Type: reference.VolumeType(v), SetUp: framework.SetUpOK}
+		if v.EmptyDir != nil {
+			vo.Medium = string(v.EmptyDir.Medium)
+		}
+		if !r.OK {
+			vo.SetUp = r.Error
+		} else {
+			roots[v.Name] = dirs[v.Name]
+			snap := snapshot.Tree
+			if v.HostPath != nil {
+				snap = snapshot.Root
+			}
+			if vo.Paths, err = snap(dirs[v.Name]); err != nil {
+				return nil, fmt.Errorf("agent reported volume %q ready, but: %w", v.Name, err)
+			}
+		}
+		obs.Volumes = append(obs.Volumes, vo)
+	}
+	if len(c.Probes) > 0 {
+		if obs.Probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
+			return nil, err
+		}
+	}
+
+	tornDown = true
+	out, err := t.call(ctx, execproto.OpTearDown, req)
+	if err != nil {
+		return nil, err
+	}
+	var td execproto.TearDownResponse
+	if err := decode(out, &td); err != nil {
+		return nil, t.verdict(execproto.OpTearDown, err)
+	}
+	if !td.OK {
+		return nil, fmt.Errorf("agent teardown failed: %s", td.Error)
+	}
+	if m, _ := caseroot.MountsBelow(root); len(m) > 0 {
+		return nil, fmt.Errorf("agent teardown left %d mount(s) behind, e.g. %s: teardown must unmount what setup mounted", len(m), m[0])
+	}
+	if err := guard.check(); err != nil {
+		return nil, err
+	}
+	obs.Normalize()
+	return obs, nil
+}
+
+// setUp calls `AGENT setup` and checks its answer covers every volume exactly once.
+func (t *Target) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, error) {
+	out, err := t.call(ctx, execproto.OpSetUp, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	var resp execproto.SetUpResponse
+	if err := decode(out, &resp); err != nil {
+		return nil, t.verdict(execproto.OpSetUp, err)
+	}
+	got := map[string]execproto.VolumeResult{}
+	for _, r := range resp.Volumes {
+		if _, dup := got[r.Name]; dup {
+			return nil, fmt.Errorf("agent setup answered twice for volume %q", r.Name)
+		}
+		if !r.OK && r.Error == "" {
+			return nil, fmt.Errorf("agent setup: volume %q is not ok but has no error text", r.Name)
+		}
+		got[r.Name] = r
+	}
+	for _, v := range req.Pod.Spec.Volumes {
+		if _, ok := got[v.Name]; !ok {
+			return nil, fmt.Errorf("agent setup gave no result for volume %q", v.Name)
+		}
+		delete(got, v.Name)
+	}
+	for name := range got {
+		return nil, fmt.Errorf("agent setup answered for volume %q, which the pod does not have", name)
+	}
+	for _, r := range resp.Volumes {
+		got[r.Name] = r
+	}
+	return got, nil
+}
+
+// call runs `AGENT op` with req on stdin in its own process group, bounded by the time-out.
+func (t *Target) call(ctx context.Context, op string, req *execproto.Request) ([]byte, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	cmd := osexec.Command(t.agent, op)
+	cmd.Dir = req.StateDir
+	cmd.Stdin = bytes.NewReader(in)
+	stdout, stderr := &limited{max: maxOutput}, &limited{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start agent %s %s: %w", t.agent, op, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the agent and every child it started
+		<-done
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", op, t.timeout)
+		}
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		var exit *osexec.ExitError
+		if errors.As(err, &exit) {
+			return nil, fmt.Errorf("agent %s exited with status %d: %s", op, exit.ExitCode(), tail(stderr.String()))
+		}
+		return nil, fmt.Errorf("agent %s: %w", op, err)
+	}
+	if stdout.over {
+		return nil, fmt.Errorf("agent %s wrote more than %d bytes to stdout: answer with one JSON object", op, maxOutput)
+	}
+	return stdout.Bytes(), nil
+}
+
+// errVersion marks an answer in another protocol version.
+type errVersion struct{ got string }
+
+func (e errVersion) Error() string {
+	return fmt.Sprintf("agent speaks protocol version %q; volperm speaks %q", e.got, execproto.Version)
+}
+
+// decode reads exactly one JSON object with the right protocolVersion.
+func decode(out []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid JSON on stdout (%v): %q", err, tail(string(out)))
+	}
+	if dec.More() {
+		return fmt.Errorf("invalid JSON on stdout: more than one value: %q", tail(string(out)))
+	}
+	var ver struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(out, &ver)
+	if ver.ProtocolVersion != execproto.Version {
+		return errVersion{got: ver.ProtocolVersion}
+	}
+	return nil
+}
+
+func (t *Target) verdict(op string, err error) error {
+	return fmt.Errorf("agent %s: %w", op, err)
+}
+
+// populateFixtures plays the volperm/fixture flexVolume driver's part: its storage is mounted
+// (here: created, 0750 like kubelet's prepareForMount) before the kubelet part runs.
+func populateFixtures(c *framework.Case, dirs map[string]string) error {
+	for _, v := range c.Pod.Spec.Volumes {
+		if v.FlexVolume == nil || v.FlexVolume.Driver != "volperm/fixture" {
+			continue
+		}
+		if err := reference.PopulateStorage(dirs[v.Name], c.Storage[v.Name]); err != nil {
+			return fmt.Errorf("flexVolume fixture %q: %w", v.Name, err)
+		}
+	}
+	return nil
+}
+
+func allGates(s gates.Set) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range gates.Known() {
+		out[name] = s.Enabled(name)
+	}
+	return out
+}
+
+// limited is a buffer that stops growing at max bytes and says so.
+type limited struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.max - l.Len(); len(p) > room {
+		l.over = true
+		if room > 0 {
+			l.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return l.Buffer.Write(p)
+}
+
+var _ io.Writer = (*limited)(nil)
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 400 {
+		s = "..." + s[len(s)-400:]
+	}
+	return s
+}
+
+// guard detects writes outside the directories the agent was given: every entry of the case
+// root outside them is recorded before the first call and compared after each call.
+type guard struct {
+	root    string
+	allowed []string
+	before  map[string]string
+}
+
+func newGuard(root string, req *execproto.Request) (*guard, error) {
+	g := &guard{root: root, allowed: []string{req.HostRoot, req.StateDir}}
+	for _, v := range req.Volumes {
+		g.allowed = append(g.allowed, v.Dir)
+	}
+	var err error
+	g.before, err = g.list()
+	return g, err
+}
+
+func (g *guard) list() (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.Walk(g.root, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		for _, a := range g.allowed {
+			if p == a {
+				if info.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+		}
+		out[p] = fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	return out, err
+}
+
+func (g *guard) check() error {
+	now, err := g.list()
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for p, v := range now {
+		if g.before[p] != v && p != g.root && p != filepath.Join(g.root, "volumes") {
+			bad = append(bad, p)
+		}
+	}
+	for p := range g.before {
+		if _, ok := now[p]; !ok {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return fmt.Errorf("agent wrote outside the directories it was given: %s (allowed: the volume dirs, hostRoot, stateDir)", strings.Join(bad, ", "))
+}

@@ -1,0 +1,177 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot"
+	"github.com/volperm/volperm/framework/execproto"
+	"github.com/volperm/volperm/framework/probe"
+)
+
+// The test binary doubles as a family of agents, chosen by VOLPERM_TEST_AGENT: one that
+// behaves, and one per kind of misbehaviour the target must give a verdict for.
+func TestMain(m *testing.M) {
+	probe.MaybeRunChild()
+	if mode := os.Getenv("VOLPERM_TEST_AGENT"); mode != "" {
+		os.Exit(testAgent(mode, os.Args[len(os.Args)-1]))
+	}
+	os.Exit(m.Run())
+}
+
+func testAgent(mode, op string) int {
+	var req execproto.Request
+	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
+		fmt.Fprintln(os.Stderr, "bad request:", err)
+		return 2
+	}
+	answer := func(v any) int {
+		_ = json.NewEncoder(os.Stdout).Encode(v)
+		return 0
+	}
+	switch {
+	case mode == "exit3":
+		fmt.Fprintln(os.Stderr, "driver exploded")
+		return 3
+	case mode == "badjson":
+		fmt.Println("this is not json")
+		return 0
+	case mode == "version":
+		return answer(map[string]any{"protocolVersion": "volperm.dev/exec/v0", "volumes": []any{}})
+	case mode == "sleep":
+		time.Sleep(time.Minute)
+		return 0
+	case mode == "stray" && op == execproto.OpSetUp:
+		_ = os.WriteFile(filepath.Join(filepath.Dir(req.StateDir), "volumes", "stray"), nil, 0644)
+	case mode == "missing" && op == execproto.OpSetUp:
+		return answer(execproto.SetUpResponse{ProtocolVersion: execproto.Version})
+	}
+	if op == execproto.OpTearDown {
+		for _, v := range req.Volumes {
+			if mode != "mountleft" {
+				_ = syscall.Unmount(v.Dir, 0)
+			}
+		}
+		return answer(execproto.TearDownResponse{ProtocolVersion: execproto.Version, OK: true})
+	}
+	resp := execproto.SetUpResponse{ProtocolVersion: execproto.Version}
+	for _, v := range req.Volumes {
+		_ = os.Mkdir(v.Dir, 0777)
+		_ = os.Chmod(v.Dir, 0777)
+		if mode == "mountleft" {
+			_ = syscall.Mount("tmpfs", v.Dir, "tmpfs", 0, "size=1m,mode=0777")
+		}
+		resp.Volumes = append(resp.Volumes, execproto.VolumeResult{Name: v.Name, OK: true})
+	}
+	return answer(resp)
+}
+
+// agentScript writes an executable that runs this test binary as the agent in mode.
+func agentScript(t *testing.T, mode string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "agent-"+mode)
+	script := fmt.Sprintf("#!/bin/sh\nVOLPERM_TEST_AGENT=%s exec %q \"$@\"\n", mode, self)
+	if err := os.WriteFile(p, []byte(script), 0755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func emptyDirCase() *framework.Case {
+	return &framework.Case{
+		Name: "exec: emptyDir on the default medium", Area: framework.AreaEmptyDir, Profile: framework.ProfileConformance,
+		Pod: &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+			{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		}}},
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("node-side cases need root")
+	}
+	t.Setenv("VOLPERM_AGENT_TIMEOUT", "2s")
+	tests := []struct {
+		mode string
+		want string // "" = the case passes through the agent
+	}{
+		{"good", ""},
+		{"exit3", "agent setup exited with status 3: driver exploded"},
+		{"badjson", `agent setup: invalid JSON on stdout`},
+		{"version", `agent setup: agent speaks protocol version "volperm.dev/exec/v0"; volperm speaks "volperm.dev/exec/v1"`},
+		{"sleep", "agent setup did not answer within 2s: killed it"},
+		{"stray", "agent wrote outside the directories it was given: "},
+		{"missing", `agent setup gave no result for volume "data"`},
+		{"mountleft", "agent teardown left 1 mount(s) behind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			work := t.TempDir()
+			tg, err := New(framework.TargetOptions{Arg: agentScript(t, tt.mode), WorkDir: work})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			obs, err := tg.Observe(context.Background(), emptyDirCase())
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("verdict took %s: a misbehaving agent must not hang the harness", took)
+			}
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(obs.Volumes) != 1 || obs.Volumes[0].SetUp != framework.SetUpOK || obs.Volumes[0].Paths[0].Mode != "0777" {
+					t.Fatalf("unexpected observation: %s", obs.JSON())
+				}
+			} else if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("verdict = %v, want it to contain %q", err, tt.want)
+			}
+			if err := tg.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Nothing is left, whatever the agent did.
+			if m, _ := caseroot.MountsBelow(work); len(m) > 0 {
+				t.Errorf("mounts left: %q", m)
+			}
+			if left, _ := os.ReadDir(work); len(left) > 0 {
+				t.Errorf("work dir not empty: %v", left)
+			}
+		})
+	}
+}
+
+func TestNewRejectsBadAgents(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0644); err != nil {
+		t.Fatal(err)
+	}
+	for arg, want := range map[string]string{
+		"":                  "needs the agent's path",
+		"/nonexistent/agnt": "give the path of an executable",
+		dir:                 "is not an executable file",
+		plain:               "is not an executable file",
+	} {
+		if _, err := New(framework.TargetOptions{Arg: arg}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New(%q) = %v, want %q", arg, err, want)
+		}
+	}
+	t.Setenv("VOLPERM_AGENT_TIMEOUT", "soon")
+	if _, err := New(framework.TargetOptions{Arg: agentScript(t, "good")}); err == nil || !strings.Contains(err.Error(), "VOLPERM_AGENT_TIMEOUT") {
+		t.Errorf("a bad timeout must be refused, got %v", err)
+	}
+}

@@ -1,0 +1,112 @@
+package admission
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Names in FlexVolumePolicy.AllowedVolumeTypes with a meaning of their own (PSP's FSType).
+const (
+	flexVolumeType = "flexVolume"
+	allVolumeTypes = "*"
+)
+
+// ValidateFlexVolumePolicy returns the errors that make p invalid, sorted (seed 004 "Validation
+// rules"); nil for a nil or valid policy.
+func ValidateFlexVolumePolicy(p *FlexVolumePolicy) []string {
+	if p == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	drivers := field.NewPath("flexVolumePolicy", "allowedDrivers")
+	// Seed 004: "Flexvolume driver names must be non-empty."
+	for i, d := range p.AllowedDrivers {
+		if d == "" {
+			allErrs = append(allErrs, field.Required(drivers.Index(i), "driver name must be non-empty"))
+		}
+	}
+	// Seed 004: "If a PSP disallows to pods to request volumes of type flexVolume then
+	// AllowedFlexVolumes must be empty."
+	if len(p.AllowedDrivers) > 0 && !p.typeAllowed(flexVolumeType) {
+		allErrs = append(allErrs, field.Forbidden(drivers, "must be empty when flexVolume is not an allowed volume type"))
+	}
+	return errorTexts(allErrs)
+}
+
+// typeAllowed: an empty list or "*" allows every type (PSP `volumes`).
+func (p *FlexVolumePolicy) typeAllowed(t string) bool {
+	return len(p.AllowedVolumeTypes) == 0 || contains(p.AllowedVolumeTypes, t) || contains(p.AllowedVolumeTypes, allVolumeTypes)
+}
+
+// driverAllowed: seed 004 "Empty AllowedFlexVolumes allows usage of Flexvolumes with any driver",
+// otherwise exact match ("comparison of equality will be used instead of comparison of prefixes").
+func (p *FlexVolumePolicy) driverAllowed(driver string) bool {
+	return len(p.AllowedDrivers) == 0 || contains(p.AllowedDrivers, driver)
+}
+
+// allowPod is seed 004's admission check of a pod, volume by volume in order.
+func allowPod(p *FlexVolumePolicy, pod *corev1.Pod) field.ErrorList {
+	var allErrs field.ErrorList
+	volumes := field.NewPath("spec", "volumes")
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		var driver string
+		if v.FlexVolume != nil {
+			driver = v.FlexVolume.Driver
+		}
+		idxPath := volumes.Index(i)
+		typ := volumeTypeName(podSources(&v.VolumeSource))
+		allErrs = append(allErrs, allowSource(p, typ, driver, idxPath, idxPath.Child(flexVolumeType, "driver"))...)
+	}
+	return allErrs
+}
+
+// allowPersistentVolume is seed 004's check of a PersistentVolume (SEMANTICS.md: cover PVs,
+// `spec.flexVolume.driver`). Its source is a field of spec, so the type error names it:
+// `spec.flexVolume`.
+func allowPersistentVolume(p *FlexVolumePolicy, pv *corev1.PersistentVolume) field.ErrorList {
+	var driver string
+	if pv.Spec.FlexVolume != nil {
+		driver = pv.Spec.FlexVolume.Driver
+	}
+	spec := field.NewPath("spec")
+	typ := volumeTypeName(persistentVolumeSources(&pv.Spec.PersistentVolumeSource))
+	return allowSource(p, typ, driver, spec.Child(typ), spec.Child(flexVolumeType, "driver"))
+}
+
+// allowSource checks one volume of type typ: its type, then, for a flexVolume, its driver
+// (docs/spec.md "flexVolume allowlist" gives both texts).
+func allowSource(p *FlexVolumePolicy, typ, driver string, typePath, driverPath *field.Path) field.ErrorList {
+	if !p.typeAllowed(typ) {
+		return field.ErrorList{field.Forbidden(typePath, fmt.Sprintf("%s volumes are not allowed by the policy", typ))}
+	}
+	if typ == flexVolumeType && !p.driverAllowed(driver) {
+		return field.ErrorList{field.Forbidden(driverPath,
+			fmt.Sprintf("driver %q is not in the allowed flexVolume drivers [%s]", driver, strings.Join(p.AllowedDrivers, ", ")))}
+	}
+	return nil
+}
+
+// volumeTypeName is the API (JSON) name of the one set member of a validated source.
+func volumeTypeName(srcs []source) string {
+	for _, s := range srcs {
+		if s.set {
+			return apiName(s.name)
+		}
+	}
+	return ""
+}
+
+// apiName maps upstream's path spellings in the one-type rule back to the v1 JSON names.
+func apiName(pathName string) string {
+	switch pathName {
+	case "downwarAPI":
+		return "downwardAPI"
+	case "cephFS":
+		return "cephfs"
+	}
+	return pathName
+}

@@ -1,0 +1,70 @@
+package admission
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// serviceAccountTokenExpiration is v1.37 SetDefaults_ServiceAccountTokenProjection's one hour.
+const serviceAccountTokenExpiration int64 = 3600
+
+// setDefaultsPod applies the v1 defaults of pkg/apis/core/v1/defaults.go that concern volumes.
+// A volume without any source stays without one (docs/spec.md lists no SetDefaults_Volume), so
+// validation reports "must specify a volume type".
+func setDefaultsPod(pod *corev1.Pod) {
+	for i := range pod.Spec.Volumes {
+		src := &pod.Spec.Volumes[i].VolumeSource
+		// Every source is defaulted, as the generated defaulters do (not only the first set one).
+		if src.Secret != nil {
+			// v1.37 defaults.go SetDefaults_SecretVolumeSource: defaultMode nil -> 0644.
+			defaultMode(&src.Secret.DefaultMode, corev1.SecretVolumeSourceDefaultMode)
+		}
+		if src.ConfigMap != nil {
+			// v1.37 defaults.go SetDefaults_ConfigMapVolumeSource: defaultMode nil -> 0644.
+			defaultMode(&src.ConfigMap.DefaultMode, corev1.ConfigMapVolumeSourceDefaultMode)
+		}
+		if src.DownwardAPI != nil {
+			// v1.37 defaults.go SetDefaults_DownwardAPIVolumeSource: defaultMode nil -> 0644.
+			defaultMode(&src.DownwardAPI.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode)
+			defaultFieldRefs(src.DownwardAPI.Items)
+		}
+		if src.Projected != nil {
+			// v1.37 defaults.go SetDefaults_ProjectedVolumeSource: defaultMode nil -> 0644.
+			defaultMode(&src.Projected.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
+			for j := range src.Projected.Sources {
+				ps := &src.Projected.Sources[j]
+				if ps.DownwardAPI != nil {
+					defaultFieldRefs(ps.DownwardAPI.Items)
+				}
+				if t := ps.ServiceAccountToken; t != nil && t.ExpirationSeconds == nil {
+					// v1.37 defaults.go SetDefaults_ServiceAccountTokenProjection: one hour.
+					exp := serviceAccountTokenExpiration
+					t.ExpirationSeconds = &exp
+				}
+			}
+		}
+		if src.HostPath != nil {
+			// v1.37 defaults.go SetDefaults_HostPathVolumeSource: type nil -> "" (HostPathUnset).
+			if src.HostPath.Type == nil {
+				t := corev1.HostPathUnset
+				src.HostPath.Type = &t
+			}
+		}
+		// emptyDir: no defaults (docs/spec.md: mode nil stays nil, meaning 0777).
+	}
+}
+
+func defaultMode(mode **int32, def int32) {
+	if *mode == nil {
+		m := def
+		*mode = &m
+	}
+}
+
+// defaultFieldRefs is v1.37 defaults.go SetDefaults_ObjectFieldSelector: apiVersion "" -> "v1".
+func defaultFieldRefs(items []corev1.DownwardAPIVolumeFile) {
+	for i := range items {
+		if fr := items[i].FieldRef; fr != nil && fr.APIVersion == "" {
+			fr.APIVersion = "v1"
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package admission
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/nodeimpl/gates"
+)
+
+// atomicWriterType names the source of v that may carry preservePermissions (seed 002: secret,
+// configMap, downwardAPI, projected), or "" if it may not.
+func atomicWriterType(v *corev1.Volume) string {
+	switch {
+	case v.Secret != nil:
+		return "secret"
+	case v.ConfigMap != nil:
+		return "configMap"
+	case v.DownwardAPI != nil:
+		return "downwardAPI"
+	case v.Projected != nil:
+		return "projected"
+	}
+	return ""
+}
+
+// carriers returns the volumes of pod, by name, that carry preservePermissions according to
+// names. The field exists only on AtomicWriter sources (seed 002), so a name that denotes no such
+// volume of pod carries nothing, as an apiserver prunes a field its schema does not have.
+func carriers(pod *corev1.Pod, names []string) map[string]bool {
+	out := map[string]bool{}
+	if pod == nil {
+		return out
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if want[v.Name] && atomicWriterType(v) != "" {
+			out[v.Name] = true
+		}
+	}
+	return out
+}
+
+// dropDisabledFields mirrors v1.37 pkg/api/pod/util.go dropDisabledFields for the fields volperm
+// knows: it clears them in pod (and in preserve) and returns the cleared field paths, sorted, and
+// what still carries preservePermissions.
+func dropDisabledFields(g gates.Set, pod, oldPod *corev1.Pod, preserve, oldPreserve map[string]bool) ([]string, map[string]bool) {
+	var dropped []string
+	volumes := field.NewPath("spec", "volumes")
+	// v1.37 pkg/api/pod/util.go dropDisabledFields: EmptyDirVolumeMode off and not in use by the
+	// old pod spec (emptyDirVolumeModeInUse) -> every emptyDir's mode is cleared.
+	if !g.Enabled(gates.EmptyDirVolumeMode) && !emptyDirVolumeModeInUse(oldPod) {
+		for i := range pod.Spec.Volumes {
+			if ed := pod.Spec.Volumes[i].EmptyDir; ed != nil && ed.Mode != nil {
+				ed.Mode = nil
+				dropped = append(dropped, volumes.Index(i).Child("emptyDir", "mode").String())
+			}
+		}
+	}
+	// docs/spec.md "Field dropping": the PreservePermissions proposal gate follows the same
+	// pattern: off and not on any volume of the old pod -> cleared on every volume.
+	if !g.Enabled(gates.PreservePermissions) && len(oldPreserve) == 0 {
+		for i := range pod.Spec.Volumes {
+			v := &pod.Spec.Volumes[i]
+			if preserve[v.Name] {
+				dropped = append(dropped, volumes.Index(i).Child(atomicWriterType(v), "preservePermissions").String())
+			}
+		}
+		preserve = map[string]bool{}
+	}
+	return sortedStrings(dropped), preserve
+}
+
+// emptyDirVolumeModeInUse is v1.37 pkg/api/pod/util.go emptyDirVolumeModeInUse: any emptyDir of
+// the old pod spec has a non-nil mode.
+func emptyDirVolumeModeInUse(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Mode != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,303 @@
+package atomicwriter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Payload builds the files of a secret, configMap, downwardAPI or projected volume (v1.37
+// secret.MakePayload, configmap.MakePayload, downwardapi.CollectData, projected collectData).
+// sources maps "secret/NAME" and "configmap/NAME" to the object's data; a missing object is an
+// empty one (the Case's contract), then upstream's optional and missing-key rules apply with
+// their texts. serviceAccountToken, clusterTrustBundle and podCertificate projections have no
+// source on the reference node and fail the volume.
+func Payload(pod *corev1.Pod, vol *corev1.Volume, sources map[string]map[string]string) (map[string]FileProjection, error) {
+	switch {
+	case vol.Secret != nil:
+		s := vol.Secret
+		return secretPayload(s.Items, sources["secret/"+s.SecretName], s.DefaultMode, isTrue(s.Optional))
+	case vol.ConfigMap != nil:
+		c := vol.ConfigMap
+		return configMapPayload(c.Items, sources["configmap/"+c.Name], c.DefaultMode, isTrue(c.Optional))
+	case vol.DownwardAPI != nil:
+		return collectDownwardAPI(vol.DownwardAPI.Items, pod, vol.DownwardAPI.DefaultMode)
+	case vol.Projected != nil:
+		return collectProjected(vol.Projected, pod, sources)
+	}
+	return nil, fmt.Errorf("volume %q is not a secret, configMap, downwardAPI or projected volume", vol.Name)
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// errNoDefaultMode is the text of every v1.37 payload builder when defaultMode is nil.
+var errNoDefaultMode = errors.New("no defaultMode used, not even the default value for it")
+
+// secretPayload is v1.37 secret.MakePayload.
+func secretPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool) (map[string]FileProjection, error) {
+	if defaultMode == nil {
+		return nil, errNoDefaultMode
+	}
+	payload := make(map[string]FileProjection, len(data))
+	if len(items) == 0 {
+		for name, content := range data {
+			payload[name] = FileProjection{Data: []byte(content), Mode: *defaultMode}
+		}
+		return payload, nil
+	}
+	for _, ktp := range items {
+		content, ok := data[ktp.Key]
+		if !ok {
+			// v1.37 secret.MakePayload: an optional secret skips missing keys.
+			if optional {
+				continue
+			}
+			return nil, fmt.Errorf("references non-existent secret key: %s", ktp.Key)
+		}
+		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode)}
+	}
+	return payload, nil
+}
+
+// configMapPayload is v1.37 configmap.MakePayload (the Case carries no binaryData).
+func configMapPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool) (map[string]FileProjection, error) {
+	if defaultMode == nil {
+		return nil, errNoDefaultMode
+	}
+	payload := make(map[string]FileProjection, len(data))
+	if len(items) == 0 {
+		for name, content := range data {
+			payload[name] = FileProjection{Data: []byte(content), Mode: *defaultMode}
+		}
+		return payload, nil
+	}
+	for _, ktp := range items {
+		content, ok := data[ktp.Key]
+		if !ok {
+			// v1.37 configmap.MakePayload: an optional configMap skips missing keys.
+			if optional {
+				continue
+			}
+			return nil, fmt.Errorf("configmap references non-existent config key: %s", ktp.Key)
+		}
+		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode)}
+	}
+	return payload, nil
+}
+
+// itemMode is the item's mode if set, else the volume's defaultMode (v1.37 MakePayload).
+func itemMode(mode, defaultMode *int32) int32 {
+	if mode != nil {
+		return *mode
+	}
+	return *defaultMode
+}
+
+// collectDownwardAPI is v1.37 downwardapi.CollectData: every item is in the payload (empty
+// when its value failed), and all failures are returned together.
+func collectDownwardAPI(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, defaultMode *int32) (map[string]FileProjection, error) {
+	if defaultMode == nil {
+		return nil, errNoDefaultMode
+	}
+	var errs []error
+	data := make(map[string]FileProjection, len(items))
+	for _, item := range items {
+		fp := FileProjection{Mode: itemMode(item.Mode, defaultMode)}
+		switch {
+		case item.FieldRef != nil:
+			if v, err := fieldPathValue(pod, item.FieldRef.FieldPath); err != nil {
+				errs = append(errs, err)
+			} else {
+				fp.Data = []byte(v)
+			}
+		case item.ResourceFieldRef != nil:
+			if v, err := resourceValue(item.ResourceFieldRef, pod); err != nil {
+				errs = append(errs, err)
+			} else {
+				fp.Data = []byte(v)
+			}
+		}
+		data[filepath.Clean(item.Path)] = fp
+	}
+	if err := utilerrors.NewAggregate(errs); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// collectProjected is v1.37 projectedVolumeMounter.collectData: sources in order, a later
+// source overwriting an earlier one's path, every source's failure collected.
+func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources map[string]map[string]string) (map[string]FileProjection, error) {
+	if p.DefaultMode == nil {
+		return nil, errNoDefaultMode
+	}
+	var errs []error
+	payload := map[string]FileProjection{}
+	for _, src := range p.Sources {
+		var part map[string]FileProjection
+		var err error
+		switch {
+		case src.Secret != nil:
+			part, err = secretPayload(src.Secret.Items, sources["secret/"+src.Secret.Name], p.DefaultMode, isTrue(src.Secret.Optional))
+		case src.ConfigMap != nil:
+			part, err = configMapPayload(src.ConfigMap.Items, sources["configmap/"+src.ConfigMap.Name], p.DefaultMode, isTrue(src.ConfigMap.Optional))
+		case src.DownwardAPI != nil:
+			part, err = collectDownwardAPI(src.DownwardAPI.Items, pod, p.DefaultMode)
+		case src.ServiceAccountToken != nil:
+			// The reference node has no API server to issue tokens.
+			err = errors.New("serviceAccountToken projections are not supported by the reference node")
+		case src.ClusterTrustBundle != nil:
+			err = errors.New("clusterTrustBundle projections are not supported by the reference node")
+		case src.PodCertificate != nil:
+			err = errors.New("podCertificate projections are not supported by the reference node")
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for k, v := range part {
+			payload[k] = v
+		}
+	}
+	if err := utilerrors.NewAggregate(errs); err != nil {
+		return nil, err
+	}
+	return payload, nil
+}
+
+// fieldPathValue is v1.37 pkg/fieldpath ExtractFieldPathAsString for a pod, with its texts.
+func fieldPathValue(pod *corev1.Pod, fieldPath string) (string, error) {
+	if p, subscript, ok := splitMaybeSubscriptedPath(fieldPath); ok {
+		switch p {
+		case "metadata.annotations":
+			if errs := validation.IsQualifiedName(strings.ToLower(subscript)); len(errs) != 0 {
+				return "", fmt.Errorf("invalid key subscript in %s: %s", fieldPath, strings.Join(errs, ";"))
+			}
+			return pod.Annotations[subscript], nil
+		case "metadata.labels":
+			if errs := validation.IsQualifiedName(subscript); len(errs) != 0 {
+				return "", fmt.Errorf("invalid key subscript in %s: %s", fieldPath, strings.Join(errs, ";"))
+			}
+			return pod.Labels[subscript], nil
+		default:
+			return "", fmt.Errorf("fieldPath %q does not support subscript", fieldPath)
+		}
+	}
+	switch fieldPath {
+	case "metadata.annotations":
+		return formatMap(pod.Annotations), nil
+	case "metadata.labels":
+		return formatMap(pod.Labels), nil
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	}
+	return "", fmt.Errorf("unsupported fieldPath: %v", fieldPath)
+}
+
+// splitMaybeSubscriptedPath is v1.37 fieldpath.SplitMaybeSubscriptedPath:
+// "metadata.labels['k']" -> ("metadata.labels", "k", true).
+func splitMaybeSubscriptedPath(fieldPath string) (string, string, bool) {
+	if !strings.HasSuffix(fieldPath, "']") {
+		return fieldPath, "", false
+	}
+	parts := strings.SplitN(strings.TrimSuffix(fieldPath, "']"), "['", 2)
+	if len(parts) < 2 || parts[0] == "" {
+		return fieldPath, "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// formatMap is v1.37 fieldpath.FormatMap: sorted `key="quoted value"` lines.
+func formatMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	for _, k := range keys {
+		if len(b) > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, k...)
+		b = append(b, '=')
+		b = strconv.AppendQuote(b, m[k])
+	}
+	return string(b)
+}
+
+// resourceValue is v1.37 ExtractResourceValueByContainerNameAndNodeAllocatable without the
+// node: the reference node has no allocatable, so a missing limit reads as 0 where upstream
+// would substitute the node's allocatable.
+func resourceValue(fs *corev1.ResourceFieldSelector, pod *corev1.Pod) (string, error) {
+	c, err := findContainer(pod, fs.ContainerName)
+	if err != nil {
+		return "", err
+	}
+	divisor := resource.MustParse("1")
+	if !fs.Divisor.IsZero() {
+		divisor = fs.Divisor
+	}
+	res := c.Resources
+	switch fs.Resource {
+	case "limits.cpu":
+		return cpuString(res.Limits.Cpu(), divisor), nil
+	case "limits.memory":
+		return valueString(res.Limits.Memory(), divisor), nil
+	case "limits.ephemeral-storage":
+		return valueString(res.Limits.StorageEphemeral(), divisor), nil
+	case "requests.cpu":
+		return cpuString(res.Requests.Cpu(), divisor), nil
+	case "requests.memory":
+		return valueString(res.Requests.Memory(), divisor), nil
+	case "requests.ephemeral-storage":
+		return valueString(res.Requests.StorageEphemeral(), divisor), nil
+	}
+	// v1.37 ExtractContainerResourceValue: requests./limits.hugepages-<size>.
+	for prefix, list := range map[string]corev1.ResourceList{"requests.": res.Requests, "limits.": res.Limits} {
+		name := corev1.ResourceName(strings.TrimPrefix(fs.Resource, prefix))
+		if strings.HasPrefix(fs.Resource, prefix) && strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+			return valueString(list.Name(name, resource.BinarySI), divisor), nil
+		}
+	}
+	return "", fmt.Errorf("unsupported container resource : %v", fs.Resource)
+}
+
+// findContainer is v1.37 findContainerInPod: containers, then init containers.
+func findContainer(pod *corev1.Pod, name string) (*corev1.Container, error) {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i], nil
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i], nil
+		}
+	}
+	return nil, fmt.Errorf("container %s not found", name)
+}
+
+// cpuString is v1.37 convertResourceCPUToString: the ceiling in divisor units, in millis.
+func cpuString(q *resource.Quantity, divisor resource.Quantity) string {
+	return strconv.FormatInt(int64(math.Ceil(float64(q.MilliValue())/float64(divisor.MilliValue()))), 10)
+}
+
+// valueString is v1.37 convertResourceMemoryToString (and its ephemeral-storage and
+// hugepages twins): the ceiling in divisor units.
+func valueString(q *resource.Quantity, divisor resource.Quantity) string {
+	return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10)
+}

@@ -1,0 +1,205 @@
+// Package flexvolume is the reference kubelet's flexVolume SetUp with the harness's one fixture
+// driver, "volperm/fixture": a driver whose storage is a list of files that it copies into the
+// volume dir on first mount (seed 003's flexVolume, v1.37 pkg/volume/flexvolume mounter.go).
+package flexvolume
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/nodeimpl/ownership"
+)
+
+// FixtureDriver is the only flexVolume driver installed on the reference node.
+const FixtureDriver = "volperm/fixture"
+
+// MarkerSuffix names the fixture driver's "storage is mounted" marker: the file dir+MarkerSuffix,
+// a sibling of the volume dir (never inside the volume, so no container or snapshot sees it).
+// Volume names are DNS-1123 labels without dots, so the marker never collides with another
+// volume's dir.
+const MarkerSuffix = ".volperm-populated"
+
+// StorageFile is one entry the fixture driver's storage holds, relative to the volume root.
+// Dir makes it a directory, Symlink a symlink to Symlink; otherwise it is an empty file. Mode
+// is the exact Unix mode (setuid, setgid and sticky included), UID/GID the owner.
+type StorageFile struct {
+	Path    string
+	Dir     bool
+	Symlink string
+	Mode    uint32
+	UID     int64
+	GID     int64
+}
+
+// SetUp is kubelet's flexVolume SetUpAt (v1.37 flexVolumeMounter.SetUpAt) with the fixture
+// driver: dir is created 0750, the driver populates it from storage on the first SetUp only,
+// and every SetUp runs the fsGroup walk (read-write mask, policy honoured) unless the volume
+// is readOnly. Walk errors are ignored like upstream. The fixture never mounts over dir, so
+// prepareForMount never reports "already mounted" and every SetUp reaches the walk: the
+// kubelet-restart effect of seed 003 (the marker only stops re-population).
+func SetUp(dir string, src *corev1.FlexVolumeSource, storage []StorageFile, fsGroup *int64, policy *corev1.PodFSGroupChangePolicy) error {
+	// Upstream finds no plugin for an unknown driver, before any directory is made.
+	if src.Driver != FixtureDriver {
+		return fmt.Errorf("flexVolume driver %q is not installed on this node", src.Driver)
+	}
+	if err := prepareForMount(dir); err != nil {
+		return fmt.Errorf("flexVolume %s: %w", FixtureDriver, err)
+	}
+
+	marker := dir + MarkerSuffix
+	if _, err := os.Lstat(marker); os.IsNotExist(err) {
+		if err := populate(dir, storage); err != nil {
+			// v1.37 SetUpAt removes dir when the driver's mount fails.
+			return errors.Join(fmt.Errorf("flexVolume %s: mount: %w", FixtureDriver, err), os.RemoveAll(dir))
+		}
+		if err := os.WriteFile(marker, nil, 0644); err != nil {
+			return fmt.Errorf("flexVolume %s: write mount marker: %w", FixtureDriver, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("flexVolume %s: mount marker: %w", FixtureDriver, err)
+	}
+
+	// v1.37 flexVolumeMounter.SetUpAt: `if !f.readOnly` the ownership walk (the driver has the
+	// default FSGroup capability), with the pod's fsGroupChangePolicy, error discarded.
+	if !src.ReadOnly {
+		_ = ownership.Apply(dir, fsGroup, false, policy)
+	}
+	return nil
+}
+
+// TearDown removes the volume dir and the fixture driver's marker.
+func TearDown(dir string) error {
+	return errors.Join(os.RemoveAll(dir), os.RemoveAll(dir+MarkerSuffix))
+}
+
+// Populate is the fixture driver's mount alone, for targets whose kubelet is not this one: dir
+// is created 0750 when missing (v1.37 prepareForMount) and storage is created in it like on a
+// first SetUp. No marker is written and no walk runs.
+func Populate(dir string, storage []StorageFile) error {
+	if err := prepareForMount(dir); err != nil {
+		return fmt.Errorf("flexVolume %s: %w", FixtureDriver, err)
+	}
+	if err := populate(dir, storage); err != nil {
+		return fmt.Errorf("flexVolume %s: mount: %w", FixtureDriver, err)
+	}
+	return nil
+}
+
+// prepareForMount is v1.37 flexvolume prepareForMount: MkdirAll(dir, 0750) when dir does not
+// exist (the umask applies, as upstream).
+func prepareForMount(dir string) error {
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		if err := os.MkdirAll(dir, 0750); err != nil {
+			return fmt.Errorf("create volume dir: %w", err)
+		}
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// populate creates storage under dir, parents first (docs/spec.md "flexVolume"): each entry
+// is created, lchown'ed, then chmod'ed to its exact mode (after the chown, which would clear
+// setuid/setgid). Parents that storage does not list are made 0755 root:root.
+func populate(dir string, storage []StorageFile) error {
+	files := make([]StorageFile, len(storage))
+	copy(files, storage)
+	for i := range files {
+		rel, err := relPath(files[i].Path)
+		if err != nil {
+			return err
+		}
+		files[i].Path = rel
+	}
+	sort.SliceStable(files, func(i, j int) bool { return depth(files[i].Path) < depth(files[j].Path) })
+
+	for _, f := range files {
+		p := filepath.Join(dir, f.Path)
+		if err := mkParents(dir, filepath.Dir(f.Path)); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case f.Symlink != "":
+			err = os.Symlink(f.Symlink, p)
+		case f.Dir:
+			err = os.Mkdir(p, 0700)
+		default:
+			var fh *os.File
+			if fh, err = os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0600); err == nil {
+				err = fh.Close()
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create %s: %w", f.Path, err)
+		}
+		if err := os.Lchown(p, int(f.UID), int(f.GID)); err != nil {
+			return fmt.Errorf("chown %s: %w", f.Path, err)
+		}
+		if f.Symlink != "" {
+			continue
+		}
+		if err := os.Chmod(p, unixMode(f.Mode)); err != nil {
+			return fmt.Errorf("chmod %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// mkParents makes every missing directory of rel (relative to dir) 0755, umask ignored;
+// an existing parent must be a real directory.
+func mkParents(dir, rel string) error {
+	if rel == "." {
+		return nil
+	}
+	p := dir
+	for _, part := range strings.Split(rel, "/") {
+		p = filepath.Join(p, part)
+		if fi, err := os.Lstat(p); err == nil {
+			// Never create through a symlink: it could lead outside the volume.
+			if !fi.IsDir() {
+				return fmt.Errorf("parent %s of a storage entry is not a directory", p)
+			}
+			continue
+		}
+		if err := os.Mkdir(p, 0755); err != nil {
+			return fmt.Errorf("create parent %s: %w", p, err)
+		}
+		if err := os.Chmod(p, 0755); err != nil {
+			return fmt.Errorf("chmod parent %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// relPath checks that p names an entry strictly inside the volume and returns it cleaned.
+func relPath(p string) (string, error) {
+	clean := filepath.Clean(p)
+	if p == "" || filepath.IsAbs(p) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("storage path %q must be relative and inside the volume", p)
+	}
+	return clean, nil
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+// unixMode converts Unix permission bits (with 07000) to an os.FileMode.
+func unixMode(m uint32) os.FileMode {
+	fm := os.FileMode(m & 0777)
+	if m&04000 != 0 {
+		fm |= os.ModeSetuid
+	}
+	if m&02000 != 0 {
+		fm |= os.ModeSetgid
+	}
+	if m&01000 != 0 {
+		fm |= os.ModeSticky
+	}
+	return fm
+}

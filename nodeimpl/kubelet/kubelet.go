@@ -1,0 +1,412 @@
+// Package kubelet is the reference kubelet's volume manager for one pod at a time: it sets up
+// every volume of an admitted pod in pod order (emptyDir, hostPath, the AtomicWriter volumes,
+// flexVolume), sets them up again on a kubelet restart, and tears everything down
+// (docs/spec.md "The order of events", steps 4, 5 and 8).
+package kubelet
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/nodeimpl/atomicwriter"
+	"github.com/volperm/volperm/nodeimpl/emptydir"
+	"github.com/volperm/volperm/nodeimpl/flexvolume"
+	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/hostpath"
+	"github.com/volperm/volperm/nodeimpl/ownership"
+)
+
+// Volume type names, as in the API (framework.VolumeObservation.Type).
+const (
+	TypeEmptyDir    = "emptyDir"
+	TypeHostPath    = "hostPath"
+	TypeSecret      = "secret"
+	TypeConfigMap   = "configMap"
+	TypeDownwardAPI = "downwardAPI"
+	TypeProjected   = "projected"
+	TypeFlexVolume  = "flexVolume"
+)
+
+// Plugin directory names: v1.37 plugin names through utilstrings.EscapeQualifiedName ("/" -> "~").
+const (
+	pluginEmptyDir    = "kubernetes.io~empty-dir"
+	pluginSecret      = "kubernetes.io~secret"
+	pluginConfigMap   = "kubernetes.io~configmap"
+	pluginDownwardAPI = "kubernetes.io~downward-api"
+	pluginProjected   = "kubernetes.io~projected"
+)
+
+// wrapperPrefix is v1.37 kubeletVolumeHost.NewWrapperMounter's name for the emptyDir an
+// AtomicWriter volume is built on: "wrapped_<volume name>".
+const wrapperPrefix = "wrapped_"
+
+// Config is a kubelet's configuration.
+type Config struct {
+	// RootDir is the kubelet's root directory, like /var/lib/kubelet.
+	RootDir string
+	// HostRoot is prepended to every hostPath path; "" = "/".
+	HostRoot string
+	// Gates are the kubelet's feature gates.
+	Gates gates.Set
+}
+
+// Pod is one admitted pod with what its volumes need beside the v1 API.
+type Pod struct {
+	// Pod is the admitted (defaulted, dropped) pod.
+	Pod *corev1.Pod
+	// PreservePermissions names the volumes carrying the proposed field after admission (seed 002).
+	PreservePermissions []string
+	// Sources is the data AtomicWriter volumes project: "secret/NAME", "configmap/NAME" -> key -> content.
+	Sources map[string]map[string]string
+	// Storage is the flexVolume fixture storage per volume name.
+	Storage map[string][]flexvolume.StorageFile
+}
+
+// VolumeResult is the outcome of setting up one volume.
+type VolumeResult struct {
+	Name string
+	// Type is the volume's source: TypeEmptyDir, ..., or for a source the reference node has no
+	// plugin for, its API name (nfs, csi, ...).
+	Type string
+	// Medium is the emptyDir's medium: "", "Memory" or "HugePages" (also for HugePages-<size>).
+	Medium string
+	// Path is the volume's directory on this machine (hostPath: HostRoot + path).
+	Path string
+	// Err is the set-up error, nil on success.
+	Err error
+}
+
+// Kubelet sets up and tears down the volumes of pods.
+type Kubelet struct {
+	rootDir string
+	host    hostpath.Host
+
+	mu    sync.Mutex
+	gates gates.Set
+}
+
+// New checks cfg and makes the kubelet's root directory.
+func New(cfg Config) (*Kubelet, error) {
+	if !filepath.IsAbs(cfg.RootDir) {
+		return nil, fmt.Errorf("kubelet root dir %q: give an absolute path", cfg.RootDir)
+	}
+	if err := cfg.Gates.Validate(); err != nil {
+		return nil, fmt.Errorf("kubelet gates: %w", err)
+	}
+	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates}
+	if err := mkdirs(k.rootDir); err != nil {
+		return nil, fmt.Errorf("make kubelet root dir: %w", err)
+	}
+	return k, nil
+}
+
+// SetGates restarts the kubelet with new gates; they apply from the next SetUp on.
+func (k *Kubelet) SetGates(g gates.Set) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.gates = g
+}
+
+func (k *Kubelet) currentGates() gates.Set {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.gates
+}
+
+// SetUp sets up every volume of p in pod order; one failing volume does not stop the others
+// (docs/spec.md step 4). Called again for a running pod it is a kubelet restart (step 5).
+func (k *Kubelet) SetUp(p *Pod) []VolumeResult {
+	g := k.currentGates()
+	out := make([]VolumeResult, 0, len(p.Pod.Spec.Volumes))
+	for i := range p.Pod.Spec.Volumes {
+		out = append(out, k.setUpVolume(p, &p.Pod.Spec.Volumes[i], g))
+	}
+	return out
+}
+
+func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeResult {
+	r := VolumeResult{Name: vol.Name, Type: typeOf(vol)}
+	fail := func(err error) VolumeResult {
+		r.Err = err
+		return r
+	}
+	switch r.Type {
+	case TypeEmptyDir:
+		r.Medium = mediumName(vol.EmptyDir.Medium)
+		r.Path = k.volumeDir(p.Pod, pluginEmptyDir, vol.Name)
+		if err := mkdirs(filepath.Dir(r.Path)); err != nil {
+			return fail(err)
+		}
+		return fail(emptydir.SetUp(emptydir.Volume{
+			Dir:      r.Path,
+			ReadyDir: k.readyDir(p.Pod, pluginEmptyDir, vol.Name),
+			Source:   *vol.EmptyDir,
+			Pod:      p.Pod,
+			ModeGate: g.Enabled(gates.EmptyDirVolumeMode),
+		}))
+	case TypeHostPath:
+		r.Path = k.host.RealPath(vol.HostPath.Path)
+		return fail(k.host.SetUp(vol.HostPath.Path, vol.HostPath.Type))
+	case TypeSecret, TypeConfigMap, TypeDownwardAPI, TypeProjected:
+		r.Path = k.volumeDir(p.Pod, atomicWriterPlugin(r.Type), vol.Name)
+		return fail(k.setUpAtomicWriter(p, vol, r.Type, r.Path, g))
+	case TypeFlexVolume:
+		r.Path = k.volumeDir(p.Pod, escapeQualifiedName(vol.FlexVolume.Driver), vol.Name)
+		if err := mkdirs(filepath.Dir(r.Path)); err != nil {
+			return fail(err)
+		}
+		sc := podSecurityContext(p.Pod)
+		return fail(flexvolume.SetUp(r.Path, vol.FlexVolume, p.Storage[vol.Name], sc.FSGroup, sc.FSGroupChangePolicy))
+	}
+	r.Type = unsupportedTypeName(vol)
+	return fail(fmt.Errorf("volume type %s is not supported by the reference node", r.Type))
+}
+
+// setUpAtomicWriter is v1.37 secret/configMap/downwardAPI/projected SetUpAt: the payload first
+// (its errors leave nothing behind), then the wrapped emptyDir, then AtomicWriter.Write with the
+// ownership walk (read-only mask) as setPerms; a failed write tears the volume down.
+func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string, g gates.Set) error {
+	payload, err := atomicwriter.Payload(p.Pod, vol, p.Sources)
+	if err != nil {
+		return err
+	}
+	if err := mkdirs(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	// v1.37 wrappedVolumeSpec: configMap on the default medium, the others on Memory; no mode.
+	// The wrapper gets the pod's fsGroup like upstream (mounterArgs are passed through), so its
+	// own walk runs on the still empty root.
+	wrapper := emptydir.Volume{
+		Dir:      dir,
+		ReadyDir: k.readyDir(p.Pod, pluginEmptyDir, wrapperPrefix+vol.Name),
+		Source:   corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory},
+		Pod:      p.Pod,
+		ModeGate: g.Enabled(gates.EmptyDirVolumeMode),
+	}
+	if typ == TypeConfigMap {
+		wrapper.Source.Medium = corev1.StorageMediumDefault
+	}
+	if err := emptydir.SetUp(wrapper); err != nil {
+		return err
+	}
+
+	fsGroup := podSecurityContext(p.Pod).FSGroup
+	// Seed 002: with preservePermissions (and the kubelet gate on) SetVolumeOwnership is skipped.
+	preserve := slices.Contains(p.PreservePermissions, vol.Name) && g.Enabled(gates.PreservePermissions)
+	setPerms := func() error {
+		if preserve {
+			return nil
+		}
+		// v1.37 secret SetUpAt setPerms: the walk over the whole volume, the mounter's ReadOnly
+		// attribute (true) selects the 0440 mask, no policy.
+		return ownership.Apply(dir, fsGroup, true, nil)
+	}
+	if err := atomicwriter.Write(dir, payload, setPerms); err != nil {
+		// v1.37 SetUpAt: a failed set-up is torn down (setupSuccess == false).
+		if tdErr := emptydir.TearDown(dir, wrapper.ReadyDir); tdErr != nil {
+			return errors.Join(err, fmt.Errorf("clean up after the failed write: %w", tdErr))
+		}
+		return err
+	}
+	return nil
+}
+
+// TearDown unmounts and removes every volume of p (docs/spec.md step 8): the emptyDir, wrapper
+// and flexVolume volumes through their teardown, then whatever is still mounted under the pod's
+// directory, then the directory itself. hostPath volumes are left alone (v1.37 hostPath
+// TearDown does nothing). Tearing down a pod that is gone is no error.
+func (k *Kubelet) TearDown(p *Pod) error {
+	var errs []error
+	for i := range p.Pod.Spec.Volumes {
+		vol := &p.Pod.Spec.Volumes[i]
+		typ := typeOf(vol)
+		switch typ {
+		case TypeEmptyDir:
+			errs = append(errs, emptydir.TearDown(k.volumeDir(p.Pod, pluginEmptyDir, vol.Name), k.readyDir(p.Pod, pluginEmptyDir, vol.Name)))
+		case TypeSecret, TypeConfigMap, TypeDownwardAPI, TypeProjected:
+			errs = append(errs, emptydir.TearDown(k.volumeDir(p.Pod, atomicWriterPlugin(typ), vol.Name), k.readyDir(p.Pod, pluginEmptyDir, wrapperPrefix+vol.Name)))
+		case TypeFlexVolume:
+			errs = append(errs, flexvolume.TearDown(k.volumeDir(p.Pod, escapeQualifiedName(vol.FlexVolume.Driver), vol.Name)))
+		}
+	}
+	podDir := k.podDir(p.Pod)
+	mounts, err := mountsBelow(podDir)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, m := range mounts {
+		if err := unix.Unmount(m, 0); err != nil {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		// Never remove across a mount point that is still there.
+		return fmt.Errorf("tear down pod %s: %w", p.Pod.UID, err)
+	}
+	if err := os.RemoveAll(podDir); err != nil {
+		return fmt.Errorf("tear down pod %s: remove %s: %w", p.Pod.UID, podDir, err)
+	}
+	return nil
+}
+
+// podDir is v1.37 kubelet getPodDir: <root>/pods/<uid>.
+func (k *Kubelet) podDir(pod *corev1.Pod) string {
+	return filepath.Join(k.rootDir, "pods", string(pod.UID))
+}
+
+// volumeDir is v1.37 kubelet getPodVolumeDir: <pod dir>/volumes/<plugin>/<volume>.
+func (k *Kubelet) volumeDir(pod *corev1.Pod, plugin, name string) string {
+	return filepath.Join(k.podDir(pod), "volumes", plugin, name)
+}
+
+// readyDir is v1.37 emptyDir getMetaDir: <pod dir>/plugins/<plugin>/<volume>.
+func (k *Kubelet) readyDir(pod *corev1.Pod, plugin, name string) string {
+	return filepath.Join(k.podDir(pod), "plugins", plugin, name)
+}
+
+// mkdirs makes dir and its missing parents 0755 whatever the umask: the probes run as other
+// uids and reach volumes through these directories (v1.37 makes the pods dir 0750, but
+// containers reach volumes through bind mounts, not through the path).
+func mkdirs(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirs(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	return os.Chmod(dir, 0755)
+}
+
+func typeOf(vol *corev1.Volume) string {
+	switch {
+	case vol.EmptyDir != nil:
+		return TypeEmptyDir
+	case vol.HostPath != nil:
+		return TypeHostPath
+	case vol.Secret != nil:
+		return TypeSecret
+	case vol.ConfigMap != nil:
+		return TypeConfigMap
+	case vol.DownwardAPI != nil:
+		return TypeDownwardAPI
+	case vol.Projected != nil:
+		return TypeProjected
+	case vol.FlexVolume != nil:
+		return TypeFlexVolume
+	}
+	return ""
+}
+
+func atomicWriterPlugin(typ string) string {
+	return map[string]string{
+		TypeSecret:      pluginSecret,
+		TypeConfigMap:   pluginConfigMap,
+		TypeDownwardAPI: pluginDownwardAPI,
+		TypeProjected:   pluginProjected,
+	}[typ]
+}
+
+// mediumName is the medium as framework.VolumeObservation.Medium names it: HugePages-<size> is
+// "HugePages".
+func mediumName(m corev1.StorageMedium) string {
+	if strings.HasPrefix(string(m), string(corev1.StorageMediumHugePagesPrefix)) {
+		return string(corev1.StorageMediumHugePages)
+	}
+	return string(m)
+}
+
+// escapeQualifiedName is k8s.io/utils/strings EscapeQualifiedName: "/" -> "~".
+func escapeQualifiedName(in string) string {
+	return strings.ReplaceAll(in, "/", "~")
+}
+
+func podSecurityContext(pod *corev1.Pod) corev1.PodSecurityContext {
+	if pod.Spec.SecurityContext == nil {
+		return corev1.PodSecurityContext{}
+	}
+	return *pod.Spec.SecurityContext
+}
+
+// unsupportedTypeName names a volume source the reference node has no plugin for by its JSON
+// field name (nfs, persistentVolumeClaim, csi, ...).
+func unsupportedTypeName(vol *corev1.Volume) string {
+	s := vol.VolumeSource
+	for name, set := range map[string]bool{
+		"gcePersistentDisk": s.GCEPersistentDisk != nil, "awsElasticBlockStore": s.AWSElasticBlockStore != nil,
+		"gitRepo": s.GitRepo != nil, "nfs": s.NFS != nil, "iscsi": s.ISCSI != nil,
+		"glusterfs": s.Glusterfs != nil, "persistentVolumeClaim": s.PersistentVolumeClaim != nil,
+		"rbd": s.RBD != nil, "cinder": s.Cinder != nil, "cephfs": s.CephFS != nil,
+		"flocker": s.Flocker != nil, "fc": s.FC != nil, "azureFile": s.AzureFile != nil,
+		"vsphereVolume": s.VsphereVolume != nil, "quobyte": s.Quobyte != nil, "azureDisk": s.AzureDisk != nil,
+		"photonPersistentDisk": s.PhotonPersistentDisk != nil, "portworxVolume": s.PortworxVolume != nil,
+		"scaleIO": s.ScaleIO != nil, "storageos": s.StorageOS != nil, "csi": s.CSI != nil,
+		"ephemeral": s.Ephemeral != nil, "image": s.Image != nil,
+	} {
+		if set {
+			return name
+		}
+	}
+	return "(none)"
+}
+
+// mountsBelow lists the mount points at or under dir from /proc/self/mountinfo, deepest first.
+func mountsBelow(dir string) ([]string, error) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("list mounts: %w", err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	// Deepest first; a point mounted twice is listed twice and unmounted twice.
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out, nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
