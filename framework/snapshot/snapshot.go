@@ -3,6 +3,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -21,10 +22,16 @@ var timestampDir = regexp.MustCompile(`^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\
 // Timestamp is how a timestamp directory is written in an Observation, so observations compare.
 const Timestamp = "..TIMESTAMP"
 
+// Absent is PathObservation.Type for a hostPath root where nothing exists after a set-up that
+// succeeded (type "" or a dangling symlink): the kubelet leaves it to the container runtime.
+const Absent = "absent"
+
 // Root observes only the volume root, following symlinks: a hostPath as the container sees it.
 func Root(path string) ([]framework.PathObservation, error) {
 	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	if err := syscall.Stat(path, &st); errors.Is(err, syscall.ENOENT) {
+		return []framework.PathObservation{{Path: ".", Type: Absent, Mode: framework.FormatMode(0)}}, nil
+	} else if err != nil {
 		return nil, fmt.Errorf("stat volume root %s: %w", path, err)
 	}
 	return []framework.PathObservation{fromStat(".", &st, "")}, nil

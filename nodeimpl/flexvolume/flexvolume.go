@@ -52,23 +52,37 @@ func SetUp(dir string, src *corev1.FlexVolumeSource, storage []StorageFile, fsGr
 		return fmt.Errorf("flexVolume %s: %w", FixtureDriver, err)
 	}
 
-	marker := dir + MarkerSuffix
-	if _, err := os.Lstat(marker); os.IsNotExist(err) {
-		if err := populate(dir, storage); err != nil {
-			// v1.37 SetUpAt removes dir when the driver's mount fails.
-			return errors.Join(fmt.Errorf("flexVolume %s: mount: %w", FixtureDriver, err), os.RemoveAll(dir))
+	// Without storage there is nothing to mount: the storage is empty, or already in place
+	// because a harness played the driver (Populate) for a kubelet that is not in-process.
+	if len(storage) > 0 {
+		if err := populateOnce(dir, storage); err != nil {
+			return err
 		}
-		if err := os.WriteFile(marker, nil, 0644); err != nil {
-			return fmt.Errorf("flexVolume %s: write mount marker: %w", FixtureDriver, err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("flexVolume %s: mount marker: %w", FixtureDriver, err)
 	}
 
 	// v1.37 flexVolumeMounter.SetUpAt: `if !f.readOnly` the ownership walk (the driver has the
 	// default FSGroup capability), with the pod's fsGroupChangePolicy, error discarded.
 	if !src.ReadOnly {
 		_ = ownership.Apply(dir, fsGroup, false, policy)
+	}
+	return nil
+}
+
+// populateOnce is the driver's mount: storage is created on the first SetUp only (a marker
+// beside dir remembers it), so files a container changed stay changed (seed 003).
+func populateOnce(dir string, storage []StorageFile) error {
+	marker := dir + MarkerSuffix
+	if _, err := os.Lstat(marker); err == nil {
+		return nil
+	} else if !os.IsNotExist(err) {
+		return fmt.Errorf("flexVolume %s: mount marker: %w", FixtureDriver, err)
+	}
+	if err := populate(dir, storage); err != nil {
+		// v1.37 SetUpAt removes dir when the driver's mount fails.
+		return errors.Join(fmt.Errorf("flexVolume %s: mount: %w", FixtureDriver, err), os.RemoveAll(dir))
+	}
+	if err := os.WriteFile(marker, nil, 0644); err != nil {
+		return fmt.Errorf("flexVolume %s: write mount marker: %w", FixtureDriver, err)
 	}
 	return nil
 }

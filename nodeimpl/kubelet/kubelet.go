@@ -57,6 +57,9 @@ type Config struct {
 	HostRoot string
 	// Gates are the kubelet's feature gates.
 	Gates gates.Set
+	// VolumeDirs, when set, says where each named volume lives instead of under RootDir (the
+	// exec protocol hands an agent its directories); ready markers stay under RootDir.
+	VolumeDirs map[string]string
 }
 
 // Pod is one admitted pod with what its volumes need beside the v1 API.
@@ -87,8 +90,9 @@ type VolumeResult struct {
 
 // Kubelet sets up and tears down the volumes of pods.
 type Kubelet struct {
-	rootDir string
-	host    hostpath.Host
+	rootDir    string
+	host       hostpath.Host
+	volumeDirs map[string]string
 
 	mu    sync.Mutex
 	gates gates.Set
@@ -102,7 +106,7 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := cfg.Gates.Validate(); err != nil {
 		return nil, fmt.Errorf("kubelet gates: %w", err)
 	}
-	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates}
+	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs}
 	if err := mkdirs(k.rootDir); err != nil {
 		return nil, fmt.Errorf("make kubelet root dir: %w", err)
 	}
@@ -265,6 +269,9 @@ func (k *Kubelet) podDir(pod *corev1.Pod) string {
 
 // volumeDir is v1.37 kubelet getPodVolumeDir: <pod dir>/volumes/<plugin>/<volume>.
 func (k *Kubelet) volumeDir(pod *corev1.Pod, plugin, name string) string {
+	if d, ok := k.volumeDirs[name]; ok {
+		return d
+	}
 	return filepath.Join(k.podDir(pod), "volumes", plugin, name)
 }
 

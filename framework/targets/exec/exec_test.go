@@ -16,6 +16,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/execproto"
+	"github.com/volperm/volperm/framework/targets/exec/agent"
 	"github.com/volperm/volperm/framework/probe"
 )
 
@@ -23,7 +24,9 @@ import (
 // behaves, and one per kind of misbehaviour the target must give a verdict for.
 func TestMain(m *testing.M) {
 	probe.MaybeRunChild()
-	if mode := os.Getenv("VOLPERM_TEST_AGENT"); mode != "" {
+	if mode := os.Getenv("VOLPERM_TEST_AGENT"); mode == "reference" {
+		os.Exit(agent.Main(os.Args[len(os.Args)-1], os.Stdin, os.Stdout, os.Stderr))
+	} else if mode != "" {
 		os.Exit(testAgent(mode, os.Args[len(os.Args)-1]))
 	}
 	os.Exit(m.Run())
