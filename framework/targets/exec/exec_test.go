@@ -16,8 +16,8 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/execproto"
-	"github.com/volperm/volperm/framework/targets/exec/agent"
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/targets/exec/agent"
 )
 
 // The test binary doubles as a family of agents, chosen by VOLPERM_TEST_AGENT: one that
