@@ -38,7 +38,7 @@ type VolumeObservation struct {
 	Name string `json:"name"`
 	// Type is the volume source: emptyDir, hostPath, secret, configMap, downwardAPI, projected, flexVolume.
 	Type string `json:"type"`
-	// Medium is "", "Memory" or "HugePages" for emptyDir.
+	// Medium is an emptyDir's medium as the pod spec writes it: "", "Memory", "HugePages", "HugePages-2Mi".
 	Medium string `json:"medium,omitempty"`
 	// SetUp is "ok" or the error text of the failed set-up.
 	SetUp string `json:"setUp"`

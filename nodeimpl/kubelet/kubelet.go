@@ -80,7 +80,7 @@ type VolumeResult struct {
 	// Type is the volume's source: TypeEmptyDir, ..., or for a source the reference node has no
 	// plugin for, its API name (nfs, csi, ...).
 	Type string
-	// Medium is the emptyDir's medium: "", "Memory" or "HugePages" (also for HugePages-<size>).
+	// Medium is the emptyDir's medium as the pod spec writes it ("", "Memory", "HugePages-2Mi").
 	Medium string
 	// Path is the volume's directory on this machine (hostPath: HostRoot + path).
 	Path string
@@ -145,7 +145,7 @@ func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeRes
 	}
 	switch r.Type {
 	case TypeEmptyDir:
-		r.Medium = mediumName(vol.EmptyDir.Medium)
+		r.Medium = string(vol.EmptyDir.Medium)
 		r.Path = k.volumeDir(p.Pod, pluginEmptyDir, vol.Name)
 		if err := mkdirs(filepath.Dir(r.Path)); err != nil {
 			return fail(err)
@@ -328,15 +328,6 @@ func atomicWriterPlugin(typ string) string {
 		TypeDownwardAPI: pluginDownwardAPI,
 		TypeProjected:   pluginProjected,
 	}[typ]
-}
-
-// mediumName is the medium as framework.VolumeObservation.Medium names it: HugePages-<size> is
-// "HugePages".
-func mediumName(m corev1.StorageMedium) string {
-	if strings.HasPrefix(string(m), string(corev1.StorageMediumHugePagesPrefix)) {
-		return string(corev1.StorageMediumHugePages)
-	}
-	return string(m)
 }
 
 // escapeQualifiedName is k8s.io/utils/strings EscapeQualifiedName: "/" -> "~".

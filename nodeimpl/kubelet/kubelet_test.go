@@ -148,7 +148,7 @@ func TestSetUpEveryType(t *testing.T) {
 	}{
 		{"ed-default", TypeEmptyDir, "", vols + "/kubernetes.io~empty-dir/ed-default", "ok", 0777},
 		{"ed-memory", TypeEmptyDir, "Memory", vols + "/kubernetes.io~empty-dir/ed-memory", "ok", 01777},
-		{"ed-huge", TypeEmptyDir, "HugePages", vols + "/kubernetes.io~empty-dir/ed-huge", "ok", 0755},
+		{"ed-huge", TypeEmptyDir, "HugePages-2Mi", vols + "/kubernetes.io~empty-dir/ed-huge", "ok", 0755},
 		{"hp", TypeHostPath, "", root + "/host/var/data", "ok", 0755},
 		{"hp-missing", TypeHostPath, "", root + "/host/dev/nope", `hostPath type check failed, /dev/nope is not a character device, unable to determine its type: path "/dev/nope" does not exist`, 0},
 		{"sec", TypeSecret, "", vols + "/kubernetes.io~secret/sec", "ok", 01777},

@@ -15,9 +15,11 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
+	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/execproto"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/exec/agent"
+	"github.com/volperm/volperm/framework/targets/reference"
 )
 
 // The test binary doubles as a family of agents, chosen by VOLPERM_TEST_AGENT: one that
@@ -176,5 +178,53 @@ func TestNewRejectsBadAgents(t *testing.T) {
 	t.Setenv("VOLPERM_AGENT_TIMEOUT", "soon")
 	if _, err := New(framework.TargetOptions{Arg: agentScript(t, "good")}); err == nil || !strings.Contains(err.Error(), "VOLPERM_AGENT_TIMEOUT") {
 		t.Errorf("a bad timeout must be refused, got %v", err)
+	}
+}
+
+// The reference agent behind the protocol must observe exactly what the in-process reference
+// node observes (issue: "it must pass exactly as the in-process reference does"). A sample of
+// every tenth case of the catalogue, every area; the whole catalogue runs in CI through
+// `volperm run --target exec:bin/volperm-agent`.
+func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("node-side cases need root")
+	}
+	work := t.TempDir()
+	ex, err := New(framework.TargetOptions{Arg: agentScript(t, "reference"), WorkDir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := reference.New(framework.TargetOptions{WorkDir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	areas := map[framework.Area]int{}
+	for i, c := range catalogue.All() {
+		if i%10 != 0 && c.Area != framework.AreaFSGroup {
+			continue
+		}
+		if ok, _ := ex.Supports(c); !ok {
+			continue
+		}
+		want, err := ref.Observe(context.Background(), c)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.Name, err)
+		}
+		got, err := ex.Observe(context.Background(), c)
+		if err != nil {
+			t.Fatalf("%s: exec: %v", c.Name, err)
+		}
+		if d := framework.Diff(want, got); len(d) > 0 {
+			t.Errorf("%s: the agent differs from the in-process reference:\n  %s", c.Name, strings.Join(d, "\n  "))
+		}
+		areas[c.Area]++
+	}
+	for _, a := range framework.Areas {
+		if areas[a] == 0 {
+			t.Errorf("no %s case compared", a)
+		}
+	}
+	if m, _ := caseroot.MountsBelow(work); len(m) > 0 {
+		t.Errorf("mounts left: %q", m)
 	}
 }
