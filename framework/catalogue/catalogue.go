@@ -1,8 +1,69 @@
-// Package catalogue is every case volperm runs: the canonical cases under manifests/ and the
-// sweeps generated in code.
+// Package catalogue is every case volperm runs: the canonical cases under manifests/cases and
+// the sweeps and matrices generated in code, in one stable order.
 package catalogue
 
-import "github.com/volperm/volperm/framework"
+import (
+	"io/fs"
+	"path"
+	"sort"
 
-// All returns the whole catalogue, each case Complete()d, names unique.
-func All() []*framework.Case { return nil }
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/manifests"
+)
+
+// generators build the cases of each area that are generated in code.
+var generators = []func() []*framework.Case{
+	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, flexVolumeCases, skewCases,
+}
+
+// All returns the whole catalogue, each case Complete()d, names unique: per area (in
+// framework.Areas order) the canonical manifests first, then the generated cases. Every call
+// builds fresh cases, so callers may change them.
+func All() []*framework.Case {
+	cases := manifestCases()
+	for _, g := range generators {
+		cases = append(cases, g()...)
+	}
+	rank := map[framework.Area]int{}
+	for i, a := range framework.Areas {
+		rank[a] = i
+	}
+	sort.SliceStable(cases, func(i, j int) bool { return rank[cases[i].Area] < rank[cases[j].Area] })
+	for _, c := range cases {
+		c.Complete()
+	}
+	return cases
+}
+
+// Filter returns the cases of area, in their order.
+func Filter(cases []*framework.Case, area framework.Area) []*framework.Case {
+	var out []*framework.Case
+	for _, c := range cases {
+		if c.Area == area {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// manifestCases parses the embedded canonical cases. They are part of the program: a parse error
+// is a bug in the build, not an input error.
+func manifestCases() []*framework.Case {
+	files, err := fs.Glob(manifests.Cases, "cases/*.yaml")
+	if err != nil {
+		panic(err)
+	}
+	var cases []*framework.Case
+	for _, f := range files {
+		data, err := fs.ReadFile(manifests.Cases, f)
+		if err != nil {
+			panic(err)
+		}
+		cs, err := framework.LoadCases(path.Join("manifests", f), data, framework.Gates{})
+		if err != nil {
+			panic(err)
+		}
+		cases = append(cases, cs...)
+	}
+	return cases
+}

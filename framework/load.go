@@ -1,0 +1,621 @@
+package framework
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// What a Case document declares itself as (manifests/cases/*.yaml).
+const (
+	CaseAPIVersion = "volperm.dev/v1"
+	CaseKind       = "Case"
+)
+
+// caseDocument is a Case as written in a file: its fields plus apiVersion and kind.
+type caseDocument struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Case
+}
+
+// document is one `---`-separated part of a file.
+type document struct {
+	index int // 1-based, counting only non-empty documents
+	line  int // 1-based line of the document's first line in the file
+	data  []byte
+}
+
+// LoadFile reads path with LoadCases, naming the file in every error.
+func LoadFile(path string, defaults Gates) ([]*Case, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read cases: %w", err)
+	}
+	return LoadCases(path, data, defaults)
+}
+
+// LoadCases reads one YAML/JSON file: one or more documents separated by `---`, each either a Case
+// (apiVersion: volperm.dev/v1, kind: Case) or a plain v1 Pod manifest (apiVersion: v1, kind: Pod). A Pod becomes a Case
+// named after the pod, area inferred from its volumes, profile "conformance" unless it sets an emptyDir mode ("alpha"),
+// with the gates passed in `defaults` (used for Pods only; Case documents carry their own gates).
+// Decoding is strict (unknown fields are errors) and YAML 1.1 octal literals are numbers (0750 = 488).
+// Every case is validated and Complete()d; every error is one line naming the file.
+func LoadCases(name string, data []byte, defaults Gates) ([]*Case, error) {
+	var cases []*Case
+	seen := map[string]int{}
+	for _, d := range splitDocuments(data) {
+		c, err := decodeDocument(name, d, defaults)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d (line %d): %w", name, d.index, d.line, err)
+		}
+		if c == nil {
+			continue
+		}
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if first, dup := seen[c.Name]; dup {
+			return nil, fmt.Errorf("%s: document %d (line %d): case %q: name: already used by document %d; names must be unique", name, d.index, d.line, c.Name, first)
+		}
+		seen[c.Name] = d.index
+		c.Complete()
+		cases = append(cases, c)
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("%s: no documents: write a Case (apiVersion: %s, kind: %s) or a Pod (apiVersion: v1, kind: Pod)", name, CaseAPIVersion, CaseKind)
+	}
+	return cases, nil
+}
+
+var separator = regexp.MustCompile(`^---\s*(#.*)?$`)
+
+// splitDocuments cuts data at `---` lines; documents holding only comments or blanks are dropped.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	var cur []byte
+	start := 1
+	flush := func() {
+		if !blank(cur) {
+			docs = append(docs, document{index: len(docs) + 1, line: start, data: cur})
+		}
+	}
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if separator.Match(bytes.TrimRight(line, "\r\n")) {
+			flush()
+			cur, start = nil, i+2
+			continue
+		}
+		cur = append(cur, line...)
+	}
+	flush()
+	return docs
+}
+
+func blank(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		l := bytes.TrimSpace(line)
+		if len(l) > 0 && l[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// decodeDocument turns one document into a Case (nil for an empty document).
+func decodeDocument(file string, d document, defaults Gates) (*Case, error) {
+	j, err := yaml.YAMLToJSONStrict(d.data)
+	if err != nil {
+		// Line numbers of the YAML parser count from the document; make them count from the file.
+		msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(s string) string {
+			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
+			return fmt.Sprintf("line %d", n+d.line-1)
+		})
+		return nil, fmt.Errorf("invalid YAML: %s; fix the syntax", oneLine(strings.TrimPrefix(msg, "yaml: ")))
+	}
+	var generic any
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	if err := dec.Decode(&generic); err != nil {
+		return nil, fmt.Errorf("invalid document: %w", err)
+	}
+	if generic == nil {
+		return nil, nil
+	}
+	head, ok := generic.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("a document must be a mapping with apiVersion and kind, not %s", jsonKind(generic))
+	}
+	apiVersion, _ := head["apiVersion"].(string)
+	kind, _ := head["kind"].(string)
+	switch {
+	case apiVersion == CaseAPIVersion && kind == CaseKind:
+		var doc caseDocument
+		if err := decodeStrict(d.data, head, &doc); err != nil {
+			return nil, err
+		}
+		c := doc.Case
+		return &c, nil
+	case apiVersion == "v1" && kind == "Pod":
+		var pod corev1.Pod
+		if err := decodeStrict(d.data, head, &pod); err != nil {
+			return nil, err
+		}
+		return caseFromPod(file, d.index, &pod, defaults)
+	default:
+		return nil, fmt.Errorf("apiVersion %q kind %q: not a case; write apiVersion: %s, kind: %s or apiVersion: v1, kind: Pod", apiVersion, kind, CaseAPIVersion, CaseKind)
+	}
+}
+
+// decodeStrict rejects unknown fields (exact case, with their path) and then decodes into out.
+func decodeStrict(data []byte, generic map[string]any, out any) error {
+	if err := checkFields(generic, reflect.TypeOf(out).Elem(), ""); err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(data, out); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// The Case is embedded in caseDocument: its fields are named without the prefix.
+			return fmt.Errorf("%s: cannot use %s as %s; fix the value", strings.TrimPrefix(te.Field, "Case."), te.Value, te.Type)
+		}
+		msg := err.Error()
+		for _, p := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+			msg = strings.TrimPrefix(msg, p)
+		}
+		return fmt.Errorf("%s; fix the value", oneLine(msg))
+	}
+	return nil
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// checkFields walks v (decoded JSON) along t and reports the first key t has no field for,
+// matching names exactly (encoding/json alone would accept "Name" for "name").
+func checkFields(v any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return nil // decodes itself (Quantity, Time, IntOrString)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil // a type error, reported by the decoder
+		}
+		names, fields := jsonFields(t)
+		for _, k := range sortedKeys(obj) {
+			ft, ok := fields[k]
+			if !ok {
+				return unknownField(path, k, t, names)
+			}
+			if err := checkFields(obj[k], ft, joinPath(path, k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		arr, _ := v.([]any)
+		for i, e := range arr {
+			if err := checkFields(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, _ := v.(map[string]any)
+		for k, e := range obj {
+			if err := checkFields(e, t.Elem(), fmt.Sprintf("%s[%q]", path, k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func unknownField(path, key string, t reflect.Type, names []string) error {
+	typeName := t.Name()
+	if t == reflect.TypeFor[caseDocument]() {
+		typeName = CaseKind
+	}
+	article := "a"
+	if strings.ContainsAny(typeName[:1], "AEIOU") {
+		article = "an"
+	}
+	where := ""
+	if path != "" {
+		where = path + ": "
+	}
+	hint := ""
+	for _, n := range names {
+		if strings.EqualFold(n, key) {
+			hint = fmt.Sprintf(" (did you mean %q?)", n)
+		}
+	}
+	return fmt.Errorf("%sunknown field %q%s; %s %s has: %s", where, key, hint, article, typeName, strings.Join(names, ", "))
+}
+
+// jsonFields lists the JSON names of t's fields in declaration order, embedded structs inlined.
+func jsonFields(t reflect.Type) ([]string, map[string]reflect.Type) {
+	var names []string
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				n, m := jsonFields(ft)
+				names = append(names, n...)
+				for k, v := range m {
+					fields[k] = v
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names = append(names, name)
+		fields[name] = f.Type
+	}
+	return names, fields
+}
+
+// oneLine joins a multi-line parser message ("unmarshal errors:\n  line 3: ...") into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// caseFromPod makes a Case of a plain Pod manifest.
+func caseFromPod(file string, index int, pod *corev1.Pod, defaults Gates) (*Case, error) {
+	if pod.Name == "" {
+		return nil, errors.New("metadata.name: Required value: a Pod manifest needs a name, it names the case")
+	}
+	area, err := podArea(pod)
+	if err != nil {
+		return nil, err
+	}
+	profile := ProfileConformance
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Mode != nil {
+			profile = ProfileAlpha // the mode field is KEP-5502's alpha API
+		}
+	}
+	return &Case{
+		Name:        pod.Name,
+		Area:        area,
+		Profile:     profile,
+		Description: fmt.Sprintf("Pod manifest %s, document %d", file, index),
+		Gates:       Gates{APIServer: maps.Clone(defaults.APIServer), Kubelet: maps.Clone(defaults.Kubelet)},
+		Pod:         pod,
+	}, nil
+}
+
+// podArea is the area of the pod's first volume of a type volperm checks.
+func podArea(pod *corev1.Pod) (Area, error) {
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.EmptyDir != nil:
+			return AreaEmptyDir, nil
+		case v.HostPath != nil:
+			return AreaHostPath, nil
+		case v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil, v.Projected != nil:
+			return AreaAtomicWriter, nil
+		case v.FlexVolume != nil:
+			return AreaFlexVolume, nil
+		}
+	}
+	return "", fmt.Errorf("spec.volumes: pod %q has no emptyDir, hostPath, secret, configMap, downwardAPI, projected or flexVolume volume; volperm checks those, add one", pod.Name)
+}
+
+// maxHarnessMode bounds the modes the harness itself applies (host fixtures, storage files,
+// container chmods): permission bits with setuid/setgid/sticky.
+const maxHarnessMode = 07777
+
+var probeOps = map[ProbeOp]bool{OpCreate: true, OpWrite: true, OpRead: true, OpDelete: true, OpRename: true, OpList: true, OpMkdir: true}
+
+var objectKinds = map[ObjectKind]bool{KindNothing: true, KindDirectory: true, KindFile: true, KindSocket: true, KindCharDev: true, KindBlockDev: true, KindSymlink: true}
+
+// Validate checks what volperm itself interprets (everything but the pod spec, which is API data
+// the apiserver judges) and returns the first problem as `case "x": field.path: what to do`.
+func (c *Case) Validate() error {
+	if c.Name == "" {
+		return errors.New("name: Required value: every case needs a name that reads on its own in a report")
+	}
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("case %q: %w", c.Name, err)
+	}
+	return nil
+}
+
+func (c *Case) validate() error {
+	if !slices.Contains(Areas, c.Area) {
+		return fmt.Errorf("area: unknown %q; use one of %s", c.Area, joinAny(Areas))
+	}
+	if !slices.Contains(Profiles, c.Profile) {
+		return fmt.Errorf("profile: unknown %q; use one of %s", c.Profile, joinAny(Profiles))
+	}
+	if err := validateGates("gates", c.Gates); err != nil {
+		return err
+	}
+	switch {
+	case c.Pod == nil && c.PersistentVolume == nil:
+		return errors.New("pod: Required value: a case admits a pod or a persistentVolume")
+	case c.Pod != nil && c.PersistentVolume != nil:
+		return errors.New("persistentVolume: a case admits a pod or a persistentVolume, not both; split it in two cases")
+	case c.OldPod != nil && c.Pod == nil:
+		return errors.New("oldPod: an update needs the new pod too; set pod")
+	case len(c.OldPreservePermissions) > 0 && c.OldPod == nil:
+		return errors.New("oldPreservePermissions: names volumes of oldPod, which is not set")
+	}
+	vols := volumeTypes(c.Pod)
+	for i, n := range c.PreservePermissions {
+		if err := atomicWriterVolume(fmt.Sprintf("preservePermissions[%d]", i), "pod", n, vols); err != nil {
+			return err
+		}
+	}
+	for i, n := range c.OldPreservePermissions {
+		if err := atomicWriterVolume(fmt.Sprintf("oldPreservePermissions[%d]", i), "oldPod", n, volumeTypes(c.OldPod)); err != nil {
+			return err
+		}
+	}
+	if err := c.validateHost(); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(c.Sources) {
+		kind, name, _ := strings.Cut(k, "/")
+		if (kind != "secret" && kind != "configmap") || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("sources[%q]: key must be \"secret/NAME\" or \"configmap/NAME\"", k)
+		}
+	}
+	for _, vol := range sortedKeys(c.Storage) {
+		field := fmt.Sprintf("storage[%q]", vol)
+		if err := volumeOfType(field, vol, vols, "flexVolume"); err != nil {
+			return err
+		}
+		for i, f := range c.Storage[vol] {
+			ff := fmt.Sprintf("%s[%d]", field, i)
+			if f.Path == "." || !localPath(f.Path) {
+				return fmt.Errorf("%s.path: %q must be a clean path below the volume root, e.g. \"dir/file\"", ff, f.Path)
+			}
+			if f.Dir && f.Symlink != "" {
+				return fmt.Errorf("%s: set dir or symlink, not both", ff)
+			}
+			if err := harnessMode(ff+".mode", f.Mode); err != nil {
+				return err
+			}
+		}
+	}
+	for i, s := range c.After {
+		if err := validateStep(fmt.Sprintf("after[%d]", i), s, vols); err != nil {
+			return err
+		}
+	}
+	return validateProbes(c.Probes, vols)
+}
+
+func (c *Case) validateHost() error {
+	seen := map[string]int{}
+	for i, h := range c.Host {
+		field := fmt.Sprintf("host[%d]", i)
+		if !absPath(h.Path) {
+			return fmt.Errorf("%s.path: %q must be absolute and clean, e.g. \"/var/run/volperm/x\"", field, h.Path)
+		}
+		if j, dup := seen[h.Path]; dup {
+			return fmt.Errorf("%s.path: %q is already declared by host[%d]", field, h.Path, j)
+		}
+		seen[h.Path] = i
+		if !objectKinds[h.Kind] {
+			return fmt.Errorf("%s.kind: unknown %q; use one of nothing, directory, file, socket, chardev, blockdev, symlink", field, h.Kind)
+		}
+		switch {
+		case h.Kind == KindSymlink && !absPath(h.Target):
+			return fmt.Errorf("%s.target: a symlink needs an absolute, clean target, got %q", field, h.Target)
+		case h.Kind != KindSymlink && h.Target != "":
+			return fmt.Errorf("%s.target: only a symlink has a target; remove it or use kind symlink", field)
+		}
+		if err := harnessMode(field+".mode", h.Mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateStep(field string, s Step, vols map[string]string) error {
+	n := 0
+	for _, set := range []bool{s.Chmod != nil, s.SetGates != nil, s.RestartKubelet} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%s: set exactly one of chmod, setGates, restartKubelet (found %d); use one step per action", field, n)
+	}
+	switch {
+	case s.Chmod != nil:
+		if err := volumeOfType(field+".chmod.volume", s.Chmod.Volume, vols); err != nil {
+			return err
+		}
+		if !localPath(s.Chmod.Path) {
+			return fmt.Errorf("%s.chmod.path: %q must be \".\" or a clean path below the volume root", field, s.Chmod.Path)
+		}
+		return harnessMode(field+".chmod.mode", s.Chmod.Mode)
+	case s.SetGates != nil:
+		return validateGates(field+".setGates", *s.SetGates)
+	}
+	return nil
+}
+
+func validateProbes(probes []Probe, vols map[string]string) error {
+	seen := map[string]int{}
+	for i, p := range probes {
+		field := fmt.Sprintf("probes[%d]", i)
+		if p.Name == "" {
+			return fmt.Errorf("%s.name: Required value: a probe is reported by its name", field)
+		}
+		if j, dup := seen[p.Name]; dup {
+			return fmt.Errorf("%s.name: %q is already used by probes[%d]; probe names must be unique", field, p.Name, j)
+		}
+		seen[p.Name] = i
+		if err := volumeOfType(field+".volume", p.Volume, vols); err != nil {
+			return err
+		}
+		if !probeOps[p.Op] {
+			return fmt.Errorf("%s.op: unknown %q; use one of create, write, read, delete, rename, list, mkdir", field, p.Op)
+		}
+		if !localPath(p.Path) {
+			return fmt.Errorf("%s.path: %q must be \".\" or a clean path below the volume root", field, p.Path)
+		}
+		switch {
+		case p.Op == OpRename && (p.To == "." || !localPath(p.To)):
+			return fmt.Errorf("%s.to: rename needs a clean path below the volume root, got %q", field, p.To)
+		case p.Op != OpRename && p.To != "":
+			return fmt.Errorf("%s.to: only op rename has a target; remove it", field)
+		case p.As.UID < 0 || p.As.GID < 0:
+			return fmt.Errorf("%s.as: uid and gid must be >= 0, got %d:%d", field, p.As.UID, p.As.GID)
+		}
+	}
+	return nil
+}
+
+func validateGates(field string, g Gates) error {
+	for comp, m := range map[string]map[string]bool{"apiserver": g.APIServer, "kubelet": g.Kubelet} {
+		for _, name := range sortedKeys(m) {
+			if _, ok := KnownGates[name]; !ok {
+				return fmt.Errorf("%s.%s[%q]: unknown gate; volperm knows %s", field, comp, name, strings.Join(sortedKeys(KnownGates), ", "))
+			}
+		}
+	}
+	return nil
+}
+
+func harnessMode(field string, m uint32) error {
+	if m > maxHarnessMode {
+		return fmt.Errorf("%s: 0o%o is out of range 0..07777", field, m)
+	}
+	return nil
+}
+
+// volumeTypes maps the pod's volume names to their source type as the API names it.
+func volumeTypes(p *corev1.Pod) map[string]string {
+	if p == nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, v := range p.Spec.Volumes {
+		s := v.VolumeSource
+		switch {
+		case s.EmptyDir != nil:
+			m[v.Name] = "emptyDir"
+		case s.HostPath != nil:
+			m[v.Name] = "hostPath"
+		case s.Secret != nil:
+			m[v.Name] = "secret"
+		case s.ConfigMap != nil:
+			m[v.Name] = "configMap"
+		case s.DownwardAPI != nil:
+			m[v.Name] = "downwardAPI"
+		case s.Projected != nil:
+			m[v.Name] = "projected"
+		case s.FlexVolume != nil:
+			m[v.Name] = "flexVolume"
+		default:
+			m[v.Name] = "other"
+		}
+	}
+	return m
+}
+
+// volumeOfType checks that the pod has volume name and, when types are given, that it is one of them.
+func volumeOfType(field, name string, vols map[string]string, types ...string) error {
+	t, ok := vols[name]
+	if !ok {
+		return fmt.Errorf("%s: no volume %q in the pod; name one of [%s]", field, name, strings.Join(sortedKeys(vols), ", "))
+	}
+	if len(types) > 0 && !slices.Contains(types, t) {
+		return fmt.Errorf("%s: volume %q is %s; only %s volumes can be named here", field, name, t, strings.Join(types, ", "))
+	}
+	return nil
+}
+
+// atomicWriterVolume checks a preservePermissions entry (seed 002 "Scope Of the Change").
+func atomicWriterVolume(field, pod, name string, vols map[string]string) error {
+	if err := volumeOfType(field, name, vols, "secret", "configMap", "downwardAPI", "projected"); err != nil {
+		return fmt.Errorf("%s (in %s)", err, pod)
+	}
+	return nil
+}
+
+func absPath(p string) bool {
+	return strings.HasPrefix(p, "/") && p != "/" && pathClean(p)
+}
+
+func localPath(p string) bool {
+	return p != "" && !strings.HasPrefix(p, "/") && pathClean(p) && p != ".." && !strings.HasPrefix(p, "../")
+}
+
+// pathClean reports whether p is already in path.Clean form.
+func pathClean(p string) bool {
+	return p == path.Clean(p)
+}
+
+func joinAny[T ~string](list []T) string {
+	s := make([]string, len(list))
+	for i, v := range list {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}
