@@ -1,0 +1,118 @@
+package oracle
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// admitted is the apiserver's answer plus what the node receives.
+type admitted struct {
+	result framework.Admission
+	// pod is the defaulted pod after field dropping (what the kubelet sets up).
+	pod *corev1.Pod
+	// preserve names the volumes still carrying preservePermissions.
+	preserve map[string]bool
+}
+
+// admit runs docs/spec.md "Admission": defaulting -> field dropping -> validation -> the
+// flexVolume allowlist. A PersistentVolume case admits the PV instead of the pod.
+func admit(c *framework.Case) admitted {
+	if c.PersistentVolume != nil {
+		return admitPersistentVolume(c)
+	}
+	if c.Pod == nil {
+		return admitted{result: framework.Admission{Allowed: true}}
+	}
+	pod := c.Pod.DeepCopy()
+	defaultPodVolumes(pod)
+	var old *corev1.Pod
+	if c.OldPod != nil {
+		old = c.OldPod.DeepCopy()
+		defaultPodVolumes(old)
+	}
+	dropped, preserve := dropDisabledFields(pod, old, c.PreservePermissions, c.OldPreservePermissions, c.Gates.APIServer)
+
+	a := admitted{pod: pod, preserve: preserve}
+	a.result.Dropped = dropped
+	for name := range preserve {
+		a.result.PreservePermissions = append(a.result.PreservePermissions, name)
+	}
+	sort.Strings(a.result.PreservePermissions)
+
+	// A request that fails validation never reaches validating admission (kube-apiserver
+	// create path: validation, then validating admission).
+	errs := validatePod(pod)
+	if len(errs) == 0 && c.FlexVolumePolicy != nil {
+		errs = podPolicyErrors(c.FlexVolumePolicy, pod)
+	}
+	a.result.Errors = errorTexts(errs)
+	a.result.Allowed = len(errs) == 0
+	return a
+}
+
+// admitPersistentVolume admits a PV: defaulting, the volume-source validation, the allowlist
+// (docs/spec.md "Admission": dropping and pod rules do not apply).
+func admitPersistentVolume(c *framework.Case) admitted {
+	pv := c.PersistentVolume.DeepCopy()
+	// v1.37 pkg/apis/core/v1/defaults.go SetDefaults_HostPathVolumeSource: type nil -> "".
+	if hp := pv.Spec.HostPath; hp != nil && hp.Type == nil {
+		hp.Type = ptrTo(corev1.HostPathUnset)
+	}
+	errs := validatePersistentVolumeSource(pv)
+	if len(errs) == 0 && c.FlexVolumePolicy != nil {
+		errs = pvPolicyErrors(c.FlexVolumePolicy, pv)
+	}
+	return admitted{result: framework.Admission{Allowed: len(errs) == 0, Errors: errorTexts(errs)}}
+}
+
+// defaultPodVolumes applies the v1 defaults that matter for volumes.
+func defaultPodVolumes(pod *corev1.Pod) {
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		// v1.37 defaults.go SetDefaults_Volume: a volume with no source becomes an emptyDir.
+		if sourceOf(&v.VolumeSource) == nil {
+			v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+		}
+		switch {
+		case v.HostPath != nil && v.HostPath.Type == nil:
+			// defaults.go SetDefaults_HostPathVolumeSource: type nil -> "" (HostPathUnset).
+			v.HostPath.Type = ptrTo(corev1.HostPathUnset)
+		case v.Secret != nil && v.Secret.DefaultMode == nil:
+			// defaults.go SetDefaults_SecretVolumeSource: defaultMode nil -> 0644.
+			v.Secret.DefaultMode = ptrTo(corev1.SecretVolumeSourceDefaultMode)
+		case v.ConfigMap != nil && v.ConfigMap.DefaultMode == nil:
+			// defaults.go SetDefaults_ConfigMapVolumeSource: defaultMode nil -> 0644.
+			v.ConfigMap.DefaultMode = ptrTo(corev1.ConfigMapVolumeSourceDefaultMode)
+		case v.DownwardAPI != nil && v.DownwardAPI.DefaultMode == nil:
+			// defaults.go SetDefaults_DownwardAPIVolumeSource: defaultMode nil -> 0644.
+			v.DownwardAPI.DefaultMode = ptrTo(corev1.DownwardAPIVolumeSourceDefaultMode)
+		case v.Projected != nil && v.Projected.DefaultMode == nil:
+			// defaults.go SetDefaults_ProjectedVolumeSource: defaultMode nil -> 0644.
+			v.Projected.DefaultMode = ptrTo(corev1.ProjectedVolumeSourceDefaultMode)
+		}
+		if v.Projected != nil {
+			for j := range v.Projected.Sources {
+				// defaults.go SetDefaults_ServiceAccountTokenProjection: expirationSeconds nil -> 3600.
+				if t := v.Projected.Sources[j].ServiceAccountToken; t != nil && t.ExpirationSeconds == nil {
+					t.ExpirationSeconds = ptrTo(int64(3600))
+				}
+			}
+		}
+	}
+}
+
+// errorTexts renders field errors as field.Error.Error() does, sorted.
+func errorTexts(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,196 @@
+package oracle
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// Names in an AtomicWriter volume (v1.37 pkg/volume/util/atomic_writer.go dataDirName; the
+// timestamp directory as framework/snapshot writes it).
+const (
+	dataDirName  = "..data"
+	timestampDir = "..TIMESTAMP"
+)
+
+// setUpAtomicWriter is SetUpAt of the v1.37 secret / configMap / downwardAPI / projected
+// plugins: payload first (its errors leave nothing behind), then the wrapped emptyDir, then
+// AtomicWriter.Write with setPerms = the ownership walk (read-only mask) over the whole volume.
+func (k *kubelet) setUpAtomicWriter(v *volume) string {
+	// atomic_writer.go Write: an unchanged payload writes nothing and calls no setPerms;
+	// the wrapped emptyDir is ready. The Case's sources never change, so nothing happens.
+	if v.ready {
+		return ok
+	}
+	payload, err := k.payload(&v.spec.VolumeSource)
+	if err != nil {
+		return err.Error()
+	}
+	// secret.go / downwardapi.go / projected.go wrappedVolumeSpec: emptyDir on Memory;
+	// configmap.go wrappedVolumeSpec: emptyDir on the default medium. Mode nil.
+	medium := corev1.StorageMediumMemory
+	if v.spec.ConfigMap != nil {
+		medium = corev1.StorageMediumDefault
+	}
+	root, _ := k.emptyDirRoot(medium, nil)
+	g := k.fsGroup()
+	// The wrapped emptyDir's own SetUpAt walks its (still empty) root with the rw mask
+	// (empty_dir.go SetUpAt, the mounterArgs carry fsGroup).
+	if g != nil {
+		changeOwnership(root, *g, false)
+	}
+	// seed 002 "Proposed heuristics" Case 2: preservePermissions (kubelet gate on) skips
+	// SetVolumeOwnership, i.e. the AtomicWriter setPerms walk.
+	walk := g != nil && !(k.preserve[v.spec.Name] && gateOn(k.gates, framework.GatePreservePermissions))
+	writeAtomic(root, payload, func() {
+		if walk {
+			// secret.go SetUpAt setPerms: NewVolumeOwnership(b, dir, fsGroup, nil), ReadOnly attributes.
+			changeOwnership(root, *g, true)
+		}
+	})
+	v.root, v.top = root, root
+	v.ready = true
+	return ok
+}
+
+// writeAtomic is the first atomic_writer.go Write into an empty target: the timestamp dir
+// (MkdirTemp, then chmod 0755), the payload inside it (parents MkdirAll 0777 under umask,
+// files with their exact mode), setPerms, then the ..data symlink and one symlink per
+// top-level name. Entries made after setPerms take the root's group when the walk left the
+// root setgid (Linux setgid directory rule).
+func writeAtomic(root *node, payload map[string]uint32, setPerms func()) {
+	ts := root.add(timestampDir, typeDir, 0700, kubeletOwner)
+	ts.mode = 0755 // newTimestampDir: os.Chmod(tsDir, 0755) also clears an inherited setgid
+	paths := make([]string, 0, len(payload))
+	for p := range payload {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	top := map[string]bool{}
+	for _, p := range paths {
+		comps := strings.Split(p, "/")
+		top[comps[0]] = true
+		d := ts
+		for _, c := range comps[:len(comps)-1] {
+			if d.kids[c] == nil {
+				d.add(c, typeDir, 0777&^umask, kubeletOwner) // writePayloadToDir: os.MkdirAll(baseDir, os.ModePerm)
+			}
+			d = d.kids[c]
+		}
+		f := d.add(comps[len(comps)-1], typeFile, payload[p]&^umask, kubeletOwner)
+		f.mode = payload[p] // writePayloadToDir: os.Chmod(fullPath, mode)
+	}
+	// atomic_writer.go Write: setPerms(tsDirName) runs before ..data and the user-visible symlinks.
+	setPerms()
+	root.add(dataDirName, typeSymlink, 0777, kubeletOwner).link = timestampDir
+	for _, name := range sortedKeys(top) {
+		// createUserVisibleFiles: name -> ..data/name for each top-level element.
+		root.add(name, typeSymlink, 0777, kubeletOwner).link = path.Join(dataDirName, name)
+	}
+}
+
+// payload is the plugins' MakePayload / CollectData / collectData: path -> file mode.
+func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]uint32, error) {
+	out := map[string]uint32{}
+	switch {
+	case s.Secret != nil:
+		err := k.keyPayload(out, "secret/"+s.Secret.SecretName, s.Secret.Items, *s.Secret.DefaultMode, optional(s.Secret.Optional), secretKeyMissing)
+		return out, err
+	case s.ConfigMap != nil:
+		err := k.keyPayload(out, "configmap/"+s.ConfigMap.Name, s.ConfigMap.Items, *s.ConfigMap.DefaultMode, optional(s.ConfigMap.Optional), configMapKeyMissing)
+		return out, err
+	case s.DownwardAPI != nil:
+		downwardPayload(out, s.DownwardAPI.Items, *s.DownwardAPI.DefaultMode)
+		return out, nil
+	}
+	// projected.go collectData: every source's errors, aggregated.
+	p := s.Projected
+	var errs []error
+	for _, src := range p.Sources {
+		switch {
+		case src.Secret != nil:
+			errs = appendErr(errs, k.keyPayload(out, "secret/"+src.Secret.Name, src.Secret.Items, *p.DefaultMode, optional(src.Secret.Optional), secretKeyMissing))
+		case src.ConfigMap != nil:
+			errs = appendErr(errs, k.keyPayload(out, "configmap/"+src.ConfigMap.Name, src.ConfigMap.Items, *p.DefaultMode, optional(src.ConfigMap.Optional), configMapKeyMissing))
+		case src.DownwardAPI != nil:
+			downwardPayload(out, src.DownwardAPI.Items, *p.DefaultMode)
+		case src.ServiceAccountToken != nil:
+			// collectData: the token is 0600 when fsGroup is set (SetVolumeOwnership makes it 0640).
+			mode := uint32(*p.DefaultMode)
+			if k.fsGroup() != nil {
+				mode = 0600
+			}
+			out[path.Clean(src.ServiceAccountToken.Path)] = mode
+		}
+	}
+	return out, utilerrors.NewAggregate(errs)
+}
+
+// Texts of a missing key (v1.37 secret.go MakePayload, configmap.go MakePayload).
+func secretKeyMissing(key string) error {
+	return fmt.Errorf("references non-existent secret key: %s", key)
+}
+func configMapKeyMissing(key string) error {
+	return fmt.Errorf("configmap references non-existent config key: %s", key)
+}
+
+// keyPayload is secret.go / configmap.go MakePayload over Case.Sources[object]; a missing
+// object is an empty one (framework.Case.Sources).
+func (k *kubelet) keyPayload(out map[string]uint32, object string, items []corev1.KeyToPath, defaultMode int32, optional bool, missing func(string) error) error {
+	data := k.sources[object]
+	if len(items) == 0 {
+		for key := range data {
+			out[path.Clean(key)] = uint32(defaultMode)
+		}
+		return nil
+	}
+	for _, it := range items {
+		if _, found := data[it.Key]; !found {
+			if optional {
+				continue
+			}
+			return missing(it.Key)
+		}
+		mode := defaultMode
+		if it.Mode != nil {
+			mode = *it.Mode
+		}
+		out[path.Clean(it.Path)] = uint32(mode)
+	}
+	return nil
+}
+
+// downwardPayload is downwardapi.go CollectData's modes: item mode, else defaultMode.
+func downwardPayload(out map[string]uint32, items []corev1.DownwardAPIVolumeFile, defaultMode int32) {
+	for _, it := range items {
+		mode := defaultMode
+		if it.Mode != nil {
+			mode = *it.Mode
+		}
+		out[path.Clean(it.Path)] = uint32(mode)
+	}
+}
+
+func appendErr(errs []error, err error) []error {
+	if err != nil {
+		return append(errs, err)
+	}
+	return errs
+}
+
+func optional(b *bool) bool { return b != nil && *b }
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,135 @@
+package oracle
+
+import (
+	"fmt"
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// ok is a successful SetUp.
+const ok = framework.SetUpOK
+
+// kubelet is the node model: the host, the gates in force and every volume of the pod.
+type kubelet struct {
+	gates    map[string]bool
+	pod      *corev1.Pod
+	preserve map[string]bool
+	host     *node
+	sources  map[string]map[string]string
+	storage  map[string][]framework.File
+	vols     []*volume
+}
+
+// volume is one volume of the pod on the node.
+type volume struct {
+	spec *corev1.Volume
+	typ  string
+	// root is the volume as the container sees it (hostPath: what is at the path, symlinks
+	// followed; nil when nothing is there); top is where absolute symlinks resolve.
+	root, top *node
+	// ready is the kubelet's "set up before" state (emptyDir ready marker, AtomicWriter data).
+	ready bool
+	// populated is the flexVolume fixture driver's "mounted once".
+	populated bool
+	// result is the latest SetUp's result: ok or the error text.
+	result string
+}
+
+func newKubelet(c *framework.Case, adm admitted) *kubelet {
+	k := &kubelet{
+		gates:    map[string]bool{},
+		pod:      adm.pod,
+		preserve: adm.preserve,
+		// docs/spec.md "The order of events" 3: host fixtures first.
+		host:    buildHost(c.Host),
+		sources: c.Sources,
+		storage: c.Storage,
+	}
+	for name, on := range c.Gates.Kubelet {
+		k.gates[name] = on
+	}
+	for i := range adm.pod.Spec.Volumes {
+		v := &adm.pod.Spec.Volumes[i]
+		k.vols = append(k.vols, &volume{spec: v, typ: typeName(&v.VolumeSource)})
+	}
+	return k
+}
+
+// setUpAll is one SetUp of every volume in pod order; one failure does not stop the others
+// (docs/spec.md "The order of events" 4, and 5 for restartKubelet).
+func (k *kubelet) setUpAll() {
+	for _, v := range k.vols {
+		v.result = k.setUp(v)
+	}
+}
+
+func (k *kubelet) setUp(v *volume) string {
+	s := &v.spec.VolumeSource
+	switch {
+	case s.EmptyDir != nil:
+		return k.setUpEmptyDir(v)
+	case s.HostPath != nil:
+		return k.setUpHostPath(v)
+	case atomicWriterKind(s) != "":
+		return k.setUpAtomicWriter(v)
+	case s.FlexVolume != nil:
+		return k.setUpFlexVolume(v)
+	}
+	return fmt.Sprintf("volume type %q is outside volperm's node model", v.typ)
+}
+
+// fsGroup is the pod's fsGroup, nil when unset.
+func (k *kubelet) fsGroup() *int64 {
+	if sc := k.pod.Spec.SecurityContext; sc != nil {
+		return sc.FSGroup
+	}
+	return nil
+}
+
+// step applies one docs/spec.md "The order of events" 5 step.
+func (k *kubelet) step(s framework.Step) {
+	switch {
+	case s.Chmod != nil:
+		k.chmod(s.Chmod)
+	case s.SetGates != nil:
+		// Gates merge into those in force; only the kubelet's matter once the pod exists.
+		for name, on := range s.SetGates.Kubelet {
+			k.gates[name] = on
+		}
+	case s.RestartKubelet:
+		k.setUpAll()
+	}
+}
+
+// chmod is a container's chmod(2) inside a volume: the path's symlinks are followed and the
+// mode is set exactly. A path that is not there changes nothing.
+func (k *kubelet) chmod(c *framework.Chmod) {
+	v := k.volume(c.Volume)
+	if v == nil || v.root == nil {
+		return
+	}
+	if n, _ := resolveInVolume(v, c.Path); n != nil {
+		n.mode = c.Mode & 07777
+	}
+}
+
+// resolveInVolume resolves a volume-relative path following every symlink, as root.
+func resolveInVolume(v *volume, p string) (*node, string) {
+	f, errno := lookup(v.top, v.root, path.Clean(p), true, nil)
+	if errno != "" {
+		return nil, errno
+	}
+	return f.n, ""
+}
+
+func (k *kubelet) volume(name string) *volume {
+	for _, v := range k.vols {
+		if v.spec.Name == name {
+			return v
+		}
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package oracle
+
+import (
+	"path"
+	"strings"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// runProbes runs the probes in order on the model; each may change it (docs/spec.md "Probes").
+func (k *kubelet) runProbes(probes []framework.Probe) []framework.ProbeResult {
+	var out []framework.ProbeResult
+	for _, p := range probes {
+		r := framework.ProbeResult{Name: p.Name, Allowed: true}
+		if errno := k.probe(p); errno != "" {
+			r.Allowed, r.Errno = false, errno
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// probe is one syscall as p.As on the volume's model; it returns the errno name or "".
+func (k *kubelet) probe(p framework.Probe) string {
+	v := k.volume(p.Volume)
+	if v == nil || v.root == nil {
+		// Nothing set up there: the path does not exist.
+		return eNOENT
+	}
+	u := &p.As
+	// framework/probe within: paths are relative to the volume and never leave it.
+	rel := path.Clean(p.Path)
+	if path.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, "../") {
+		return eINVAL
+	}
+	switch p.Op {
+	case framework.OpCreate:
+		// open(O_CREAT|O_EXCL, 0644): an existing name (even a symlink) is EEXIST before any
+		// write check; then w+x on the parent. Owner: the prober; group: setgid rule.
+		f, errno := lookup(v.top, v.root, rel, false, u)
+		switch {
+		case errno != "":
+			return errno
+		case f.n != nil || f.dir == nil:
+			return eEXIST
+		case !may(f.dir, u, permWrite|permExec):
+			return eACCES
+		}
+		f.dir.add(f.name, typeFile, 0644&^umask, owner{u.UID, u.GID})
+		return ""
+	case framework.OpMkdir:
+		// mkdir(0755): EEXIST first, then w+x on the parent; a setgid parent passes setgid on.
+		f, errno := lookup(v.top, v.root, rel, false, u)
+		switch {
+		case errno != "":
+			return errno
+		case f.n != nil || f.dir == nil:
+			return eEXIST
+		case !may(f.dir, u, permWrite|permExec):
+			return eACCES
+		}
+		f.dir.add(f.name, typeDir, 0755&^umask, owner{u.UID, u.GID})
+		return ""
+	case framework.OpRead, framework.OpWrite, framework.OpList:
+		return openProbe(v, rel, p.Op, u)
+	case framework.OpDelete:
+		return unlinkProbe(v, rel, u)
+	case framework.OpRename:
+		to := path.Clean(p.To)
+		if path.IsAbs(p.To) || to == ".." || strings.HasPrefix(to, "../") {
+			return eINVAL
+		}
+		return renameProbe(v, rel, to, u)
+	}
+	return eINVAL
+}
+
+// openProbe is open(2) (then getdents for list) following symlinks: Linux may_open order —
+// a directory opened for writing is EISDIR, then the permission check, then a socket is ENXIO;
+// list on a non-directory fails in getdents with ENOTDIR.
+func openProbe(v *volume, rel string, op framework.ProbeOp, u *framework.User) string {
+	f, errno := lookup(v.top, v.root, rel, true, u)
+	if errno != "" {
+		return errno
+	}
+	n := f.n
+	if n == nil {
+		return eNOENT
+	}
+	want := permRead
+	if op == framework.OpWrite {
+		want = permWrite
+		if n.typ == typeDir {
+			return eISDIR
+		}
+	}
+	if !may(n, u, want) {
+		return eACCES
+	}
+	if n.typ == typeSocket {
+		return eNXIO
+	}
+	if op == framework.OpList && n.typ != typeDir {
+		return eNOTDIR
+	}
+	return ""
+}
+
+// unlinkProbe is unlink(2): ENOENT, then w+x on the parent (EACCES), then the sticky rule
+// (EPERM), then a directory is EISDIR.
+func unlinkProbe(v *volume, rel string, u *framework.User) string {
+	f, errno := lookup(v.top, v.root, rel, false, u)
+	switch {
+	case errno != "":
+		return errno
+	case f.dir == nil:
+		return eBUSY // the volume root itself: a mount point
+	case f.n == nil:
+		return eNOENT
+	case !may(f.dir, u, permWrite|permExec):
+		return eACCES
+	case stickyDenies(f.dir, f.n, u):
+		return ePERM
+	case f.n.typ == typeDir:
+		return eISDIR
+	}
+	delete(f.dir.kids, f.name)
+	return ""
+}
+
+// renameProbe is rename(2) in vfs_rename's order: the source must exist; may_delete on the
+// source (w+x, sticky); may_create or may_delete on the target; type mismatches; a directory
+// moving to another parent needs write on itself; a non-empty target directory is ENOTEMPTY.
+func renameProbe(v *volume, from, to string, u *framework.User) string {
+	src, errno := lookup(v.top, v.root, from, false, u)
+	if errno != "" {
+		return errno
+	}
+	dst, errno := lookup(v.top, v.root, to, false, u)
+	if errno != "" {
+		return errno
+	}
+	switch {
+	case src.dir == nil || dst.dir == nil:
+		return eBUSY
+	case src.n == nil:
+		return eNOENT
+	case src.n == dst.n:
+		return "" // the same inode: rename does nothing
+	case !may(src.dir, u, permWrite|permExec):
+		return eACCES
+	case stickyDenies(src.dir, src.n, u):
+		return ePERM
+	}
+	isDir := src.n.typ == typeDir
+	if dst.n == nil {
+		if !may(dst.dir, u, permWrite|permExec) {
+			return eACCES
+		}
+	} else {
+		switch {
+		case !may(dst.dir, u, permWrite|permExec):
+			return eACCES
+		case stickyDenies(dst.dir, dst.n, u):
+			return ePERM
+		case isDir && dst.n.typ != typeDir:
+			return eNOTDIR
+		case !isDir && dst.n.typ == typeDir:
+			return eISDIR
+		}
+	}
+	if isDir && src.dir != dst.dir && !may(src.n, u, permWrite) {
+		return eACCES
+	}
+	if isDir && src.n.ancestorOf(dst.dir) {
+		return eINVAL
+	}
+	if dst.n != nil && dst.n.typ == typeDir && len(dst.n.kids) > 0 {
+		return eNOTEMPT
+	}
+	n := src.n
+	delete(src.dir.kids, src.name)
+	n.parent = dst.dir
+	dst.dir.kids[dst.name] = n
+	return ""
+}
+
+// stickyDenies is Linux check_sticky: in a sticky directory only the entry's owner, the
+// directory's owner or root may remove or rename an entry.
+func stickyDenies(dir, n *node, u *framework.User) bool {
+	return dir.mode&modeSticky != 0 && u.UID != 0 && u.UID != n.uid && u.UID != dir.uid
+}
