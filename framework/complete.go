@@ -68,3 +68,19 @@ func objectName(s string) string {
 	}
 	return n
 }
+
+// DeepCopy copies c deeply enough that Complete(), admission and the steps of a target or the
+// oracle cannot change the caller's case (the maps of data are shared: nothing writes them).
+func (c *Case) DeepCopy() *Case {
+	cc := *c
+	if c.Pod != nil {
+		cc.Pod = c.Pod.DeepCopy()
+	}
+	if c.OldPod != nil {
+		cc.OldPod = c.OldPod.DeepCopy()
+	}
+	if c.PersistentVolume != nil {
+		cc.PersistentVolume = c.PersistentVolume.DeepCopy()
+	}
+	return &cc
+}

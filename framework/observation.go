@@ -3,6 +3,7 @@ package framework
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 )
@@ -70,6 +71,22 @@ type ProbeResult struct {
 	Allowed bool   `json:"allowed"`
 	// Errno is the error's name (EACCES, EPERM, ENOENT, ...) when not allowed.
 	Errno string `json:"errno,omitempty"`
+}
+
+// FileMode converts Unix permission bits (with setuid 04000, setgid 02000, sticky 01000) to an
+// os.FileMode for os.Chmod.
+func FileMode(m uint32) os.FileMode {
+	fm := os.FileMode(m & 0777)
+	if m&04000 != 0 {
+		fm |= os.ModeSetuid
+	}
+	if m&02000 != 0 {
+		fm |= os.ModeSetgid
+	}
+	if m&01000 != 0 {
+		fm |= os.ModeSticky
+	}
+	return fm
 }
 
 // FormatMode renders permission bits (including 07000) as 4-digit octal.

@@ -4,14 +4,13 @@
 package caseroot
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // Roots hands out case roots under one work directory.
@@ -51,7 +50,7 @@ func (r *Roots) Make(prefix string) (string, error) {
 // Remove unmounts whatever is still mounted below root (deepest first) and removes it. It never
 // removes across a mount point.
 func (r *Roots) Remove(root string) error {
-	mounts, err := MountsBelow(root)
+	mounts, err := mountinfo.AtOrBelow(root)
 	if err != nil {
 		return err
 	}
@@ -84,46 +83,4 @@ func (r *Roots) RemoveAll() error {
 		errs = append(errs, r.Remove(root))
 	}
 	return errors.Join(errs...)
-}
-
-// MountsBelow lists the mount points under dir from /proc/self/mountinfo, deepest first.
-func MountsBelow(dir string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		if mp := unescape(fields[4]); strings.HasPrefix(mp, dir+"/") {
-			out = append(out, mp)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out, sc.Err()
-}
-
-// unescape undoes mountinfo's octal escapes (\040 for a space, ...).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -1,6 +1,7 @@
 package caseroot
 
 import (
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -32,13 +33,13 @@ func TestRemoveUnmountsLeftovers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mp, "f"), nil, 0644); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := MountsBelow(root); len(m) != 1 || m[0] != mp {
+	if m, _ := mountinfo.AtOrBelow(root); len(m) != 1 || m[0] != mp {
 		t.Fatalf("MountsBelow = %q, want [%q]", m, mp)
 	}
 	if err := r.RemoveAll(); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := MountsBelow(root); len(m) != 0 {
+	if m, _ := mountinfo.AtOrBelow(root); len(m) != 0 {
 		t.Fatalf("mounts left: %q", m)
 	}
 	if _, err := os.Stat(root); !os.IsNotExist(err) {

@@ -14,7 +14,7 @@ const Source = "oracle"
 // Expect returns the Observation the spec demands for c. c is not modified: Expect completes
 // a copy of it (framework.Case.Complete is idempotent, so a completed c is fine too).
 func Expect(in *framework.Case) *framework.Observation {
-	c := copyCase(in)
+	c := in.DeepCopy()
 	c.Complete()
 	obs := &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Source}
 
@@ -40,17 +40,3 @@ func Expect(in *framework.Case) *framework.Observation {
 	return obs
 }
 
-// copyCase copies what Complete and the model change, so the caller's Case stays as it was.
-func copyCase(c *framework.Case) *framework.Case {
-	cc := *c
-	if c.Pod != nil {
-		cc.Pod = c.Pod.DeepCopy()
-	}
-	if c.OldPod != nil {
-		cc.OldPod = c.OldPod.DeepCopy()
-	}
-	if c.PersistentVolume != nil {
-		cc.PersistentVolume = c.PersistentVolume.DeepCopy()
-	}
-	return &cc
-}

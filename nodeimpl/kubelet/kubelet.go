@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/hostpath"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 )
 
@@ -364,47 +364,10 @@ func unsupportedTypeName(vol *corev1.Volume) string {
 	return "(none)"
 }
 
-// mountsBelow lists the mount points at or under dir from /proc/self/mountinfo, deepest first.
+// mountsBelow lists the mount points at or under dir (symlinks resolved), deepest first.
 func mountsBelow(dir string) ([]string, error) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, fmt.Errorf("list mounts: %w", err)
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := unescapeMount(f[4])
-		if mp == dir || strings.HasPrefix(mp, dir+"/") {
-			out = append(out, mp)
-		}
-	}
-	// Deepest first; a point mounted twice is listed twice and unmounted twice.
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return mountinfo.AtOrBelow(dir)
 }

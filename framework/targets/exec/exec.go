@@ -29,6 +29,7 @@ import (
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // Name is the name the target registers under.
@@ -97,7 +98,7 @@ func (t *Target) Close() error { return t.roots.RemoveAll() }
 
 // Observe runs c through the agent (docs/spec.md "The order of events").
 func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framework.Observation, err error) {
-	c := reference.CopyCase(in)
+	c := in.DeepCopy()
 	c.Complete()
 	res := reference.Admit(c)
 	obs = &framework.Observation{
@@ -173,7 +174,7 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 			if r := results[s.Chmod.Volume]; !r.OK {
 				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
 			}
-			if err := os.Chmod(filepath.Join(dirs[s.Chmod.Volume], filepath.Clean("/"+s.Chmod.Path)), reference.FileMode(s.Chmod.Mode)); err != nil {
+			if err := os.Chmod(filepath.Join(dirs[s.Chmod.Volume], filepath.Clean("/"+s.Chmod.Path)), framework.FileMode(s.Chmod.Mode)); err != nil {
 				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
 			}
 		case s.SetGates != nil:
@@ -225,7 +226,7 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 	if !td.OK {
 		return nil, fmt.Errorf("agent teardown failed: %s", td.Error)
 	}
-	if m, _ := caseroot.MountsBelow(root); len(m) > 0 {
+	if m, _ := mountinfo.AtOrBelow(root); len(m) > 0 {
 		return nil, fmt.Errorf("agent teardown left %d mount(s) behind, e.g. %s: teardown must unmount what setup mounted", len(m), m[0])
 	}
 	if err := guard.check(); err != nil {

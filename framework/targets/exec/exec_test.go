@@ -14,12 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/execproto"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/exec/agent"
 	"github.com/volperm/volperm/framework/targets/reference"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // The test binary doubles as a family of agents, chosen by VOLPERM_TEST_AGENT: one that
@@ -149,7 +149,7 @@ func TestVerdicts(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Nothing is left, whatever the agent did.
-			if m, _ := caseroot.MountsBelow(work); len(m) > 0 {
+			if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
 				t.Errorf("mounts left: %q", m)
 			}
 			if left, _ := os.ReadDir(work); len(left) > 0 {
@@ -224,7 +224,7 @@ func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 			t.Errorf("no %s case compared", a)
 		}
 	}
-	if m, _ := caseroot.MountsBelow(work); len(m) > 0 {
+	if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
 		t.Errorf("mounts left: %q", m)
 	}
 }

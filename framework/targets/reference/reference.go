@@ -118,7 +118,7 @@ func Admit(c *framework.Case) admission.Result {
 
 // Observe runs c (docs/spec.md "The order of events") and tears everything down.
 func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framework.Observation, err error) {
-	c := CopyCase(in)
+	c := in.DeepCopy()
 	c.Complete()
 	res := Admit(c)
 	obs = &framework.Observation{
@@ -181,7 +181,7 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
 			}
 			// A container changing a mode: a plain chmod inside the volume.
-			if err := os.Chmod(filepath.Join(r.Path, filepath.Clean("/"+s.Chmod.Path)), FileMode(s.Chmod.Mode)); err != nil {
+			if err := os.Chmod(filepath.Join(r.Path, filepath.Clean("/"+s.Chmod.Path)), framework.FileMode(s.Chmod.Mode)); err != nil {
 				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
 			}
 		case s.SetGates != nil:
@@ -257,36 +257,6 @@ func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile
 		}
 	}
 	return out
-}
-
-// FileMode converts Unix permission bits (with 07000) to an os.FileMode.
-func FileMode(m uint32) os.FileMode {
-	fm := os.FileMode(m & 0777)
-	if m&04000 != 0 {
-		fm |= os.ModeSetuid
-	}
-	if m&02000 != 0 {
-		fm |= os.ModeSetgid
-	}
-	if m&01000 != 0 {
-		fm |= os.ModeSticky
-	}
-	return fm
-}
-
-// CopyCase copies c deeply enough that Complete() and admission cannot change the caller's case.
-func CopyCase(c *framework.Case) *framework.Case {
-	cc := *c
-	if c.Pod != nil {
-		cc.Pod = c.Pod.DeepCopy()
-	}
-	if c.OldPod != nil {
-		cc.OldPod = c.OldPod.DeepCopy()
-	}
-	if c.PersistentVolume != nil {
-		cc.PersistentVolume = c.PersistentVolume.DeepCopy()
-	}
-	return &cc
 }
 
 func kernelHas(fs string) bool {

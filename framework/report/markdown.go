@@ -1,0 +1,163 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Markdown renders the summary for a reviewer: the verdict, the versions, the counts per area
+// and per profile, every failure with its first difference, and the cases not run grouped by
+// reason.
+func (s *Summary) Markdown() []byte {
+	var b bytes.Buffer
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+
+	p("# volperm report: %s on target %s\n\n", strings.ToUpper(s.Result), s.Target.Name)
+	p("%s.\n\n", s.Totals)
+	p("| | |\n|---|---|\n")
+	p("| target | %s |\n", cell(targetLine(s)))
+	p("| volperm | %s |\n", cell(s.Versions.Volperm))
+	p("| Go | %s |\n", cell(s.Versions.Go))
+	p("| kernel | %s |\n", cell(s.Versions.Kernel))
+	p("| k8s.io/api | %s |\n", cell(s.Versions.KubernetesAPI))
+	p("| started | %s |\n", s.StartTime.UTC().Format(time.RFC3339))
+	p("| duration | %.1fs |\n", s.DurationSeconds)
+	if sel := s.Selection; sel != nil {
+		p("| cases | %d selected of %d from %s |\n", sel.Selected, sel.Available, cell(sel.Source))
+		if len(sel.Profiles) > 0 {
+			p("| profiles | %s |\n", cell(strings.Join(sel.Profiles, ", ")))
+		}
+		if sel.LabelFilter != "" {
+			p("| label filter | %s |\n", cell(code(sel.LabelFilter)))
+		}
+		if sel.Focus != "" {
+			p("| focus | %s |\n", cell(code(sel.Focus)))
+		}
+		if sel.Require {
+			p("| require | a case that cannot run is a failure |\n")
+		}
+	}
+	if s.NotSelected > 0 {
+		p("| not selected | %d (left out by the run's filters) |\n", s.NotSelected)
+	}
+	p("\n")
+
+	if len(s.SuiteFailures) > 0 {
+		p("## Suite failures\n\n")
+		for _, f := range s.SuiteFailures {
+			p("- %s\n", code(f))
+		}
+		p("\n")
+	}
+
+	groupTable(&b, "By area", s.Areas, true)
+	groupTable(&b, "By profile", s.Profiles, false)
+
+	p("## Failures (%d)\n\n", len(s.Failures))
+	for _, f := range s.Failures {
+		p("- %s (%s): %s\n", code(f.Name), f.State, code(f.Message))
+	}
+	if len(s.Failures) == 0 {
+		p("None.\n")
+	}
+	p("\n")
+
+	p("## Not run (%d)\n\n", len(s.NotRun))
+	if len(s.NotRun) == 0 {
+		p("None.\n")
+	}
+	for _, g := range byReason(s.NotRun) {
+		p("### %s\n\n<details><summary>%d cases</summary>\n\n", g.reason, len(g.names))
+		for _, n := range g.names {
+			p("- %s\n", code(n))
+		}
+		p("\n</details>\n\n")
+	}
+	return b.Bytes()
+}
+
+// WriteMarkdown writes the Markdown summary to path.
+func (s *Summary) WriteMarkdown(path string) error {
+	if err := os.WriteFile(path, s.Markdown(), 0o644); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+func targetLine(s *Summary) string {
+	line := s.Target.Name
+	if s.Target.Version != "" {
+		line += " " + s.Target.Version
+	}
+	keys := make([]string, 0, len(s.Target.Details))
+	for k := range s.Target.Details {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		line += fmt.Sprintf(", %s %s", k, s.Target.Details[k])
+	}
+	return line
+}
+
+func groupTable(b *bytes.Buffer, title string, groups []Group, describe bool) {
+	fmt.Fprintf(b, "## %s\n\n", title)
+	header := "| | passed | failed | not run | total |"
+	rule := "|---|---:|---:|---:|---:|"
+	if describe {
+		header += " what |"
+		rule += "---|"
+	}
+	fmt.Fprintf(b, "%s\n%s\n", header, rule)
+	for _, g := range groups {
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %d |", cell(g.Name), g.Passed, g.Failed, g.Skipped, g.Total)
+		if describe {
+			fmt.Fprintf(b, " %s |", cell(g.Description))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+type reasonGroup struct {
+	reason string
+	names  []string
+}
+
+// byReason groups the cases not run by reason, the largest group first.
+func byReason(rs []CaseResult) []reasonGroup {
+	idx := map[string]int{}
+	var gs []reasonGroup
+	for _, r := range rs {
+		i, ok := idx[r.Message]
+		if !ok {
+			i = len(gs)
+			idx[r.Message] = i
+			gs = append(gs, reasonGroup{reason: r.Message})
+		}
+		gs[i].names = append(gs[i].names, r.Name)
+	}
+	sort.SliceStable(gs, func(a, b int) bool { return len(gs[a].names) > len(gs[b].names) })
+	return gs
+}
+
+// code renders s as inline code, whatever backticks it holds.
+func code(s string) string {
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// cell makes s safe inside a Markdown table cell.
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}

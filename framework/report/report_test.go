@@ -1,0 +1,332 @@
+package report
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/volperm/volperm/framework"
+)
+
+func spec(area, profile, name string, state types.SpecState, msg string) types.SpecReport {
+	return types.SpecReport{
+		ContainerHierarchyTexts: []string{"[" + area + "]"},
+		LeafNodeText:            name + " [target=fake]",
+		LeafNodeType:            types.NodeTypeIt,
+		LeafNodeLabels:          []string{area, profile, "sweep"},
+		State:                   state,
+		Failure:                 types.Failure{Message: msg},
+		RunTime:                 12 * time.Millisecond,
+	}
+}
+
+// sampleReport has one spec of every kind the suites produce.
+func sampleReport() types.Report {
+	panicked := spec("fsgroup", "conformance", "walk panics", types.SpecStatePanicked, "Test Panicked")
+	panicked.Failure.ForwardedPanic = "index out of range"
+	closeFailure := types.SpecReport{LeafNodeType: types.NodeTypeCleanupAfterSuite, State: types.SpecStateFailed,
+		Failure: types.Failure{Message: "close target: busy"}}
+	return types.Report{
+		SuiteDescription: "volperm",
+		SuiteSucceeded:   false,
+		StartTime:        time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		RunTime:          3 * time.Second,
+		SpecReports: []types.SpecReport{
+			spec("emptydir", "conformance", "mode nil on the default medium", types.SpecStatePassed, ""),
+			spec("emptydir", "alpha", "mode 0750 on medium Memory", types.SpecStateFailed,
+				"volume \"data\" path \".\": expected dir 0750 0:0, observed dir 1777 0:0\n1 difference\nexpected: {}"),
+			spec("hostpath", "conformance", "Socket on a file", types.SpecStateSkipped, "needs root: mounts tmpfs"),
+			spec("hostpath", "conformance", "Directory on nothing", types.SpecStateSkipped, "needs root: mounts tmpfs"),
+			panicked,
+			spec("skew", "alpha", "deselected", types.SpecStateSkipped, ""),
+			closeFailure,
+		},
+	}
+}
+
+func TestBuild(t *testing.T) {
+	s := Build(sampleReport(), Options{
+		Target:           framework.TargetInfo{Name: "fake"},
+		AreaDescriptions: map[framework.Area]string{framework.AreaEmptyDir: "emptyDir mode"},
+	})
+	if s.Result != ResultFailed {
+		t.Errorf("result %q, want failed", s.Result)
+	}
+	if want := (Counts{Total: 5, Passed: 1, Failed: 2, Skipped: 2}); s.Totals != want {
+		t.Errorf("totals %+v, want %+v", s.Totals, want)
+	}
+	if s.NotSelected != 1 {
+		t.Errorf("not selected %d, want 1", s.NotSelected)
+	}
+	wantAreas := []Group{
+		{Name: "emptydir", Description: "emptyDir mode", Counts: Counts{Total: 2, Passed: 1, Failed: 1}},
+		{Name: "hostpath", Counts: Counts{Total: 2, Skipped: 2}},
+		{Name: "fsgroup", Counts: Counts{Total: 1, Failed: 1}},
+	}
+	if !equalJSON(t, s.Areas, wantAreas) {
+		t.Errorf("areas %+v, want %+v", s.Areas, wantAreas)
+	}
+	wantProfiles := []Group{
+		{Name: "conformance", Counts: Counts{Total: 4, Passed: 1, Failed: 1, Skipped: 2}},
+		{Name: "alpha", Counts: Counts{Total: 1, Failed: 1}},
+	}
+	if !equalJSON(t, s.Profiles, wantProfiles) {
+		t.Errorf("profiles %+v, want %+v", s.Profiles, wantProfiles)
+	}
+	wantFailures := []CaseResult{
+		{Name: "[emptydir] mode 0750 on medium Memory [target=fake]", Area: "emptydir", Profile: "alpha", State: "failed",
+			Message: `volume "data" path ".": expected dir 0750 0:0, observed dir 1777 0:0`},
+		{Name: "[fsgroup] walk panics [target=fake]", Area: "fsgroup", Profile: "conformance", State: "panicked",
+			Message: "Test Panicked: index out of range"},
+	}
+	if !equalJSON(t, s.Failures, wantFailures) {
+		t.Errorf("failures %+v, want %+v", s.Failures, wantFailures)
+	}
+	if len(s.NotRun) != 2 || s.NotRun[0].Message != "needs root: mounts tmpfs" || s.NotRun[0].State != "skipped" {
+		t.Errorf("not run %+v, want the two hostpath cases with their reason", s.NotRun)
+	}
+	if len(s.SuiteFailures) != 1 || s.SuiteFailures[0] != "DeferCleanup (Suite): close target: busy" {
+		t.Errorf("suite failures %q, want the failing cleanup", s.SuiteFailures)
+	}
+}
+
+func TestBuildInterrupted(t *testing.T) {
+	r := sampleReport()
+	r.SpecialSuiteFailureReasons = []string{"Interrupted by User"}
+	s := Build(r, Options{})
+	if s.NotSelected != 0 {
+		t.Errorf("not selected %d: after an interrupt a spec without a message was not run", s.NotSelected)
+	}
+	last := s.NotRun[len(s.NotRun)-1]
+	if last.Message != "the run was interrupted before this case" {
+		t.Errorf("last not run %+v, want the interrupt as reason", last)
+	}
+	if s.SuiteFailures[0] != "Interrupted by User" {
+		t.Errorf("suite failures %q, want the interrupt first", s.SuiteFailures)
+	}
+}
+
+func TestBuildPassed(t *testing.T) {
+	r := types.Report{SuiteSucceeded: true, SpecReports: []types.SpecReport{
+		spec("emptydir", "conformance", "a", types.SpecStatePassed, ""),
+		spec("hostpath", "conformance", "b", types.SpecStateSkipped, "needs root"),
+	}}
+	s := Build(r, Options{})
+	if s.Result != ResultPassed {
+		t.Errorf("result %q: cases not run do not fail a run that does not require them", s.Result)
+	}
+}
+
+func TestSummaryFiles(t *testing.T) {
+	s := Build(sampleReport(), Options{
+		Target:    framework.TargetInfo{Name: "fake", Version: "v1", Details: map[string]string{"kernel": "6.1"}},
+		Selection: &Selection{Source: "catalogue", Available: 3000, Selected: 6, LabelFilter: "emptydir || hostpath", Require: true},
+	})
+	dir := t.TempDir()
+	jsonPath, mdPath := filepath.Join(dir, "summary.json"), filepath.Join(dir, "summary.md")
+	if err := s.WriteJSON(jsonPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteMarkdown(mdPath); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("summary.json does not parse: %v", err)
+	}
+	if back.Totals != s.Totals || len(back.NotRun) != 2 || back.Selection.Selected != 6 || back.Versions.Go == "" {
+		t.Errorf("summary.json round trip lost data: %+v", back)
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# volperm report: FAILED on target fake",
+		"5 cases: 1 passed, 2 failed, 2 not run.",
+		"| target | fake v1, kernel 6.1 |",
+		"| label filter | `emptydir \\|\\| hostpath` |",
+		"| emptydir | 1 | 1 | 0 | 2 |",
+		"- `[emptydir] mode 0750 on medium Memory [target=fake]` (failed): `volume \"data\" path \".\": expected dir 0750 0:0, observed dir 1777 0:0`",
+		"### needs root: mounts tmpfs\n\n<details><summary>2 cases</summary>",
+		"- `DeferCleanup (Suite): close target: busy`",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// The JUnit file as a CI reads it.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name    string `xml:"name,attr"`
+	Failure *struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Body    string `xml:",chardata"`
+	} `xml:"failure"`
+	Error *struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+	} `xml:"error"`
+	Skipped *struct {
+		Message string `xml:"message,attr"`
+	} `xml:"skipped"`
+}
+
+func TestWriteJUnit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := WriteJUnit(sampleReport(), path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("junit.xml is not well-formed: %v", err)
+	}
+	if len(doc.Suites) != 1 {
+		t.Fatalf("%d testsuite elements, want 1", len(doc.Suites))
+	}
+	ts := doc.Suites[0]
+	// Six specs; the suite cleanup node is left out.
+	if ts.Name != "volperm" || ts.Tests != 6 || len(ts.Cases) != 6 || ts.Skipped != 3 || ts.Failures != 1 || doc.Errors != 1 {
+		t.Errorf("testsuite %q tests=%d cases=%d skipped=%d failures=%d errors=%d, want volperm 6 6 3 1 1",
+			ts.Name, ts.Tests, len(ts.Cases), ts.Skipped, ts.Failures, doc.Errors)
+	}
+	byName := map[string]junitCase{}
+	for _, c := range ts.Cases {
+		byName[c.Name] = c
+	}
+	tests := []struct {
+		name, failure, errorType, skipped string
+	}{
+		{name: "[emptydir] mode nil on the default medium [target=fake]"},
+		{name: "[emptydir] mode 0750 on medium Memory [target=fake]", failure: `volume "data" path ".": expected dir 0750 0:0`},
+		{name: "[hostpath] Socket on a file [target=fake]", skipped: "skipped - needs root: mounts tmpfs"},
+		{name: "[fsgroup] walk panics [target=fake]", errorType: "panicked"},
+	}
+	for _, tt := range tests {
+		c, ok := byName[tt.name]
+		if !ok {
+			t.Errorf("no testcase named %q in %v", tt.name, keys(byName))
+			continue
+		}
+		switch {
+		case tt.failure != "":
+			if c.Failure == nil || !strings.HasPrefix(c.Failure.Message, tt.failure) || c.Failure.Body == "" {
+				t.Errorf("%s: failure %+v, want message starting %q and a description", tt.name, c.Failure, tt.failure)
+			}
+		case tt.errorType != "":
+			if c.Error == nil || c.Error.Type != tt.errorType || c.Error.Message == "" {
+				t.Errorf("%s: error %+v, want type %s with a message", tt.name, c.Error, tt.errorType)
+			}
+		case tt.skipped != "":
+			if c.Skipped == nil || c.Skipped.Message != tt.skipped {
+				t.Errorf("%s: skipped %+v, want message %q", tt.name, c.Skipped, tt.skipped)
+			}
+		default:
+			if c.Failure != nil || c.Error != nil || c.Skipped != nil {
+				t.Errorf("%s: passed spec carries failure %+v error %+v skipped %+v", tt.name, c.Failure, c.Error, c.Skipped)
+			}
+		}
+	}
+}
+
+func TestLogLine(t *testing.T) {
+	r := sampleReport()
+	tests := []struct {
+		spec types.SpecReport
+		want string
+	}{
+		{r.SpecReports[0], "PASS       0.012s [emptydir] mode nil on the default medium [target=fake]"},
+		{r.SpecReports[1], `FAIL       0.012s [emptydir] mode 0750 on medium Memory [target=fake]: volume "data" path ".": expected dir 0750 0:0, observed dir 1777 0:0`},
+		{r.SpecReports[2], "SKIP       0.012s [hostpath] Socket on a file [target=fake]: needs root: mounts tmpfs"},
+		{r.SpecReports[4], "FAIL(panicked)   0.012s [fsgroup] walk panics [target=fake]: Test Panicked: index out of range"},
+		{r.SpecReports[5], ""},
+		{r.SpecReports[6], ""},
+	}
+	for _, tt := range tests {
+		if got := LogLine(tt.spec); got != tt.want {
+			t.Errorf("LogLine(%s)\n got %q\nwant %q", tt.spec.FullText(), got, tt.want)
+		}
+	}
+}
+
+func TestVersions(t *testing.T) {
+	api := &debug.Module{Path: "k8s.io/api", Version: "v0.37.2"}
+	tests := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want Versions
+	}{
+		{"no build info", nil, Versions{Volperm: "unknown", KubernetesAPI: "unknown"}},
+		{"released module", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Deps: []*debug.Module{api}},
+			Versions{Volperm: "v1.2.3", KubernetesAPI: "v0.37.2"}},
+		{"checkout with changes", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Deps: []*debug.Module{api},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "d16f527aa0123456789"}, {Key: "vcs.modified", Value: "true"}}},
+			Versions{Volperm: "devel-d16f527aa012+dirty", KubernetesAPI: "v0.37.2"}},
+		{"replaced k8s.io/api", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Deps: []*debug.Module{{Path: "k8s.io/api", Version: "v0.37.2", Replace: &debug.Module{Path: "../api", Version: ""}}}},
+			Versions{Volperm: "(devel)", KubernetesAPI: "../api"}},
+	}
+	for _, tt := range tests {
+		tt.want.Go, tt.want.Kernel = "go1.26", "6.1"
+		if got := versionsFrom(tt.bi, "go1.26", "6.1"); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+	if k := CurrentVersions().Kernel; k == "" || k == "unknown" {
+		t.Errorf("kernel release %q: uname failed", k)
+	}
+}
+
+func equalJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	x, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(x) == string(y)
+}
+
+func keys(m map[string]junitCase) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+// Package report turns a finished Ginkgo run of the volperm suites into what a reviewer and a CI
+// read: a Summary (counts per area and per profile, every case not run with its reason, every
+// failure with its first difference) written as summary.json and summary.md, the JUnit file, and
+// the one-line-per-case run log.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// Result of a whole run.
+const (
+	ResultPassed = "passed"
+	ResultFailed = "failed"
+)
+
+// Summary is one run of the suites against one target.
+type Summary struct {
+	Suite    string               `json:"suite"`
+	Result   string               `json:"result"`
+	Versions Versions             `json:"versions"`
+	Target   framework.TargetInfo `json:"target"`
+	// Selection is how the run chose its cases; nil when the caller did not say.
+	Selection       *Selection `json:"selection,omitempty"`
+	StartTime       time.Time  `json:"startTime"`
+	DurationSeconds float64    `json:"durationSeconds"`
+	// SuiteFailures are failures outside any case (interrupt, a failing target Close, ...).
+	SuiteFailures []string `json:"suiteFailures,omitempty"`
+	Totals        Counts   `json:"totals"`
+	// NotSelected counts specs the run's Ginkgo filters left out; they are in no other count.
+	NotSelected int     `json:"notSelected,omitempty"`
+	Areas       []Group `json:"areas"`
+	Profiles    []Group `json:"profiles"`
+	// Failures lists every failed case with its first difference (or error).
+	Failures []CaseResult `json:"failures"`
+	// NotRun lists every case that did not run, with the reason.
+	NotRun []CaseResult `json:"notRun"`
+}
+
+// Selection records how the cases of a run were chosen.
+type Selection struct {
+	// Source is where the cases came from: "catalogue" or the case files.
+	Source      string   `json:"source"`
+	Available   int      `json:"available"`
+	Selected    int      `json:"selected"`
+	Profiles    []string `json:"profiles,omitempty"`
+	LabelFilter string   `json:"labelFilter,omitempty"`
+	Focus       string   `json:"focus,omitempty"`
+	// Require is set when a case that cannot run counts as a failure (CI).
+	Require bool `json:"require,omitempty"`
+}
+
+// Counts are the outcomes of a set of cases.
+type Counts struct {
+	Total   int `json:"total"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+}
+
+// String renders the counts as one line.
+func (c Counts) String() string {
+	return fmt.Sprintf("%d cases: %d passed, %d failed, %d not run", c.Total, c.Passed, c.Failed, c.Skipped)
+}
+
+func (c *Counts) add(o outcome) {
+	c.Total++
+	switch o {
+	case passed:
+		c.Passed++
+	case failed:
+		c.Failed++
+	case skipped:
+		c.Skipped++
+	}
+}
+
+// Group is the counts of one area or one profile.
+type Group struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Counts
+}
+
+// CaseResult is one case that failed or did not run.
+type CaseResult struct {
+	// Name is the spec's full text, as the JUnit file names it.
+	Name    string `json:"name"`
+	Area    string `json:"area,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// State is Ginkgo's state of the spec: failed, panicked, interrupted, timedout, aborted, skipped.
+	State string `json:"state"`
+	// Message is the first line of the failure (the first difference) or the reason not run.
+	Message string `json:"message"`
+}
+
+// Options add what the Ginkgo report does not know.
+type Options struct {
+	Target framework.TargetInfo
+	// AreaDescriptions describe each area in the reports.
+	AreaDescriptions map[framework.Area]string
+	Selection        *Selection
+}
+
+type outcome int
+
+const (
+	passed outcome = iota
+	failed
+	skipped
+	notSelected
+)
+
+// Build summarises a Ginkgo report of the volperm suites. A case's area and profile are the
+// first of its labels naming a known area and a known profile (the suites put them first).
+func Build(r types.Report, opts Options) *Summary {
+	s := &Summary{
+		Suite:           r.SuiteDescription,
+		Versions:        CurrentVersions(),
+		Target:          opts.Target,
+		Selection:       opts.Selection,
+		StartTime:       r.StartTime,
+		DurationSeconds: r.RunTime.Seconds(),
+		SuiteFailures:   slices.Clone(r.SpecialSuiteFailureReasons),
+		Failures:        []CaseResult{},
+		NotRun:          []CaseResult{},
+	}
+	interrupted := slices.ContainsFunc(r.SpecialSuiteFailureReasons, func(m string) bool {
+		return strings.Contains(m, "Interrupted")
+	})
+	areas := map[string]*Counts{}
+	profiles := map[string]*Counts{}
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			if sr.State.Is(types.SpecStateFailureStates) {
+				s.SuiteFailures = append(s.SuiteFailures, fmt.Sprintf("%s: %s", sr.LeafNodeType, firstLine(failureText(sr))))
+			}
+			continue
+		}
+		o, msg := classify(sr, interrupted)
+		if o == notSelected {
+			s.NotSelected++
+			continue
+		}
+		area, profile := areaAndProfile(sr.Labels())
+		s.Totals.add(o)
+		counts(areas, area).add(o)
+		counts(profiles, profile).add(o)
+		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg}
+		switch o {
+		case failed:
+			s.Failures = append(s.Failures, res)
+		case skipped:
+			s.NotRun = append(s.NotRun, res)
+		}
+	}
+	for _, a := range framework.Areas {
+		if c, ok := areas[string(a)]; ok {
+			s.Areas = append(s.Areas, Group{Name: string(a), Description: opts.AreaDescriptions[a], Counts: *c})
+		}
+	}
+	if c, ok := areas[""]; ok {
+		s.Areas = append(s.Areas, Group{Name: "(no area)", Counts: *c})
+	}
+	for _, p := range framework.Profiles {
+		if c, ok := profiles[string(p)]; ok {
+			s.Profiles = append(s.Profiles, Group{Name: string(p), Counts: *c})
+		}
+	}
+	if c, ok := profiles[""]; ok {
+		s.Profiles = append(s.Profiles, Group{Name: "(no profile)", Counts: *c})
+	}
+	s.Result = ResultPassed
+	if !r.SuiteSucceeded || s.Totals.Failed > 0 || len(s.SuiteFailures) > 0 {
+		s.Result = ResultFailed
+	}
+	return s
+}
+
+func counts(m map[string]*Counts, key string) *Counts {
+	if m[key] == nil {
+		m[key] = &Counts{}
+	}
+	return m[key]
+}
+
+// classify gives a spec's outcome and its one-line message.
+func classify(sr types.SpecReport, interrupted bool) (outcome, string) {
+	switch {
+	case sr.State == types.SpecStatePassed:
+		return passed, ""
+	case sr.State.Is(types.SpecStateFailureStates):
+		return failed, firstLine(failureText(sr))
+	case sr.State == types.SpecStatePending:
+		return skipped, "pending"
+	case sr.Failure.Message != "":
+		// A Skip(reason) from the spec: the target cannot run the case here.
+		return skipped, firstLine(sr.Failure.Message)
+	case interrupted:
+		// Ginkgo skips, without a message, every spec after an interrupt.
+		return skipped, "the run was interrupted before this case"
+	}
+	return notSelected, ""
+}
+
+func failureText(sr types.SpecReport) string {
+	msg := sr.Failure.Message
+	if sr.State == types.SpecStatePanicked && sr.Failure.ForwardedPanic != "" {
+		msg = fmt.Sprintf("%s: %s", msg, sr.Failure.ForwardedPanic)
+	}
+	return msg
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+func areaAndProfile(labels []string) (area, profile string) {
+	for _, l := range labels {
+		if area == "" && slices.Contains(framework.Areas, framework.Area(l)) {
+			area = l
+		}
+		if profile == "" && slices.Contains(framework.Profiles, framework.Profile(l)) {
+			profile = l
+		}
+	}
+	return area, profile
+}
+
+// JSON renders the summary as indented JSON.
+func (s *Summary) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode summary: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteJSON writes the summary as JSON to path.
+func (s *Summary) WriteJSON(path string) error {
+	b, err := s.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}

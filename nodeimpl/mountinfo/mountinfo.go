@@ -1,0 +1,102 @@
+// Package mountinfo reads /proc/self/mountinfo: which mounts exist at or below a directory. It
+// sees bind mounts, which v1.37's IsLikelyNotMountPoint (a device comparison) does not.
+package mountinfo
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Mount is one line of /proc/self/mountinfo.
+type Mount struct {
+	Point  string // the mount point, unescaped
+	FSType string
+	// SuperOptions are the per-superblock options (tmpfs size=, hugetlbfs pagesize=, ...).
+	SuperOptions string
+}
+
+// Read lists every mount of this process's namespace, in mount order (a later entry on the
+// same point is on top of an earlier one).
+func Read() ([]Mount, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("list mounts: %w", err)
+	}
+	defer f.Close()
+	var out []Mount
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS"
+		fields := strings.Fields(sc.Text())
+		sep := -1
+		for i, fl := range fields {
+			if fl == "-" && i >= 6 {
+				sep = i
+				break
+			}
+		}
+		if sep < 0 || len(fields) < sep+4 {
+			continue
+		}
+		out = append(out, Mount{Point: unescape(fields[4]), FSType: fields[sep+1], SuperOptions: fields[sep+3]})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
+	}
+	return out, nil
+}
+
+// At returns the topmost mount whose mount point is dir, or nil.
+func At(dir string) (*Mount, error) {
+	mounts, err := Read()
+	if err != nil {
+		return nil, err
+	}
+	var found *Mount
+	for i := range mounts {
+		if mounts[i].Point == dir {
+			found = &mounts[i]
+		}
+	}
+	return found, nil
+}
+
+// AtOrBelow lists the mount points at or below dir, deepest first; a point mounted twice is
+// listed twice (it needs two unmounts).
+func AtOrBelow(dir string) ([]string, error) {
+	mounts, err := Read()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range mounts {
+		if m.Point == dir || strings.HasPrefix(m.Point, dir+"/") {
+			out = append(out, m.Point)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out, nil
+}
+
+// unescape undoes mountinfo's octal escapes (\040 for a space, ...).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
