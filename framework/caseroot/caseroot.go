@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -29,7 +30,31 @@ func New(workDir string) (*Roots, error) {
 	if st, err := os.Stat(workDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("work dir %q is not a directory: give an existing directory", workDir)
 	}
+	if err := searchable(workDir); err != nil {
+		return nil, err
+	}
 	return &Roots{workDir: workDir, live: map[string]bool{}}, nil
+}
+
+// searchable checks that every directory from / to dir lets other users through (o+x): probes
+// run as other uids and would see EACCES before they reach a volume.
+func searchable(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0001 == 0 {
+			return fmt.Errorf("work dir %s: %s is mode %04o, other users cannot pass through it, and probes run as other uids: give a work dir whose parents are all o+x (e.g. mode 0755)", dir, d, st.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
 
 // Make creates a new root (mode 0755: probes run as other uids must reach the volumes).

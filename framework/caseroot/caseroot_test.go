@@ -4,6 +4,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -12,7 +13,7 @@ func TestRemoveUnmountsLeftovers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting tmpfs needs root")
 	}
-	r, err := New(t.TempDir())
+	r, err := New(reachable(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,5 +51,24 @@ func TestRemoveUnmountsLeftovers(t *testing.T) {
 func TestNewRejectsMissingWorkDir(t *testing.T) {
 	if _, err := New("/nonexistent/volperm"); err == nil {
 		t.Fatal("want an error")
+	}
+}
+
+// reachable is a temp dir other uids can pass through (t.TempDir's parent is 0700).
+func reachable(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{filepath.Dir(d), d} {
+		if err := os.Chmod(p, 0755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func TestNewRejectsAWorkDirOthersCannotPass(t *testing.T) {
+	d := t.TempDir() // its parent is 0700
+	if _, err := New(d); err == nil || !strings.Contains(err.Error(), "other users cannot pass through it") {
+		t.Fatalf("New(%s) = %v, want a refusal naming the 0700 parent", d, err)
 	}
 }

@@ -39,4 +39,3 @@ func Expect(in *framework.Case) *framework.Observation {
 	obs.Normalize()
 	return obs
 }
-

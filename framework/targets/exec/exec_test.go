@@ -125,7 +125,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			work := t.TempDir()
+			work := reachable(t)
 			tg, err := New(framework.TargetOptions{Arg: agentScript(t, tt.mode), WorkDir: work})
 			if err != nil {
 				t.Fatal(err)
@@ -189,7 +189,7 @@ func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("node-side cases need root")
 	}
-	work := t.TempDir()
+	work := reachable(t)
 	ex, err := New(framework.TargetOptions{Arg: agentScript(t, "reference"), WorkDir: work})
 	if err != nil {
 		t.Fatal(err)
@@ -227,4 +227,17 @@ func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 	if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
 		t.Errorf("mounts left: %q", m)
 	}
+}
+
+// reachable is a temp dir other uids can pass through (t.TempDir's parent is 0700): probes run
+// as other uids.
+func reachable(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{filepath.Dir(d), d} {
+		if err := os.Chmod(p, 0755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
 }

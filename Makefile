@@ -1,0 +1,20 @@
+# volperm: the README's two commands are `go run ./cmd/volperm run` and `make test`.
+GO ?= go
+
+.PHONY: test build bench run
+
+# The suites run the whole catalogue; cmd/volperm builds and runs the binary several times.
+test:
+	$(GO) vet ./...
+	$(GO) test ./... -count=1 -timeout 30m
+
+# bin/volperm-agent is the same binary: invoked under that name it is the reference exec agent.
+build:
+	$(GO) build -o bin/volperm ./cmd/volperm
+	ln -sf volperm bin/volperm-agent
+
+bench:
+	$(GO) test ./suites/ -run '^$$' -bench . -benchtime 2s -timeout 30m
+
+run:
+	$(GO) run ./cmd/volperm run

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io/fs"
+	"strings"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/suites"
+)
+
+// fileList is a repeatable -f flag.
+type fileList []string
+
+func (f *fileList) String() string { return strings.Join(*f, ",") }
+
+func (f *fileList) Set(v string) error {
+	*f = append(*f, v)
+	return nil
+}
+
+// caseFlags are the flags that load cases from files.
+type caseFlags struct {
+	files          fileList
+	apiserverGates string
+	kubeletGates   string
+}
+
+func (c *caseFlags) register(flags *flag.FlagSet) {
+	flags.Var(&c.files, "f", "`FILE` of cases: YAML or JSON documents separated by ---, each a Case or a plain Pod; repeatable")
+	flags.StringVar(&c.apiserverGates, "apiserver-gates", "", "kube-apiserver feature gates for plain Pod documents, e.g. EmptyDirVolumeMode=true")
+	flags.StringVar(&c.kubeletGates, "kubelet-gates", "", "kubelet feature gates for plain Pod documents, e.g. EmptyDirVolumeMode=true,PreservePermissions=false")
+}
+
+// gates parses the two gate flags (Kubernetes' Name=true,Other=false syntax).
+func (c *caseFlags) gates() (framework.Gates, error) {
+	var g framework.Gates
+	for _, f := range []struct {
+		flag string
+		spec string
+		into *map[string]bool
+	}{
+		{"--apiserver-gates", c.apiserverGates, &g.APIServer},
+		{"--kubelet-gates", c.kubeletGates, &g.Kubelet},
+	} {
+		set, err := gates.Parse(f.spec)
+		if err != nil {
+			return framework.Gates{}, usagef("%s: %v", f.flag, err)
+		}
+		if len(set) > 0 {
+			*f.into = set
+		}
+	}
+	return g, nil
+}
+
+// load reads every -f file; errors are usage errors naming the file and field.
+func (c *caseFlags) load() ([]*framework.Case, error) {
+	defaults, err := c.gates()
+	if err != nil {
+		return nil, err
+	}
+	var all []*framework.Case
+	for _, path := range c.files {
+		cases, err := framework.LoadFile(path, defaults)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usagef("-f %s: no such file: give the path of a case file (e.g. manifests/cases/emptydir.yaml)", path)
+		}
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		for _, cs := range cases {
+			if err := suites.CheckLabels(cs); err != nil {
+				return nil, usagef("%s: %v", path, err)
+			}
+		}
+		all = append(all, cases...)
+	}
+	return all, nil
+}
+
+// needFiles is the usage error of a command run without -f.
+func needFiles(cmd string) error {
+	return usagef("no case file: give one with -f FILE (e.g. volperm %s -f manifests/cases/emptydir.yaml)", cmd)
+}

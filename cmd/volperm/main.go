@@ -1,0 +1,121 @@
+// Command volperm is the one binary of the harness: `run` runs the suites against a target and
+// writes the reports, `expect` prints what the oracle says a case must do, `observe` what a
+// target did, `version` the versions a report names, `agent` the reference node behind the exec
+// protocol.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/volperm/volperm/framework/probe"
+	_ "github.com/volperm/volperm/framework/targets/exec"
+	_ "github.com/volperm/volperm/framework/targets/reference"
+)
+
+// Exit codes (README "Exit codes").
+const (
+	exitOK     = 0
+	exitFailed = 1 // a case failed, or a target failed
+	exitUsage  = 2 // bad flags, unknown target/profile/gate, bad label filter, bad case file
+)
+
+// streams are where a command writes.
+type streams struct {
+	out, err io.Writer
+}
+
+// command is one subcommand: its flags, parsed by main, and the function that runs it.
+type command struct {
+	name    string
+	summary string
+	flags   *flag.FlagSet
+	run     func() int
+}
+
+// usageError is bad input: main prints it as one line and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+func main() {
+	// The reference target's probes re-execute this binary as other uids.
+	probe.MaybeRunChild()
+	if args, ok := agentArgs(os.Args); ok {
+		os.Exit(runAgent(args))
+	}
+	os.Exit(Main(os.Args[1:], streams{out: os.Stdout, err: os.Stderr}))
+}
+
+// Main runs the volperm command line and returns the exit code.
+func Main(args []string, s streams) int {
+	cmds := []*command{newRunCommand(s), newExpectCommand(s), newObserveCommand(s), newVersionCommand(s)}
+	if len(args) == 0 {
+		usage(s.err, cmds)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(s.out, cmds)
+		return exitOK
+	}
+	for _, c := range cmds {
+		if c.name != args[0] {
+			continue
+		}
+		c.flags.SetOutput(io.Discard)
+		if err := c.flags.Parse(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.flags.SetOutput(s.out)
+				fmt.Fprintf(s.out, "volperm %s: %s\n\nFlags:\n", c.name, c.summary)
+				c.flags.PrintDefaults()
+				return exitOK
+			}
+			return fail(s, c.name, usagef("%v: run 'volperm %s -h' for the flags", err, c.name))
+		}
+		if c.flags.NArg() > 0 {
+			return fail(s, c.name, usagef("unexpected argument %q: case files go after -f", c.flags.Arg(0)))
+		}
+		return c.run()
+	}
+	return fail(s, "", usagef("unknown command %q: use one of %s", args[0], names(cmds)))
+}
+
+// fail prints err as one line on stderr and returns its exit code.
+func fail(s streams, cmd string, err error) int {
+	prefix := "volperm"
+	if cmd != "" {
+		prefix += " " + cmd
+	}
+	fmt.Fprintf(s.err, "%s: %s\n", prefix, strings.ReplaceAll(err.Error(), "\n", " "))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func usage(w io.Writer, cmds []*command) {
+	fmt.Fprintf(w, "volperm checks the node-side volume permission semantics of Kubernetes.\n\nUsage: volperm COMMAND [flags]\n\nCommands:\n")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "  %-8s %s\n", "agent", "be the reference node agent of the exec protocol: volperm agent setup|teardown < request.json")
+	fmt.Fprintf(w, "\nRun 'volperm COMMAND -h' for a command's flags.\n")
+}
+
+func names(cmds []*command) string {
+	var n []string
+	for _, c := range cmds {
+		n = append(n, c.name)
+	}
+	sort.Strings(n)
+	return strings.Join(n, ", ")
+}

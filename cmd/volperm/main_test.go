@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// caseFile is a Case document and a plain Pod, the two kinds a case file may hold.
+const caseFile = `apiVersion: volperm.dev/v1
+kind: Case
+name: emptyDir mode 0750 on the default medium, both gates on
+area: emptydir
+profile: alpha
+labels: [kep-5502]
+gates:
+  apiserver: {EmptyDirVolumeMode: true}
+  kubelet: {EmptyDirVolumeMode: true}
+pod:
+  spec:
+    volumes:
+    - name: data
+      emptyDir:
+        mode: 0750
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: plain-emptydir
+spec:
+  volumes:
+  - name: scratch
+    emptyDir: {}
+`
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runMain(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(args, streams{out: &out, err: &errb})
+	return code, out.String(), errb.String()
+}
+
+// TestBadInput: every kind of bad input exits 2 with one line on stderr that names the flag or
+// the file and field, and writes nothing on stdout.
+func TestBadInput(t *testing.T) {
+	good := writeFile(t, "good.yaml", caseFile)
+	unknownField := writeFile(t, "field.yaml", strings.Replace(caseFile, "profile: alpha", "profile: alpha\nmedium: Memory", 1))
+	badArea := writeFile(t, "area.yaml", strings.Replace(caseFile, "area: emptydir", "area: emptyDirs", 1))
+	badLabel := writeFile(t, "label.yaml", strings.Replace(caseFile, "labels: [kep-5502]", "labels: [a/b]", 1))
+	badYAML := writeFile(t, "syntax.yaml", "apiVersion: volperm.dev/v1\nkind: Case\nname: [unclosed\n")
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	tests := []struct {
+		name string
+		args []string
+		want []string // substrings of the one stderr line
+	}{
+		{"no command", nil, []string{"Usage: volperm COMMAND"}},
+		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "expect, observe, run, version"}},
+		{"unknown flag", []string{"run", "--bogus"}, []string{"volperm run:", "-bogus", "volperm run -h"}},
+		{"stray argument", []string{"run", "cases.yaml"}, []string{`unexpected argument "cases.yaml"`, "-f"}},
+		{"unknown target", []string{"run", "--target", "nope", "-f", good}, []string{"--target:", `unknown target "nope"`, "reference"}},
+		{"unknown profile", []string{"run", "--profile", "alpha,beta"}, []string{"--profile:", `unknown profile "beta"`, "conformance, alpha, proposal"}},
+		{"bad label filter", []string{"run", "--label-filter", "emptydir &&", "-f", good}, []string{`--label-filter "emptydir &&"`}},
+		{"bad focus", []string{"run", "--focus", "mode(", "-f", good}, []string{`--focus "mode("`, "regular expression"}},
+		{"unknown gate", []string{"expect", "-f", good, "--kubelet-gates", "EmptyDirVolumeModes=true"},
+			[]string{"--kubelet-gates:", `"EmptyDirVolumeModes"`, "EmptyDirVolumeMode, PreservePermissions"}},
+		{"bad gate value", []string{"observe", "-f", good, "--apiserver-gates", "EmptyDirVolumeMode=yes please"},
+			[]string{"--apiserver-gates:", "EmptyDirVolumeMode", "not true or false"}},
+		{"no file", []string{"expect"}, []string{"no case file", "-f FILE"}},
+		{"missing file", []string{"expect", "-f", missing}, []string{missing}},
+		{"unknown field", []string{"expect", "-f", unknownField}, []string{unknownField, `"medium"`}},
+		{"bad area", []string{"run", "-f", badArea}, []string{badArea, "area:", `"emptyDirs"`}},
+		{"bad label", []string{"run", "-f", badLabel}, []string{badLabel, `label "a/b"`}},
+		{"bad YAML", []string{"observe", "-f", badYAML}, []string{badYAML, "YAML"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, stderr)
+			}
+			if tt.args != nil && (strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n")) {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"run", "-h"}, {"expect", "--help"}} {
+		code, stdout, stderr := runMain(args...)
+		if code != exitOK || stderr != "" || !strings.Contains(stdout, "volperm") {
+			t.Errorf("%q: exit %d stdout %q stderr %q, want usage on stdout and 0", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestExpect(t *testing.T) {
+	file := writeFile(t, "cases.yaml", caseFile)
+	single := writeFile(t, "one.yaml", strings.SplitN(caseFile, "---\n", 2)[1])
+	tests := []struct {
+		name  string
+		args  []string
+		cases []string
+	}{
+		{"several cases: a list", []string{"expect", "-f", file}, []string{"emptyDir mode 0750 on the default medium, both gates on", "plain-emptydir"}},
+		{"one case: an object", []string{"expect", "-f", single, "--apiserver-gates", "EmptyDirVolumeMode=true", "--kubelet-gates", "EmptyDirVolumeMode=true"}, []string{"plain-emptydir"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(tt.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var obs []framework.Observation
+			if len(tt.cases) == 1 {
+				obs = make([]framework.Observation, 1)
+				err := json.Unmarshal([]byte(stdout), &obs[0])
+				if err != nil {
+					t.Fatalf("not one Observation: %v\n%s", err, stdout)
+				}
+			} else if err := json.Unmarshal([]byte(stdout), &obs); err != nil {
+				t.Fatalf("not a list of Observations: %v\n%s", err, stdout)
+			}
+			if len(obs) != len(tt.cases) {
+				t.Fatalf("%d Observations, want %d", len(obs), len(tt.cases))
+			}
+			for i, o := range obs {
+				if o.Case != tt.cases[i] || o.APIVersion != framework.ObservationVersion || o.Source != "oracle" {
+					t.Errorf("Observation %d: case %q apiVersion %q source %q, want %q %s oracle", i, o.Case, o.APIVersion, o.Source, tt.cases[i], framework.ObservationVersion)
+				}
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runMain("version")
+	for _, w := range []string{"volperm ", "\ngo go1.", "\nkernel ", "\nk8s.io/api ", "\ntarget reference: "} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("version output lacks %q:\n%s", w, stdout)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// fenced returns the first fenced block of the given language in a Markdown file.
+func fenced(t *testing.T, path, lang string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```"+lang+"\n")
+	block, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatalf("%s has no ```%s block", path, lang)
+	}
+	return block
+}
+
+// TestDocExamples keeps the examples of the README and docs/observation.md true: the case files
+// load, and the Observation printed in the docs is what `volperm expect` prints.
+func TestDocExamples(t *testing.T) {
+	readme := writeFile(t, "readme.yaml", fenced(t, "../../README.md", "yaml"))
+	if code, _, stderr := runMain("expect", "-f", readme); code != exitOK {
+		t.Errorf("the README's case: exit %d: %s", code, stderr)
+	}
+	doc := "../../docs/observation.md"
+	file := writeFile(t, "observation.yaml", fenced(t, doc, "yaml"))
+	code, stdout, stderr := runMain("expect", "-f", file)
+	if code != exitOK {
+		t.Fatalf("the case of %s: exit %d: %s", doc, code, stderr)
+	}
+	if want := fenced(t, doc, "json"); stdout != want {
+		t.Errorf("%s shows\n%s\nbut volperm expect prints\n%s", doc, want, stdout)
+	}
+}

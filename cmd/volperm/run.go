@@ -1,0 +1,169 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/report"
+	"github.com/volperm/volperm/suites"
+)
+
+// runFlags are the flags of `volperm run`.
+type runFlags struct {
+	target      string
+	profiles    string
+	labelFilter string
+	focus       string
+	reportDir   string
+	workDir     string
+	cases       caseFlags
+}
+
+func newRunCommand(s streams) *command {
+	f := &runFlags{}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.StringVar(&f.target, "target", "reference", "implementation under test: "+targetList())
+	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+profileList()+"); default all")
+	fs.StringVar(&f.labelFilter, "label-filter", "", `Ginkgo label filter on area, profile and case labels, e.g. "emptydir && !alpha"`)
+	fs.StringVar(&f.focus, "focus", "", "regular expression on the spec name ([area] case name [target=NAME])")
+	fs.StringVar(&f.reportDir, "report-dir", "reports", "where junit.xml, summary.md, summary.json and run.log are written")
+	fs.StringVar(&f.workDir, "work-dir", "", "where the target creates its temporary roots (default $TMPDIR)")
+	f.cases.register(fs)
+	return &command{
+		name:    "run",
+		summary: "run the suites (the whole catalogue, or -f files) against a target and write the reports",
+		flags:   fs,
+		run:     func() int { return runRun(s, f) },
+	}
+}
+
+// runRun runs the selected cases in this process as one Ginkgo suite. Ginkgo's interrupt
+// handling cancels the running case on SIGINT/SIGTERM, runs the cleanups (the target's
+// teardown and Close) and still writes the reports.
+func runRun(s streams, f *runFlags) int {
+	profiles, err := parseProfiles(f.profiles)
+	if err != nil {
+		return fail(s, "run", err)
+	}
+	source := "catalogue"
+	cases := catalogue.All()
+	if len(f.cases.files) > 0 {
+		source = strings.Join(f.cases.files, ", ")
+		if cases, err = f.cases.load(); err != nil {
+			return fail(s, "run", err)
+		}
+	}
+	available := len(cases)
+	target, err := framework.NewTarget(f.target, framework.TargetOptions{WorkDir: f.workDir})
+	if err != nil {
+		return fail(s, "run", usagef("--target: %v", err))
+	}
+	cases = slices.DeleteFunc(cases, func(c *framework.Case) bool { return !slices.Contains(profiles, c.Profile) })
+	if cases, err = suites.Select(cases, target.Info().Name, f.labelFilter, f.focus); err != nil {
+		target.Close()
+		return fail(s, "run", usageError{err.Error()})
+	}
+	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
+		target.Close()
+		return fail(s, "run", fmt.Errorf("--report-dir: %w", err))
+	}
+
+	require := suites.RequireFromEnv()
+	cfg := &suites.Config{
+		Target:    target,
+		Cases:     cases,
+		Require:   require,
+		ReportDir: f.reportDir,
+		Selection: &report.Selection{
+			Source: source, Available: available, Selected: len(cases),
+			Profiles: f.profileNames(profiles), LabelFilter: f.labelFilter, Focus: f.focus,
+			Require: require,
+		},
+	}
+	suiteConfig := types.NewDefaultSuiteConfig()
+	reporterConfig := types.NewDefaultReporterConfig()
+	// One character per case as progress, failures in full; skipped cases are in the summary.
+	reporterConfig.Succinct = true
+	reporterConfig.SilenceSkips = true
+	reporterConfig.NoColor = !isTerminal(os.Stdout)
+
+	t := &suiteResult{}
+	summary, err := suites.RunSpecs(t, cfg, suiteConfig, reporterConfig)
+	if err != nil {
+		fmt.Fprintf(s.err, "volperm run: %v\n", err)
+		t.Fail()
+	}
+	if summary != nil {
+		fmt.Fprintf(s.out, "\n%s on target %s: %s\n", strings.ToUpper(summary.Result), summary.Target.Name, summary.Totals)
+		if summary.Totals.Skipped > 0 && !cfg.Require {
+			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (CI=true makes them failures)\n", summary.Totals.Skipped)
+		}
+	}
+	fmt.Fprintf(s.out, "reports:\n")
+	for _, name := range []string{suites.SummaryMarkdown, suites.SummaryJSON, suites.JUnitFile, suites.RunLog} {
+		fmt.Fprintf(s.out, "  %s\n", filepath.Join(f.reportDir, name))
+	}
+	if t.failed || summary == nil || summary.Result != report.ResultPassed {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// suiteResult is the GinkgoTestingT of an in-process run: it records that the suite failed.
+type suiteResult struct{ failed bool }
+
+func (r *suiteResult) Fail() { r.failed = true }
+
+// parseProfiles reads --profile; empty means every profile.
+func parseProfiles(spec string) ([]framework.Profile, error) {
+	if strings.TrimSpace(spec) == "" {
+		return framework.Profiles, nil
+	}
+	var out []framework.Profile
+	for _, p := range strings.Split(spec, ",") {
+		p = strings.TrimSpace(p)
+		if !slices.Contains(framework.Profiles, framework.Profile(p)) {
+			return nil, usagef("--profile: unknown profile %q: use one or more of %s, comma-separated", p, profileList())
+		}
+		out = append(out, framework.Profile(p))
+	}
+	return out, nil
+}
+
+// profileNames records the profiles in the summary only when the run chose some.
+func (f *runFlags) profileNames(ps []framework.Profile) []string {
+	if f.profiles == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range ps {
+		out = append(out, string(p))
+	}
+	return out
+}
+
+func profileList() string {
+	var out []string
+	for _, p := range framework.Profiles {
+		out = append(out, string(p))
+	}
+	return strings.Join(out, ", ")
+}
+
+// targetList names the registered targets; `volperm version` describes them.
+func targetList() string {
+	return strings.Join(framework.TargetNames(), ", ") + " (volperm version describes them)"
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,261 @@
+// Package suites is volperm's Ginkgo v2 test suites: one container per area, one spec per Case,
+// each comparing what a Target observed with what the oracle expects. Like csi-sanity, it has two
+// entry points: Describe registers the specs into the caller's own Ginkgo suite, and Run (go
+// test) or RunSpecs (the volperm binary) run them as a whole suite and write the reports.
+// Importing the package registers nothing.
+package suites
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/oracle"
+	"github.com/volperm/volperm/framework/report"
+)
+
+// Config is what the suites run.
+type Config struct {
+	// Target is the implementation under test. Run and RunSpecs close it when the suite ends;
+	// with Describe alone, closing it is the caller's.
+	Target framework.Target
+	// Cases are the cases to run, each Complete()d (catalogue.All and framework.LoadFile's are).
+	Cases []*framework.Case
+	// Require makes a case the Target cannot run a failure instead of a skip (see RequireFromEnv).
+	Require bool
+	// ReportDir, when set, receives junit.xml, summary.md, summary.json and run.log (Run and
+	// RunSpecs only).
+	ReportDir string
+	// Selection, when set, is recorded in the summary as how Cases were chosen.
+	Selection *report.Selection
+}
+
+// Report file names inside Config.ReportDir.
+const (
+	JUnitFile       = "junit.xml"
+	SummaryMarkdown = "summary.md"
+	SummaryJSON     = "summary.json"
+	RunLog          = "run.log"
+)
+
+// RequireFromEnv reports whether this run is one where every case must run: CI=true (as CI
+// systems set it) or VOLPERM_REQUIRE set to anything (DESIGN.md "Unsupported is not registered").
+func RequireFromEnv() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("VOLPERM_REQUIRE") != ""
+}
+
+// area is one Ginkgo container: the cases of one spec area.
+type area struct {
+	name framework.Area
+	// description says what the area checks and from which source, for the reports.
+	description string
+}
+
+// text is the container text, which opens every spec name of the area ("[emptydir]").
+func (a area) text() string { return "[" + string(a.name) + "]" }
+
+// areas is every area in report order (framework.Areas).
+var areas = []area{emptyDir, hostPath, fsGroup, atomicWriter, flexVolume, skew}
+
+// AreaDescriptions describes every area, for the reports.
+func AreaDescriptions() map[framework.Area]string {
+	m := make(map[framework.Area]string, len(areas))
+	for _, a := range areas {
+		m[a.name] = a.description
+	}
+	return m
+}
+
+// SpecName is the full text of the spec of c on the target named target, as Ginkgo, the JUnit
+// file and the reports show it: "[emptydir] <case name> [target=reference]".
+func SpecName(c *framework.Case, target string) string {
+	return "[" + string(c.Area) + "] " + itText(c, target)
+}
+
+func itText(c *framework.Case, target string) string {
+	return c.Name + " [target=" + target + "]"
+}
+
+// SpecLabels are the Ginkgo labels of c's spec: its area, its profile, then its own labels.
+// The reports read the area and profile from them.
+func SpecLabels(c *framework.Case) []string {
+	return append([]string{string(c.Area), string(c.Profile)}, c.Labels...)
+}
+
+// CheckLabels returns an error naming the first label of c that Ginkgo would refuse.
+func CheckLabels(c *framework.Case) error {
+	for _, l := range c.Labels {
+		if _, err := types.ValidateAndCleanupLabel(l, types.CodeLocation{}); err != nil {
+			return fmt.Errorf("case %q: label %q: must be non-empty and hold none of &|!,()/", c.Name, l)
+		}
+	}
+	return nil
+}
+
+// Select keeps the cases whose spec on target matches labelFilter (Ginkgo's label filter
+// syntax, on SpecLabels) and focus (a regular expression on SpecName); empty selects all.
+// Selecting before the suite is built keeps cases left out from being reported as skipped.
+func Select(cases []*framework.Case, target, labelFilter, focus string) ([]*framework.Case, error) {
+	match := func([]string) bool { return true }
+	if labelFilter != "" {
+		f, err := types.ParseLabelFilter(labelFilter)
+		if err != nil {
+			return nil, fmt.Errorf("--label-filter %q: %s: write a Ginkgo label filter such as \"emptydir && !alpha\"", labelFilter, ginkgoMessage(err))
+		}
+		match = f
+	}
+	var re *regexp.Regexp
+	if focus != "" {
+		var err error
+		if re, err = regexp.Compile(focus); err != nil {
+			return nil, fmt.Errorf("--focus %q: %v: write a Go regular expression", focus, err)
+		}
+	}
+	var out []*framework.Case
+	for _, c := range cases {
+		if match(SpecLabels(c)) && (re == nil || re.MatchString(SpecName(c, target))) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// ginkgoMessage is the last line of a Ginkgo error's message, without Ginkgo's colour markup.
+func ginkgoMessage(err error) string {
+	var ge types.GinkgoError
+	if !errors.As(err, &ge) {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimSpace(ge.Message), "\n")
+	return regexp.MustCompile(`\{\{[^}]*\}\}`).ReplaceAllString(lines[len(lines)-1], "")
+}
+
+// Describe registers one Ginkgo container per area holding one spec per case of cfg. Call it
+// at the top level of a Ginkgo suite (or before RunSpecs), never inside a spec.
+func Describe(cfg *Config) {
+	byArea := map[framework.Area][]*framework.Case{}
+	for _, c := range cfg.Cases {
+		c.Complete()
+		byArea[c.Area] = append(byArea[c.Area], c)
+	}
+	target := cfg.Target.Info().Name
+	for _, a := range areas {
+		cases := byArea[a.name]
+		if len(cases) == 0 {
+			continue
+		}
+		ginkgo.Describe(a.text(), func() {
+			for _, c := range cases {
+				ginkgo.It(itText(c, target), ginkgo.Label(SpecLabels(c)...), func(ctx ginkgo.SpecContext) {
+					runCase(ctx, cfg, target, c)
+				})
+			}
+		})
+	}
+}
+
+// runCase is one spec: skip (or fail) what the target cannot run, else compare the target's
+// Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
+// tears the case down before returning.
+func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
+	if ok, reason := cfg.Target.Supports(c); !ok {
+		if cfg.Require {
+			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %s (this run requires every case: CI=true or VOLPERM_REQUIRE is set)", name, reason))
+		}
+		ginkgo.Skip(reason)
+	}
+	expected := oracle.Expect(c)
+	observed, err := cfg.Target.Observe(ctx, c)
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("target %s failed on case %q: %v", name, c.Name, err))
+	}
+	if diff := framework.Diff(expected, observed); len(diff) > 0 {
+		ginkgo.Fail(mismatch(name, diff, expected, observed))
+	}
+}
+
+// mismatch is a failure message whose first line is the first difference (what the reports
+// show), followed by every difference and both Observations.
+func mismatch(target string, diff []string, expected, observed *framework.Observation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n%d difference(s) between the oracle and target %s:\n", diff[0], len(diff), target)
+	for _, d := range diff {
+		fmt.Fprintf(&b, "  %s\n", d)
+	}
+	fmt.Fprintf(&b, "\nexpected (oracle):\n%s\nobserved (%s):\n%s", expected.JSON(), target, observed.JSON())
+	return b.String()
+}
+
+// Run runs cfg as a Go test, with Ginkgo configured from the -ginkgo.* flags.
+func Run(t *testing.T, cfg *Config) {
+	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
+	if _, err := RunSpecs(t, cfg, suiteConfig, reporterConfig); err != nil {
+		t.Error(err)
+	}
+}
+
+// RunSpecs describes cfg and runs it as the process's one Ginkgo suite. It closes cfg.Target
+// when the suite ends (also on interrupt, as a suite cleanup), writes the reports into
+// cfg.ReportDir when set, and returns the summary. t records the suite's failure; the error is
+// what kept the reports from being written or the target from closing.
+func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfig, reporterConfig types.ReporterConfig) (*report.Summary, error) {
+	var runLog *os.File
+	if cfg.ReportDir != "" {
+		if err := os.MkdirAll(cfg.ReportDir, 0o755); err != nil {
+			return nil, fmt.Errorf("report dir: %w", err)
+		}
+		var err error
+		if runLog, err = os.Create(filepath.Join(cfg.ReportDir, RunLog)); err != nil {
+			return nil, fmt.Errorf("run log: %w", err)
+		}
+		defer runLog.Close()
+		fmt.Fprintf(runLog, "volperm run on target %s: %d cases\n", cfg.Target.Info().Name, len(cfg.Cases))
+		// Each line is written as its spec ends: an interrupted run keeps what ran.
+		ginkgo.ReportAfterEach(func(sr types.SpecReport) {
+			if line := report.LogLine(sr); line != "" {
+				fmt.Fprintln(runLog, line)
+			}
+		})
+	}
+
+	closeTarget := sync.OnceValue(cfg.Target.Close)
+	ginkgo.BeforeSuite(func() {
+		ginkgo.DeferCleanup(closeTarget)
+	})
+
+	var summary *report.Summary
+	var writeErr error
+	ginkgo.ReportAfterSuite("volperm reports", func(r types.Report) {
+		summary = report.Build(r, report.Options{
+			Target:           cfg.Target.Info(),
+			AreaDescriptions: AreaDescriptions(),
+			Selection:        cfg.Selection,
+		})
+		if cfg.ReportDir == "" {
+			return
+		}
+		writeErr = errors.Join(
+			report.WriteJUnit(r, filepath.Join(cfg.ReportDir, JUnitFile)),
+			summary.WriteJSON(filepath.Join(cfg.ReportDir, SummaryJSON)),
+			summary.WriteMarkdown(filepath.Join(cfg.ReportDir, SummaryMarkdown)),
+		)
+		fmt.Fprintf(runLog, "%s: %s\n", strings.ToUpper(summary.Result), summary.Totals)
+	})
+
+	Describe(cfg)
+	ginkgo.RunSpecs(t, "volperm", suiteConfig, reporterConfig)
+	// BeforeSuite does not run when no spec runs; the target is closed either way.
+	if err := closeTarget(); err != nil {
+		writeErr = errors.Join(writeErr, fmt.Errorf("close target: %w", err))
+	}
+	return summary, writeErr
+}

@@ -1,0 +1,394 @@
+package suites
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/oracle"
+	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/report"
+	_ "github.com/volperm/volperm/framework/targets/reference"
+)
+
+func TestMain(m *testing.M) {
+	// The reference target runs its probes by re-executing this test binary.
+	probe.MaybeRunChild()
+	os.Exit(m.Run())
+}
+
+// workDir is a work dir for the reference target that the probes' uids can search (t.TempDir's
+// parent is 0700).
+func workDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "vp-suites-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// TestCatalogue runs the whole catalogue against the reference target: every case passes, or
+// (not as root) is reported as not run with its reason; with CI=true every case must run.
+func TestCatalogue(t *testing.T) {
+	target, err := framework.NewTarget("reference", framework.TargetOptions{WorkDir: workDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := catalogue.All()
+	if len(cases) == 0 {
+		t.Fatal("the catalogue is empty")
+	}
+	Run(t, &Config{Target: target, Cases: cases, Require: RequireFromEnv(), ReportDir: t.TempDir()})
+}
+
+// Child processes of TestSpecOutcomes: a process runs one Ginkgo suite only.
+const (
+	childDirEnv     = "VOLPERM_SUITES_TEST_REPORT_DIR"
+	childRequireEnv = "VOLPERM_SUITES_TEST_REQUIRE"
+)
+
+// fakeTarget answers by case name: "passes" observes what the oracle expects, "differs"
+// observes an admission the oracle refuses, "errs" fails as a target, "unsupported" cannot run.
+type fakeTarget struct{ closedMarker string }
+
+func (fakeTarget) Info() framework.TargetInfo { return framework.TargetInfo{Name: "fake"} }
+
+func (fakeTarget) Supports(c *framework.Case) (bool, string) {
+	if c.Name == "unsupported" {
+		return false, "needs a capability the fake lacks"
+	}
+	return true, ""
+}
+
+func (fakeTarget) Observe(_ context.Context, c *framework.Case) (*framework.Observation, error) {
+	o := oracle.Expect(c)
+	o.Source = "fake"
+	switch c.Name {
+	case "differs":
+		o.Admission.Allowed = !o.Admission.Allowed
+	case "errs":
+		return nil, errors.New("agent crashed")
+	}
+	return o, nil
+}
+
+func (f fakeTarget) Close() error { return os.WriteFile(f.closedMarker, nil, 0o644) }
+
+func fakeCase(name string, area framework.Area, profile framework.Profile) *framework.Case {
+	c := &framework.Case{
+		Name: name, Area: area, Profile: profile, AdmissionOnly: true,
+		Pod: &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+			{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		}}},
+	}
+	c.Complete()
+	return c
+}
+
+// runFakeSuite is the child's side of TestSpecOutcomes.
+func runFakeSuite(t *testing.T, dir string) {
+	cfg := &Config{
+		Target: fakeTarget{closedMarker: filepath.Join(dir, "closed")},
+		Cases: []*framework.Case{
+			fakeCase("passes", framework.AreaEmptyDir, framework.ProfileConformance),
+			fakeCase("differs", framework.AreaEmptyDir, framework.ProfileAlpha),
+			fakeCase("errs", framework.AreaHostPath, framework.ProfileConformance),
+			fakeCase("unsupported", framework.AreaSkew, framework.ProfileAlpha),
+		},
+		Require:   os.Getenv(childRequireEnv) == "1",
+		ReportDir: dir,
+	}
+	reporterConfig := types.NewDefaultReporterConfig()
+	reporterConfig.Succinct = true
+	// The suite fails on purpose; the parent reads the reports.
+	if _, err := RunSpecs(&failRecorder{}, cfg, types.NewDefaultSuiteConfig(), reporterConfig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type failRecorder struct{ failed bool }
+
+func (r *failRecorder) Fail() { r.failed = true }
+
+// TestSpecOutcomes runs a fake target's suite in a child process (Ginkgo runs one suite per
+// process) and checks what each kind of outcome becomes in the reports.
+func TestSpecOutcomes(t *testing.T) {
+	if dir := os.Getenv(childDirEnv); dir != "" {
+		runFakeSuite(t, dir)
+		return
+	}
+	tests := []struct {
+		name     string
+		require  string
+		want     report.Counts
+		failures map[string]string // spec name -> first line
+		notRun   map[string]string // spec name -> reason
+	}{
+		{
+			name: "cases that cannot run are skipped", require: "0",
+			want: report.Counts{Total: 4, Passed: 1, Failed: 2, Skipped: 1},
+			failures: map[string]string{
+				"[emptydir] differs [target=fake]": "admission.allowed: expected true, observed false",
+				"[hostpath] errs [target=fake]":    `target fake failed on case "errs": agent crashed`,
+			},
+			notRun: map[string]string{"[skew] unsupported [target=fake]": "needs a capability the fake lacks"},
+		},
+		{
+			name: "required cases that cannot run fail", require: "1",
+			want: report.Counts{Total: 4, Passed: 1, Failed: 3},
+			failures: map[string]string{
+				"[emptydir] differs [target=fake]": "admission.allowed: expected true, observed false",
+				"[hostpath] errs [target=fake]":    `target fake failed on case "errs": agent crashed`,
+				"[skew] unsupported [target=fake]": "cannot run on target fake: needs a capability the fake lacks (this run requires every case: CI=true or VOLPERM_REQUIRE is set)",
+			},
+			notRun: map[string]string{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSpecOutcomes$")
+			cmd.Env = append(os.Environ(), childDirEnv+"="+dir, childRequireEnv+"="+tt.require)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("child suite: %v\n%s", err, out)
+			}
+			s := readSummary(t, dir)
+			if s.Totals != tt.want || s.Result != report.ResultFailed {
+				t.Errorf("totals %+v result %s, want %+v failed", s.Totals, s.Result, tt.want)
+			}
+			if got := results(s.Failures); !equalMaps(got, tt.failures) {
+				t.Errorf("failures %q, want %q", got, tt.failures)
+			}
+			if got := results(s.NotRun); !equalMaps(got, tt.notRun) {
+				t.Errorf("not run %q, want %q", got, tt.notRun)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "closed")); err != nil {
+				t.Errorf("the target was not closed: %v", err)
+			}
+			checkJUnit(t, filepath.Join(dir, JUnitFile))
+			checkRunLog(t, filepath.Join(dir, RunLog), s)
+			md, err := os.ReadFile(filepath.Join(dir, SummaryMarkdown))
+			if err != nil || !strings.Contains(string(md), "# volperm report: FAILED on target fake") {
+				t.Errorf("summary.md: %v\n%s", err, md)
+			}
+			// The failure message carries every difference and both Observations.
+			if !strings.Contains(string(out), "expected (oracle):") || !strings.Contains(string(out), `"source": "fake"`) {
+				t.Errorf("the terminal output lacks the two Observations:\n%s", out)
+			}
+		})
+	}
+}
+
+func readSummary(t *testing.T, dir string) *report.Summary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, SummaryJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s report.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	return &s
+}
+
+func results(rs []report.CaseResult) map[string]string {
+	m := map[string]string{}
+	for _, r := range rs {
+		m[r.Name] = r.Message
+	}
+	return m
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func checkJUnit(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("junit.xml: %v", err)
+	}
+	var names []string
+	for _, c := range doc.Suites[0].Cases {
+		names = append(names, c.Name)
+	}
+	// Ginkgo shuffles the top-level containers; the testcase names read on their own.
+	want := []string{"[emptydir] passes [target=fake]", "[emptydir] differs [target=fake]", "[hostpath] errs [target=fake]", "[skew] unsupported [target=fake]"}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(names, "\n"), w) {
+			t.Errorf("junit.xml testcases %q lack %q", names, w)
+		}
+	}
+}
+
+func checkRunLog(t *testing.T, path string, s *report.Summary) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 6 || lines[0] != "volperm run on target fake: 4 cases" || lines[5] != "FAILED: "+s.Totals.String() {
+		t.Errorf("run.log: want a header, one line per case and the counts:\n%s", b)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	cases := []*framework.Case{
+		fakeCase("mode 0750", framework.AreaEmptyDir, framework.ProfileAlpha),
+		fakeCase("mode nil", framework.AreaEmptyDir, framework.ProfileConformance),
+		fakeCase("socket on a file", framework.AreaHostPath, framework.ProfileConformance),
+	}
+	cases[2].Labels = []string{"sweep"}
+	tests := []struct {
+		labelFilter, focus string
+		want               []string
+		err                string
+	}{
+		{"", "", []string{"mode 0750", "mode nil", "socket on a file"}, ""},
+		{"emptydir && !alpha", "", []string{"mode nil"}, ""},
+		{"sweep", "", []string{"socket on a file"}, ""},
+		{"", `^\[emptydir\] .*\[target=reference\]$`, []string{"mode 0750", "mode nil"}, ""},
+		{"conformance", "socket", []string{"socket on a file"}, ""},
+		{"emptydir &&", "", nil, `--label-filter "emptydir &&": `},
+		{"", "mode(", nil, `--focus "mode(": error parsing regexp`},
+	}
+	for _, tt := range tests {
+		got, err := Select(cases, "reference", tt.labelFilter, tt.focus)
+		if tt.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "{{") {
+				t.Errorf("Select(%q, %q) error %v, want one line starting %q", tt.labelFilter, tt.focus, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Select(%q, %q): %v", tt.labelFilter, tt.focus, err)
+			continue
+		}
+		var names []string
+		for _, c := range got {
+			names = append(names, c.Name)
+		}
+		if strings.Join(names, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("Select(%q, %q) = %q, want %q", tt.labelFilter, tt.focus, names, tt.want)
+		}
+	}
+}
+
+func TestCheckLabels(t *testing.T) {
+	tests := []struct {
+		labels []string
+		ok     bool
+	}{
+		{nil, true},
+		{[]string{"sweep", "kep-5502", "gate:on"}, true},
+		{[]string{"a/b"}, false},
+		{[]string{" "}, false},
+		{[]string{"x,y"}, false},
+	}
+	for _, tt := range tests {
+		c := fakeCase("c", framework.AreaEmptyDir, framework.ProfileAlpha)
+		c.Labels = tt.labels
+		if err := CheckLabels(c); (err == nil) != tt.ok {
+			t.Errorf("CheckLabels(%q) = %v, want ok=%v", tt.labels, err, tt.ok)
+		}
+	}
+}
+
+func TestAreasCoverFramework(t *testing.T) {
+	if len(areas) != len(framework.Areas) {
+		t.Fatalf("%d area containers for %d areas", len(areas), len(framework.Areas))
+	}
+	for i, a := range framework.Areas {
+		if areas[i].name != a || areas[i].description == "" {
+			t.Errorf("container %d is %q (description %q), want %q in framework.Areas order with a description", i, areas[i].name, areas[i].description, a)
+		}
+	}
+}
+
+// benchmarkSample is a fixed sample of the catalogue the target can run here: every n-th case.
+func benchmarkSample(b *testing.B, target framework.Target, size int) []*framework.Case {
+	all := catalogue.All()
+	var sample []*framework.Case
+	step := max(1, len(all)/size)
+	for i := 0; i < len(all) && len(sample) < size; i += step {
+		if ok, _ := target.Supports(all[i]); ok {
+			sample = append(sample, all[i])
+		}
+	}
+	if len(sample) == 0 {
+		b.Skip("the reference target can run none of the sample here (not root?)")
+	}
+	return sample
+}
+
+// BenchmarkReferenceCases observes a fixed sample of 64 catalogue cases on the reference target.
+func BenchmarkReferenceCases(b *testing.B) {
+	target, err := framework.NewTarget("reference", framework.TargetOptions{WorkDir: workDir(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer target.Close()
+	sample := benchmarkSample(b, target, 64)
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		c := sample[i%len(sample)]
+		if _, err := target.Observe(ctx, c); err != nil {
+			b.Fatalf("case %q: %v", c.Name, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cases/s")
+}
+
+// BenchmarkOracle computes the expected Observation of every catalogue case.
+func BenchmarkOracle(b *testing.B) {
+	all := catalogue.All()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		for _, c := range all {
+			oracle.Expect(c)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(all))/time.Since(start).Seconds(), "cases/s")
+}
