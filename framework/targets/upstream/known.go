@@ -19,7 +19,7 @@ type KnownDifference struct {
 var KnownDifferences = []KnownDifference{
 	{Match: emptyDirModeOn(corev1.StorageMediumMemory), Why: "upstream v1.37 chmods a Memory emptyDir before mounting tmpfs, so the pod sees tmpfs' root mode (1777), not `mode` (KEP-5502 test plan)"},
 	{Match: emptyDirModeOn(corev1.StorageMediumHugePages), Why: "upstream v1.37 chmods a HugePages emptyDir before mounting hugetlbfs, so the pod sees hugetlbfs' root mode (0755), not `mode` (KEP-5502 test plan)"},
-	{Match: otherFlexDriver, Why: "upstream has no \"not installed\" text of its own: a flexVolume driver missing from the node fails with the plugin manager's error (the spec's text is the reference node's)"},
+	{Match: otherFlexDriver, Why: "upstream has no \"not installed\" text: a flexVolume driver missing from the node fails with the plugin manager's \"no volume plugin matched\" (the spec's text is the reference node's)"},
 }
 
 // emptyDirModeOn matches cases whose pod sets an emptyDir `mode` on medium (HugePages matches

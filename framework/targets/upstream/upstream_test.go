@@ -195,6 +195,15 @@ func TestObserve(t *testing.T) {
 				t.Errorf("l = %+v, want symlink -> sub/f gid 2000", p)
 			}
 		},
+	}, {
+		name: "flexVolume driver not on the node",
+		c:    framework.Case{Pod: podWith(nil, corev1.Volume{Name: "nfs", VolumeSource: corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "example/nfs"}}})},
+		check: func(t *testing.T, obs *framework.Observation) {
+			if len(obs.Volumes) != 1 || obs.Volumes[0].SetUp != "no volume plugin matched" {
+				t.Errorf("volumes = %+v, want set-up %q", obs.Volumes, "no volume plugin matched")
+			}
+		},
+		known: "no volume plugin matched",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
