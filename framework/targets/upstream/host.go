@@ -1,0 +1,244 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	storagelistersv1 "k8s.io/client-go/listers/storage/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/kubernetes/pkg/volume"
+	"k8s.io/kubernetes/pkg/volume/util/hostutil"
+	"k8s.io/kubernetes/pkg/volume/util/subpath"
+	"k8s.io/mount-utils"
+)
+
+// nodeName is the name the harness's kubelet reports.
+const nodeName = "volperm-node"
+
+// errNotOnThisNode answers the host calls that need a cluster the harness does not have
+// (service account tokens, ClusterTrustBundles, pod certificates, CSI).
+var errNotOnThisNode = errors.New("not available on the volperm upstream node (no cluster behind it)")
+
+// volumeHost is the kubelet's VolumeHost and KubeletVolumeHost (v1.37 pkg/kubelet/volume_host.go)
+// for one pod under one root: the directory layout of the real kubelet below root, the real
+// mounter (mount.New("")) and host utils (hostutil.NewHostUtil()), and a fake API server
+// holding the pod's secrets and configMaps.
+type volumeHost struct {
+	root        string
+	client      clientset.Interface
+	pluginMgr   *volume.VolumePluginMgr
+	mounter     mount.Interface
+	hostUtil    hostutil.HostUtils
+	subpather   subpath.Interface
+	allocatable corev1.ResourceList
+}
+
+var (
+	_ volume.VolumeHost        = (*volumeHost)(nil)
+	_ volume.KubeletVolumeHost = (*volumeHost)(nil)
+)
+
+// newVolumeHost builds the host for kubelet root dir root. objects are the secrets and
+// configMaps the API server holds; allocatable is what the node reports.
+func newVolumeHost(root string, objects []runtime.Object, allocatable corev1.ResourceList) *volumeHost {
+	mounter := mount.New("")
+	return &volumeHost{
+		root:        root,
+		client:      fake.NewClientset(objects...),
+		pluginMgr:   &volume.VolumePluginMgr{},
+		mounter:     mounter,
+		hostUtil:    hostutil.NewHostUtil(),
+		subpather:   subpath.New(mounter),
+		allocatable: allocatable,
+	}
+}
+
+// The directory layout is the kubelet's (v1.37 pkg/kubelet/kubelet_getters.go).
+
+func (h *volumeHost) GetPluginDir(pluginName string) string {
+	return filepath.Join(h.root, "plugins", pluginName)
+}
+
+func (h *volumeHost) GetVolumeDevicePluginDir(pluginName string) string {
+	return filepath.Join(h.root, "plugins", pluginName, "volumeDevices")
+}
+
+func (h *volumeHost) GetPodsDir() string { return filepath.Join(h.root, "pods") }
+
+func (h *volumeHost) GetPodVolumeDir(podUID types.UID, pluginName, volumeName string) string {
+	return filepath.Join(h.root, "pods", string(podUID), "volumes", pluginName, volumeName)
+}
+
+func (h *volumeHost) GetPodPluginDir(podUID types.UID, pluginName string) string {
+	return filepath.Join(h.root, "pods", string(podUID), "plugins", pluginName)
+}
+
+func (h *volumeHost) GetPodVolumeDeviceDir(podUID types.UID, pluginName string) string {
+	return filepath.Join(h.root, "pods", string(podUID), "volumeDevices", pluginName)
+}
+
+func (h *volumeHost) GetKubeClient() clientset.Interface { return h.client }
+
+// NewWrapperMounter is the kubelet's: the wrapped volume is named "wrapped_NAME" and gets its
+// plugin's mounter (secret, configMap, downwardAPI and projected wrap an emptyDir).
+func (h *volumeHost) NewWrapperMounter(volName string, spec volume.Spec, pod *corev1.Pod) (volume.Mounter, error) {
+	if spec.Volume != nil {
+		spec.Volume.Name = "wrapped_" + volName
+	}
+	plugin, err := h.pluginMgr.FindPluginBySpec(&spec)
+	if err != nil {
+		return nil, err
+	}
+	return plugin.NewMounter(&spec, pod)
+}
+
+// NewWrapperUnmounter is the kubelet's counterpart of NewWrapperMounter.
+func (h *volumeHost) NewWrapperUnmounter(volName string, spec volume.Spec, podUID types.UID) (volume.Unmounter, error) {
+	if spec.Volume != nil {
+		spec.Volume.Name = "wrapped_" + volName
+	}
+	plugin, err := h.pluginMgr.FindPluginBySpec(&spec)
+	if err != nil {
+		return nil, err
+	}
+	return plugin.NewUnmounter(spec.Name(), podUID)
+}
+
+func (h *volumeHost) GetMounter() mount.Interface { return h.mounter }
+
+func (h *volumeHost) GetNodeAllocatable() (corev1.ResourceList, error) { return h.allocatable, nil }
+
+func (h *volumeHost) GetSecretFunc() func(namespace, name string) (*corev1.Secret, error) {
+	return func(namespace, name string) (*corev1.Secret, error) {
+		return h.client.CoreV1().Secrets(namespace).Get(context.Background(), name, metav1.GetOptions{})
+	}
+}
+
+func (h *volumeHost) GetConfigMapFunc() func(namespace, name string) (*corev1.ConfigMap, error) {
+	return func(namespace, name string) (*corev1.ConfigMap, error) {
+		return h.client.CoreV1().ConfigMaps(namespace).Get(context.Background(), name, metav1.GetOptions{})
+	}
+}
+
+func (h *volumeHost) GetServiceAccountTokenFunc() func(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return func(namespace, name string, _ *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+		return nil, fmt.Errorf("token for service account %s/%s: %w", namespace, name, errNotOnThisNode)
+	}
+}
+
+func (h *volumeHost) DeleteServiceAccountTokenFunc() func(podUID types.UID) {
+	return func(types.UID) {}
+}
+
+func (h *volumeHost) GetNodeLabels() (map[string]string, error) {
+	return map[string]string{corev1.LabelHostname: nodeName}, nil
+}
+
+func (h *volumeHost) GetNodeName() types.NodeName { return nodeName }
+
+func (h *volumeHost) GetAttachedVolumesFromNodeStatus() (map[corev1.UniqueVolumeName]string, error) {
+	return map[corev1.UniqueVolumeName]string{}, nil
+}
+
+// GetEventRecorder returns nil like the upstream fake host: no plugin used here records events
+// unless given a recorder in MounterArgs, and the harness gives none.
+func (h *volumeHost) GetEventRecorder() record.EventRecorder { return nil }
+
+func (h *volumeHost) GetSubpather() subpath.Interface { return h.subpather }
+
+// KubeletVolumeHost.
+
+func (h *volumeHost) SetKubeletError(error) {}
+
+func (h *volumeHost) GetInformerFactory() informers.SharedInformerFactory { return nil }
+
+func (h *volumeHost) CSIDriverLister() storagelistersv1.CSIDriverLister { return nil }
+
+func (h *volumeHost) CSIDriversSynced() cache.InformerSynced { return nil }
+
+func (h *volumeHost) WaitForCacheSync() error { return nil }
+
+func (h *volumeHost) GetHostUtil() hostutil.HostUtils { return h.hostUtil }
+
+func (h *volumeHost) GetTrustAnchorsByName(_ context.Context, name string, _ bool) ([]byte, error) {
+	return nil, fmt.Errorf("ClusterTrustBundle %q: %w", name, errNotOnThisNode)
+}
+
+func (h *volumeHost) GetTrustAnchorsBySigner(_ context.Context, signerName string, _ *metav1.LabelSelector, _ bool) ([]byte, error) {
+	return nil, fmt.Errorf("ClusterTrustBundles of signer %q: %w", signerName, errNotOnThisNode)
+}
+
+func (h *volumeHost) GetPodCertificateCredentialBundle(_ context.Context, namespace, podName, _, volumeName string, _ int) ([]byte, []byte, error) {
+	return nil, nil, fmt.Errorf("pod certificate for %s/%s volume %s: %w", namespace, podName, volumeName, errNotOnThisNode)
+}
+
+// sourceObjects builds the secrets and configMaps the pod's volumes project, from the Case's
+// Sources ("secret/NAME", "configmap/NAME"); an object the Case does not give exists with no
+// data (framework.Case.Sources).
+func sourceObjects(pod *corev1.Pod, sources map[string]map[string]string) []runtime.Object {
+	secrets, configMaps := map[string]bool{}, map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.Secret != nil:
+			secrets[v.Secret.SecretName] = true
+		case v.ConfigMap != nil:
+			configMaps[v.ConfigMap.Name] = true
+		case v.Projected != nil:
+			for _, s := range v.Projected.Sources {
+				if s.Secret != nil {
+					secrets[s.Secret.Name] = true
+				}
+				if s.ConfigMap != nil {
+					configMaps[s.ConfigMap.Name] = true
+				}
+			}
+		}
+	}
+	for key := range sources {
+		kind, name, _ := strings.Cut(key, "/")
+		switch kind {
+		case "secret":
+			secrets[name] = true
+		case "configmap":
+			configMaps[name] = true
+		}
+	}
+	var objs []runtime.Object
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: pod.Namespace, Name: name}
+	}
+	for name := range secrets {
+		s := &corev1.Secret{ObjectMeta: meta(name), Data: map[string][]byte{}}
+		for k, v := range sources["secret/"+name] {
+			s.Data[k] = []byte(v)
+		}
+		objs = append(objs, s)
+	}
+	for name := range configMaps {
+		cm := &corev1.ConfigMap{ObjectMeta: meta(name), Data: map[string]string{}}
+		for k, v := range sources["configmap/"+name] {
+			cm.Data[k] = v
+		}
+		objs = append(objs, cm)
+	}
+	return objs
+}
+
+// nodeAllocatable is what the harness node reports: the machine's memory (it bounds a Memory
+// emptyDir's tmpfs size when the volume gives no sizeLimit, v1.37 calculateEmptyDirMemorySize).
+func nodeAllocatable(memTotal int64) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(memTotal, resource.BinarySI)}
+}

@@ -1,0 +1,65 @@
+package upstream
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// KnownDifference is a place where upstream v1.37 is expected to disagree with docs/spec.md
+// (the seed wins): a failing case it matches is explained by Why, next to the failure.
+type KnownDifference struct {
+	Match func(*framework.Case) bool
+	Why   string
+}
+
+// KnownDifferences lists them, one line each (docs/spec.md, SEMANTICS.md "Known difference").
+var KnownDifferences = []KnownDifference{
+	{Match: emptyDirModeOn(corev1.StorageMediumMemory), Why: "upstream v1.37 chmods a Memory emptyDir before mounting tmpfs, so the pod sees tmpfs' root mode (1777), not `mode` (KEP-5502 test plan)"},
+	{Match: emptyDirModeOn(corev1.StorageMediumHugePages), Why: "upstream v1.37 chmods a HugePages emptyDir before mounting hugetlbfs, so the pod sees hugetlbfs' root mode (0755), not `mode` (KEP-5502 test plan)"},
+	{Match: otherFlexDriver, Why: "upstream has no \"not installed\" text: a flexVolume driver missing from the node fails with the plugin manager's \"no volume plugin matched\" (the spec's text is the reference node's)"},
+}
+
+// emptyDirModeOn matches cases whose pod sets an emptyDir `mode` on medium (HugePages matches
+// every hugepages-<size> medium) with the kubelet's EmptyDirVolumeMode gate on at some point.
+func emptyDirModeOn(medium corev1.StorageMedium) func(*framework.Case) bool {
+	return func(c *framework.Case) bool {
+		if c.Pod == nil || !kubeletGateEverOn(c, framework.GateEmptyDirVolumeMode) {
+			return false
+		}
+		for _, v := range c.Pod.Spec.Volumes {
+			if e := v.EmptyDir; e != nil && e.Mode != nil && strings.HasPrefix(string(e.Medium), string(medium)) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func kubeletGateEverOn(c *framework.Case, gate string) bool {
+	if c.Gates.Kubelet[gate] {
+		return true
+	}
+	for _, s := range c.After {
+		if s.SetGates != nil && s.SetGates.Kubelet[gate] {
+			return true
+		}
+	}
+	return false
+}
+
+// otherFlexDriver matches cases whose pod has a flexVolume with a driver other than the
+// harness's fixture.
+func otherFlexDriver(c *framework.Case) bool {
+	if c.Pod == nil {
+		return false
+	}
+	for _, v := range c.Pod.Spec.Volumes {
+		if v.FlexVolume != nil && v.FlexVolume.Driver != fixtureDriver {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,513 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/kubernetes/pkg/volume"
+	"k8s.io/kubernetes/pkg/volume/configmap"
+	"k8s.io/kubernetes/pkg/volume/downwardapi"
+	"k8s.io/kubernetes/pkg/volume/emptydir"
+	"k8s.io/kubernetes/pkg/volume/flexvolume"
+	"k8s.io/kubernetes/pkg/volume/hostpath"
+	"k8s.io/kubernetes/pkg/volume/projected"
+	"k8s.io/kubernetes/pkg/volume/secret"
+	volumeutil "k8s.io/kubernetes/pkg/volume/util"
+	"k8s.io/utils/exec"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/snapshot"
+)
+
+// ObserveNode is the kubelet half: it sets up pod (admitted by any apiserver) on the real
+// v1.37 volume plugins under a fresh root in workDir ("" = os.TempDir()), with c's host
+// fixtures, kubelet gates and steps, snapshots every volume, runs c's probes and tears
+// everything down, also when ctx is cancelled. c must be complete (framework.Case.Complete).
+func ObserveNode(ctx context.Context, c *framework.Case, pod *corev1.Pod, workDir string) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
+	if ok, why := NodeSupports(c); !ok {
+		return nil, nil, fmt.Errorf("case %q cannot run on the upstream node: %s", c.Name, why)
+	}
+	if workDir == "" {
+		workDir = os.TempDir()
+	}
+	root, err := os.MkdirTemp(workDir, "volperm-upstream-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("make case root: %w", err)
+	}
+	defer func() {
+		if rerr := removeRoot(root); rerr != nil {
+			err = errors.Join(err, rerr)
+			vols, probes = nil, nil
+		}
+	}()
+	// Probes run as other uids: they must be able to reach the volumes.
+	if err := os.Chmod(root, 0755); err != nil {
+		return nil, nil, fmt.Errorf("chmod case root: %w", err)
+	}
+	hostRoot := filepath.Join(root, "host")
+	if err := hostfix.Create(hostRoot, c.Host); err != nil {
+		return nil, nil, err
+	}
+	n, err := newNode(filepath.Join(root, "kubelet"), hostRoot, pod, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if terr := n.tearDown(); terr != nil {
+			err = errors.Join(err, terr)
+			vols, probes = nil, nil
+		}
+	}()
+
+	if err := n.setUp(); err != nil {
+		return nil, nil, err
+	}
+	for i, s := range c.After {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case s.Chmod != nil:
+			v := n.volume(s.Chmod.Volume)
+			if v == nil || v.err != nil || !v.mounted {
+				return nil, nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
+			}
+			// A container changing a mode: a plain chmod inside the volume.
+			if err := syscall.Chmod(filepath.Join(v.path, filepath.Clean("/"+s.Chmod.Path)), s.Chmod.Mode&07777); err != nil {
+				return nil, nil, fmt.Errorf("after[%d].chmod: %w", i, err)
+			}
+		case s.SetGates != nil:
+			for k, v := range s.SetGates.Kubelet {
+				n.gates[k] = v
+			}
+		case s.RestartKubelet:
+			if err := n.setUp(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+
+	roots := map[string]string{}
+	for _, v := range n.volumes {
+		vo := framework.VolumeObservation{Name: v.vol.Name, Type: volumeType(&v.vol), SetUp: framework.SetUpOK}
+		if v.vol.EmptyDir != nil {
+			vo.Medium = string(v.vol.EmptyDir.Medium)
+		}
+		if v.err != nil {
+			vo.SetUp = v.err.Error()
+		} else {
+			roots[v.vol.Name] = v.path
+			snap := snapshot.Tree
+			if v.vol.HostPath != nil {
+				snap = snapshot.Root
+			}
+			if vo.Paths, err = snap(v.path); err != nil {
+				return nil, nil, err
+			}
+		}
+		vols = append(vols, vo)
+	}
+	if len(c.Probes) > 0 {
+		if err := reachable(root, roots); err != nil {
+			return nil, nil, err
+		}
+		if probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
+			return nil, nil, err
+		}
+	}
+	return vols, probes, nil
+}
+
+// reachable lets every uid search the kubelet's directories between the case root and each
+// volume (the kubelet makes some 0750): probes run on the host paths, standing in for the
+// container's bind mount of the volume, which needs no access to its parents. Only
+// directories above the volume roots change; the volumes stay as the plugins left them.
+func reachable(root string, volumeRoots map[string]string) error {
+	for _, vr := range volumeRoots {
+		if !strings.HasPrefix(vr, root+"/") {
+			continue // a hostPath outside the case root: nothing of the harness's to open
+		}
+		for d := filepath.Dir(vr); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+			var st syscall.Stat_t
+			if err := syscall.Stat(d, &st); err != nil {
+				return fmt.Errorf("make volume parent searchable: %w", err)
+			}
+			if st.Mode&0111 != 0111 {
+				if err := syscall.Chmod(d, (st.Mode&07777)|0111); err != nil {
+					return fmt.Errorf("make volume parent searchable: %w", err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// NodeSupports reports whether the upstream node can run c's node side here.
+func NodeSupports(c *framework.Case) (bool, string) {
+	if os.Geteuid() != 0 {
+		return false, "needs root: the upstream volume plugins mount tmpfs/hugetlbfs and chown, and probes run as other uids"
+	}
+	if len(c.PreservePermissions) > 0 {
+		return false, "upstream v1.37 has no preservePermissions (seed 002 is a proposal)"
+	}
+	if ok, why := gateSupport(c.Gates.Kubelet); !ok {
+		return false, why
+	}
+	for _, s := range c.After {
+		if s.SetGates != nil {
+			if ok, why := gateSupport(s.SetGates.Kubelet); !ok {
+				return false, why
+			}
+		}
+	}
+	if c.Pod != nil {
+		for _, v := range c.Pod.Spec.Volumes {
+			if v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(corev1.StorageMediumHugePages)) && !kernelHas("hugetlbfs") {
+				return false, "needs hugetlbfs: the kernel does not list it in /proc/filesystems"
+			}
+		}
+	}
+	return true, ""
+}
+
+// node is one pod on the upstream kubelet's volume code.
+type node struct {
+	kubeletRoot string
+	hostRoot    string
+	pod         *corev1.Pod
+	c           *framework.Case
+	gates       map[string]bool // the kubelet gates in force
+	volumes     []*podVolume
+	// k is the running "kubelet process": its VolumeHost and plugins. A restart replaces it.
+	k *kubelet
+}
+
+// podVolume is one volume of the pod as the kubelet's plugins see it.
+type podVolume struct {
+	vol     corev1.Volume // hostPath paths mapped into the host root
+	path    string        // where the mounter put it (GetPath)
+	err     error         // the last SetUp's error
+	mounted bool          // some SetUp created it: teardown must run
+}
+
+// kubelet is what a kubelet process holds for volumes: the host and its plugin manager.
+type kubelet struct {
+	host *volumeHost
+	stop context.CancelFunc // stops the flexVolume prober's watcher
+}
+
+func newNode(kubeletRoot, hostRoot string, pod *corev1.Pod, c *framework.Case) (*node, error) {
+	n := &node{kubeletRoot: kubeletRoot, hostRoot: hostRoot, pod: pod.DeepCopy(), c: c, gates: map[string]bool{}}
+	for k, v := range c.Gates.Kubelet {
+		n.gates[k] = v
+	}
+	for _, v := range n.pod.Spec.Volumes {
+		pv := &podVolume{vol: *v.DeepCopy()}
+		if hp := pv.vol.HostPath; hp != nil {
+			// The real plugin checks the path exactly as given, so the pod's hostPath is moved
+			// into the harness's host root before the plugin sees it (and mapped back in error
+			// texts by hostErr): the pod names /var/run/x, the plugin checks HOSTROOT/var/run/x.
+			hp.Path = n.hostPath(hp.Path)
+		}
+		n.volumes = append(n.volumes, pv)
+	}
+	if err := os.MkdirAll(filepath.Join(kubeletRoot, "plugins", "kubernetes.io~empty-dir"), 0750); err != nil {
+		return nil, fmt.Errorf("make kubelet root: %w", err)
+	}
+	if n.hasFlex() {
+		if err := installFixtureDriver(n.flexDir(), c.Storage); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// hostPath maps a pod's hostPath path into the host root, keeping its spelling (no Clean), so
+// that removing the host-root prefix gives back exactly what the pod wrote.
+func (n *node) hostPath(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return n.hostRoot + p
+	}
+	return n.hostRoot + "/" + p
+}
+
+// hostErr names the pod's paths in a plugin error, never the harness's host root.
+func (n *node) hostErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), n.hostRoot, ""))
+}
+
+func (n *node) flexDir() string { return filepath.Join(n.kubeletRoot, "volume-plugins") }
+
+func (n *node) hasFlex() bool {
+	for _, v := range n.volumes {
+		if v.vol.FlexVolume != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *node) volume(name string) *podVolume {
+	for _, v := range n.volumes {
+		if v.vol.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// start starts a "kubelet process": a fresh VolumeHost with the real plugins (emptyDir,
+// hostPath, secret, configMap, downwardAPI, projected; flexVolume through the real prober of
+// its plugin dir when the pod has a flexVolume).
+func (n *node) start() error {
+	mem, err := memTotal()
+	if err != nil {
+		return err
+	}
+	host := newVolumeHost(n.kubeletRoot, sourceObjects(n.pod, n.c.Sources), nodeAllocatable(mem))
+	var plugins []volume.VolumePlugin
+	plugins = append(plugins, emptydir.ProbeVolumePlugins()...)
+	plugins = append(plugins, hostpath.ProbeVolumePlugins(volume.VolumeConfig{})...)
+	plugins = append(plugins, secret.ProbeVolumePlugins()...)
+	plugins = append(plugins, configmap.ProbeVolumePlugins()...)
+	plugins = append(plugins, downwardapi.ProbeVolumePlugins()...)
+	plugins = append(plugins, projected.ProbeVolumePlugins()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	var prober volume.DynamicPluginProber
+	if n.hasFlex() {
+		prober = flexvolume.GetDynamicPluginProber(ctx, n.flexDir(), exec.New())
+	}
+	if err := host.pluginMgr.InitPlugins(plugins, prober, host); err != nil {
+		cancel()
+		return fmt.Errorf("init volume plugins: %w", err)
+	}
+	n.k = &kubelet{host: host, stop: cancel}
+	return nil
+}
+
+func (n *node) stop() {
+	if n.k != nil {
+		n.k.stop()
+		n.k = nil
+	}
+}
+
+// setUp is a kubelet (re)start followed by the volume manager's mount of every volume, in pod
+// order, with the kubelet gates in force (v1.37 operation_generator.go GenerateMountVolumeFunc:
+// NewMounter, then SetUp with the pod's fsGroup and fsGroupChangePolicy). One failing volume
+// does not stop the others.
+func (n *node) setUp() error {
+	n.stop()
+	if err := n.start(); err != nil {
+		return err
+	}
+	return withGates(n.gates, func() error {
+		for _, v := range n.volumes {
+			v.err = n.hostErr(n.setUpVolume(v))
+		}
+		return nil
+	})
+}
+
+func (n *node) setUpVolume(v *podVolume) error {
+	spec := volume.NewSpecFromVolume(v.vol.DeepCopy())
+	plugin, err := n.k.host.pluginMgr.FindPluginBySpec(spec)
+	if err != nil {
+		return err
+	}
+	mounter, err := plugin.NewMounter(spec, n.pod)
+	if err != nil {
+		return err
+	}
+	v.path = mounter.GetPath()
+	v.mounted = true
+	args := volume.MounterArgs{FsUser: volumeutil.FsUserFrom(n.pod), DesiredSize: desiredSize(n.pod, &v.vol)}
+	if sc := n.pod.Spec.SecurityContext; sc != nil {
+		args.FsGroup, args.FSGroupChangePolicy = sc.FSGroup, sc.FSGroupChangePolicy
+	}
+	return mounter.SetUp(args)
+}
+
+// desiredSize is the kubelet's desired size limit of a local ephemeral volume (v1.37
+// pkg/kubelet/volumemanager/cache/desired_state_of_world.go AddPodToVolume); emptyDir uses it
+// for a quota where the filesystem supports one.
+func desiredSize(pod *corev1.Pod, v *corev1.Volume) *resource.Quantity {
+	if !volumeutil.IsLocalEphemeralVolume(*v) {
+		return nil
+	}
+	limits := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
+	storage := limits[corev1.ResourceEphemeralStorage]
+	size := resource.NewQuantity(storage.Value(), resource.BinarySI)
+	if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Value() > 0 &&
+		(size.Value() == 0 || e.SizeLimit.Value() < size.Value()) {
+		size = resource.NewQuantity(e.SizeLimit.Value(), resource.BinarySI)
+	}
+	return size
+}
+
+// tearDown unmounts every volume a SetUp created through its plugin's unmounter, in reverse
+// pod order, as the kubelet does (v1.37 GenerateUnmountVolumeFunc: NewUnmounter, TearDown,
+// which is TearDownAt(GetPath()) except for hostPath, whose TearDownAt refuses), and stops the
+// kubelet.
+func (n *node) tearDown() error {
+	defer n.stop()
+	if n.k == nil {
+		if err := n.start(); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for i := len(n.volumes) - 1; i >= 0; i-- {
+		v := n.volumes[i]
+		if !v.mounted {
+			continue
+		}
+		spec := volume.NewSpecFromVolume(v.vol.DeepCopy())
+		plugin, err := n.k.host.pluginMgr.FindPluginBySpec(spec)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tear down volume %q: %w", v.vol.Name, err))
+			continue
+		}
+		u, err := plugin.NewUnmounter(spec.Name(), n.pod.UID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tear down volume %q: %w", v.vol.Name, err))
+			continue
+		}
+		if err := u.TearDown(); err != nil {
+			errs = append(errs, fmt.Errorf("tear down volume %q: %w", v.vol.Name, n.hostErr(err)))
+			continue
+		}
+		v.mounted = false
+	}
+	return errors.Join(errs...)
+}
+
+// volumeType names v's source as the API does.
+func volumeType(v *corev1.Volume) string {
+	switch {
+	case v.EmptyDir != nil:
+		return "emptyDir"
+	case v.HostPath != nil:
+		return "hostPath"
+	case v.Secret != nil:
+		return "secret"
+	case v.ConfigMap != nil:
+		return "configMap"
+	case v.DownwardAPI != nil:
+		return "downwardAPI"
+	case v.Projected != nil:
+		return "projected"
+	case v.FlexVolume != nil:
+		return "flexVolume"
+	}
+	return "unknown"
+}
+
+// removeRoot unmounts whatever is still mounted below root (deepest first) and removes it. It
+// never removes across a mount point.
+func removeRoot(root string) error {
+	mounts, err := mountsBelow(root)
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if err := syscall.Unmount(m, 0); err != nil {
+			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
+				return fmt.Errorf("unmount leftover %s: %w", m, err)
+			}
+		}
+	}
+	if err := os.RemoveAll(root); err != nil {
+		return fmt.Errorf("remove case root: %w", err)
+	}
+	return nil
+}
+
+// mountsBelow lists mount points under dir from /proc/self/mountinfo, deepest first.
+func mountsBelow(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out, sc.Err()
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// memTotal is the machine's memory in bytes (/proc/meminfo MemTotal).
+func memTotal() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parse /proc/meminfo MemTotal %q: %w", f[1], err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, errors.New("/proc/meminfo has no MemTotal")
+}
+
+func kernelHas(fs string) bool {
+	b, err := os.ReadFile("/proc/filesystems")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] == fs {
+			return true
+		}
+	}
+	return false
+}
