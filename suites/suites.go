@@ -179,6 +179,11 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 		ginkgo.Fail(fmt.Sprintf("target %s failed on case %q: %v", name, c.Name, err))
 	}
 	if diff := framework.Diff(expected, observed); len(diff) > 0 {
+		if kd, ok := cfg.Target.(framework.KnownDifferences); ok {
+			if why, known := kd.KnownDifference(c); known {
+				ginkgo.AddReportEntry(report.KnownDifferenceEntry, why)
+			}
+		}
 		ginkgo.Fail(mismatch(name, diff, expected, observed))
 	}
 }

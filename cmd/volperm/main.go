@@ -1,6 +1,6 @@
 // Command volperm is the one binary of the harness: `run` runs the suites against a target and
 // writes the reports, `expect` prints what the oracle says a case must do, `observe` what a
-// target did, `version` the versions a report names, `agent` the reference node behind the exec
+// target did, `diff` where two targets disagree, `version` the versions a report names, `agent` the reference node behind the exec
 // protocol.
 package main
 
@@ -16,6 +16,7 @@ import (
 	"github.com/volperm/volperm/framework/probe"
 	_ "github.com/volperm/volperm/framework/targets/exec"
 	_ "github.com/volperm/volperm/framework/targets/reference"
+	_ "github.com/volperm/volperm/framework/targets/upstream"
 )
 
 // Exit codes (README "Exit codes").
@@ -56,7 +57,7 @@ func main() {
 
 // Main runs the volperm command line and returns the exit code.
 func Main(args []string, s streams) int {
-	cmds := []*command{newRunCommand(s), newExpectCommand(s), newObserveCommand(s), newVersionCommand(s)}
+	cmds := []*command{newRunCommand(s), newExpectCommand(s), newObserveCommand(s), newDiffCommand(s), newVersionCommand(s)}
 	if len(args) == 0 {
 		usage(s.err, cmds)
 		return exitUsage

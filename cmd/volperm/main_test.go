@@ -68,13 +68,15 @@ func TestBadInput(t *testing.T) {
 		want []string // substrings of the one stderr line
 	}{
 		{"no command", nil, []string{"Usage: volperm COMMAND"}},
-		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "expect, observe, run, version"}},
+		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "diff, expect, observe, run, version"}},
 		{"unknown flag", []string{"run", "--bogus"}, []string{"volperm run:", "-bogus", "volperm run -h"}},
 		{"stray argument", []string{"run", "cases.yaml"}, []string{`unexpected argument "cases.yaml"`, "-f"}},
 		{"unknown target", []string{"run", "--target", "nope", "-f", good}, []string{"--target:", `unknown target "nope"`, "reference"}},
 		{"unknown profile", []string{"run", "--profile", "alpha,beta"}, []string{"--profile:", `unknown profile "beta"`, "conformance, alpha, proposal"}},
 		{"bad label filter", []string{"run", "--label-filter", "emptydir &&", "-f", good}, []string{`--label-filter "emptydir &&"`}},
 		{"bad focus", []string{"run", "--focus", "mode(", "-f", good}, []string{`--focus "mode("`, "regular expression"}},
+		{"diff needs two targets", []string{"diff", "--targets", "reference"}, []string{`--targets "reference"`, "exactly two targets"}},
+		{"diff unknown target", []string{"diff", "--targets", "reference,nope", "-f", good}, []string{"--targets:", `unknown target "nope"`}},
 		{"unknown gate", []string{"expect", "-f", good, "--kubelet-gates", "EmptyDirVolumeModes=true"},
 			[]string{"--kubelet-gates:", `"EmptyDirVolumeModes"`, "EmptyDirVolumeMode, PreservePermissions"}},
 		{"bad gate value", []string{"observe", "-f", good, "--apiserver-gates", "EmptyDirVolumeMode=yes please"},
@@ -198,4 +200,34 @@ func TestDocExamples(t *testing.T) {
 	if want := fenced(t, doc, "json"); stdout != want {
 		t.Errorf("%s shows\n%s\nbut volperm expect prints\n%s", doc, want, stdout)
 	}
+}
+
+// TestDiff: a target compared with itself agrees on every case; reference and upstream differ
+// exactly where upstream's known differences are (emptyDir mode on Memory).
+func TestDiff(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("node-side cases need root")
+	}
+	memory := writeFile(t, "memory.yaml", strings.Replace(caseFile, "        mode: 0750", "        mode: 0750\n        medium: Memory", 1))
+	code, out, errs := runMain("diff", "--targets", "reference,reference", "--work-dir", reachableDir(t), "-f", memory)
+	if code != exitOK || !strings.Contains(out, "2 cases compared on reference and reference: 0 differ, 2 agree") {
+		t.Fatalf("reference vs itself: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runMain("diff", "--targets", "reference,upstream", "--work-dir", reachableDir(t), "-f", memory)
+	want := `volume "data" path ".": reference dir 0750 0:0, upstream dir 1777 0:0`
+	if code != exitFailed || !strings.Contains(out, want) || !strings.Contains(out, "1 differ, 1 agree") {
+		t.Fatalf("reference vs upstream: exit %d, want 1 and %q\n%s%s", code, want, out, errs)
+	}
+}
+
+// reachableDir is a temp dir other uids can pass through (t.TempDir's parent is 0700).
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{filepath.Dir(d), d} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
 }

@@ -143,7 +143,7 @@ func exitCode(err error) int {
 	return 0
 }
 
-// TestRunInterrupted sends SIGINT to a run of the whole catalogue after a second: the running
+// TestRunInterrupted sends SIGINT to a run of the whole catalogue once cases have passed: the running
 // case is torn down, the target closed, the reports written so far are flushed, the exit code
 // is not 0, and no mount, work dir entry or temp file is left.
 func TestRunInterrupted(t *testing.T) {
@@ -158,7 +158,19 @@ func TestRunInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// Interrupt once some cases have passed (run.log gets a line as each case ends), however
+	// slowly the machine starts the binary.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if log, _ := os.ReadFile(filepath.Join(d.reports, "run.log")); strings.Count(string(log), "PASS ") >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no case passed within 2 minutes:\n%s", tail(out.String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

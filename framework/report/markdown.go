@@ -58,11 +58,31 @@ func (s *Summary) Markdown() []byte {
 	groupTable(&b, "By profile", s.Profiles, false)
 
 	p("## Failures (%d)\n\n", len(s.Failures))
-	for _, f := range s.Failures {
-		p("- %s (%s): %s\n", code(f.Name), f.State, code(f.Message))
-	}
 	if len(s.Failures) == 0 {
 		p("None.\n")
+	}
+	known := map[string][]CaseResult{}
+	var whys []string
+	for _, f := range s.Failures {
+		if f.KnownDifference == "" {
+			p("- %s (%s): %s\n", code(f.Name), f.State, code(f.Message))
+			continue
+		}
+		if len(known[f.KnownDifference]) == 0 {
+			whys = append(whys, f.KnownDifference)
+		}
+		known[f.KnownDifference] = append(known[f.KnownDifference], f)
+	}
+	if len(whys) > 0 {
+		p("\n### Known differences of this target (%d failures, each explained)\n\n", len(s.Failures)-s.Unexplained()+len(s.SuiteFailures))
+	}
+	for _, why := range whys {
+		fs := known[why]
+		p("- **%d failures**: %s\n  <details><summary>cases</summary>\n\n", len(fs), why)
+		for _, f := range fs {
+			p("  - %s: %s\n", code(f.Name), code(f.Message))
+		}
+		p("\n  </details>\n")
 	}
 	p("\n")
 

@@ -101,6 +101,23 @@ type CaseResult struct {
 	State string `json:"state"`
 	// Message is the first line of the failure (the first difference) or the reason not run.
 	Message string `json:"message"`
+	// KnownDifference explains a failure the target documents as a known difference.
+	KnownDifference string `json:"knownDifference,omitempty"`
+}
+
+// KnownDifferenceEntry is the Ginkgo report entry a spec adds when its failure is a known
+// difference of the target; its value is the one-line explanation.
+const KnownDifferenceEntry = "known-difference"
+
+// Unexplained counts the failures that are not known differences of the target.
+func (s *Summary) Unexplained() int {
+	n := 0
+	for _, f := range s.Failures {
+		if f.KnownDifference == "" {
+			n++
+		}
+	}
+	return n + len(s.SuiteFailures)
 }
 
 // Options add what the Ginkgo report does not know.
@@ -156,6 +173,9 @@ func Build(r types.Report, opts Options) *Summary {
 		counts(areas, area).add(o)
 		counts(profiles, profile).add(o)
 		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg}
+		if o == failed {
+			res.KnownDifference = knownDifference(sr)
+		}
 		switch o {
 		case failed:
 			s.Failures = append(s.Failures, res)
@@ -256,4 +276,14 @@ func (s *Summary) WriteJSON(path string) error {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
+}
+
+// knownDifference is the explanation a failed spec recorded as a report entry, or "".
+func knownDifference(sr types.SpecReport) string {
+	for _, e := range sr.ReportEntries {
+		if e.Name == KnownDifferenceEntry {
+			return e.StringRepresentation()
+		}
+	}
+	return ""
 }

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/execproto"
@@ -42,18 +44,28 @@ const DefaultTimeout = 30 * time.Second
 const maxOutput = 4 << 20
 
 func init() {
-	framework.RegisterTarget(Name, "an out-of-tree node agent behind volperm's exec protocol: exec:/path/to/agent (docs/exec-protocol.md)", New)
+	framework.RegisterTarget(Name, "an out-of-tree node agent behind volperm's exec protocol, with the reference apiserver: exec:/path/to/agent (docs/exec-protocol.md)", New)
+	framework.RegisterHalves(Name, nil, func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
 }
 
-// Target drives one agent executable.
-type Target struct {
+// New builds the target exec:PATH: the reference apiserver with the agent as the kubelet.
+func New(opts framework.TargetOptions) (framework.Target, error) {
+	node, err := NewNode(opts)
+	if err != nil {
+		return nil, err
+	}
+	return framework.NewPair(Name, reference.APIServer{}, node), nil
+}
+
+// Node drives one agent executable as the kubelet.
+type Node struct {
 	agent   string
 	timeout time.Duration
 	roots   *caseroot.Roots
 }
 
-// New checks the agent path (opts.Arg) and the time-out (VOLPERM_AGENT_TIMEOUT, a Go duration).
-func New(opts framework.TargetOptions) (framework.Target, error) {
+// NewNode checks the agent path (opts.Arg) and the time-out (VOLPERM_AGENT_TIMEOUT, a Go duration).
+func NewNode(opts framework.TargetOptions) (*Node, error) {
 	if opts.Arg == "" {
 		return nil, fmt.Errorf("target exec needs the agent's path: --target exec:/path/to/agent")
 	}
@@ -78,57 +90,42 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Target{agent: agent, timeout: timeout, roots: roots}, nil
+	return &Node{agent: agent, timeout: timeout, roots: roots}, nil
 }
 
-// Info names the target and the agent.
-func (t *Target) Info() framework.TargetInfo {
+// Info names the agent.
+func (t *Node) Info() framework.TargetInfo {
 	return framework.TargetInfo{Name: Name, Details: map[string]string{
-		"agent": t.agent, "protocol": execproto.Version, "timeout": t.timeout.String(), "apiserver": "reference",
+		"agent": t.agent, "protocol": execproto.Version, "timeout": t.timeout.String(),
 	}}
 }
 
-// Supports: node-side cases need root, like the reference node (the agent runs as the harness).
-func (t *Target) Supports(c *framework.Case) (bool, string) {
-	return reference.SupportsHere(c)
+// SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
+func (t *Node) SupportsNode(_ *framework.Case, a framework.Admitted) (bool, string) {
+	return reference.SupportsNodeHere(a.Pod)
 }
 
 // Close removes every case root left by a cancelled run.
-func (t *Target) Close() error { return t.roots.RemoveAll() }
+func (t *Node) Close() error { return t.roots.RemoveAll() }
 
-// Observe runs c through the agent (docs/spec.md "The order of events").
-func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framework.Observation, err error) {
-	c := in.DeepCopy()
-	c.Complete()
-	res := reference.Admit(c)
-	obs = &framework.Observation{
-		APIVersion: framework.ObservationVersion,
-		Case:       c.Name,
-		Source:     Name,
-		Admission: framework.Admission{
-			Allowed: res.Allowed, Errors: res.Errors, Dropped: res.Dropped, PreservePermissions: res.PreservePermissions,
-		},
-	}
-	if !res.Allowed || c.AdmissionOnly || c.Pod == nil || c.PersistentVolume != nil {
-		obs.Normalize()
-		return obs, nil
-	}
+// ObserveNode has the agent set the admitted pod up (docs/spec.md steps 3-8).
+func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
 	root, err := t.roots.Make("volperm-exec-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req := &execproto.Request{
 		ProtocolVersion:     execproto.Version,
 		Attempt:             1,
-		Pod:                 res.Pod,
-		PreservePermissions: res.PreservePermissions,
+		Pod:                 a.Pod,
+		PreservePermissions: a.Admission.PreservePermissions,
 		KubeletGates:        allGates(gates.Set(c.Gates.Kubelet)),
 		HostRoot:            filepath.Join(root, "host"),
 		StateDir:            filepath.Join(root, "state"),
 		Sources:             c.Sources,
 	}
 	dirs := map[string]string{}
-	for _, v := range res.Pod.Spec.Volumes {
+	for _, v := range a.Pod.Spec.Volumes {
 		if v.HostPath != nil {
 			dirs[v.Name] = hostfix.Path(req.HostRoot, v.HostPath.Path)
 			continue
@@ -143,52 +140,51 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 			// Best effort after an earlier failure; the first error is the verdict.
 			_, _ = t.call(context.Background(), execproto.OpTearDown, req)
 		}
-		err = errors.Join(err, t.roots.Remove(root))
-		if err != nil {
-			obs = nil
+		if rerr := t.roots.Remove(root); rerr != nil {
+			vols, probes, err = nil, nil, errors.Join(err, rerr)
 		}
 	}()
 	for _, d := range []string{req.HostRoot, req.StateDir, filepath.Join(root, "volumes")} {
 		if err := os.MkdirAll(d, 0755); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := hostfix.Create(req.HostRoot, c.Host); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := populateFixtures(c, dirs); err != nil {
-		return nil, err
+	if err := populateFixtures(a.Pod, c.Storage, dirs); err != nil {
+		return nil, nil, err
 	}
 	guard, err := newGuard(root, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	results, err := t.setUp(ctx, req, guard)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, s := range c.After {
 		switch {
 		case s.Chmod != nil:
 			if r := results[s.Chmod.Volume]; !r.OK {
-				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
+				return nil, nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
 			}
 			if err := os.Chmod(filepath.Join(dirs[s.Chmod.Volume], filepath.Clean("/"+s.Chmod.Path)), framework.FileMode(s.Chmod.Mode)); err != nil {
-				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
+				return nil, nil, fmt.Errorf("after[%d].chmod: %w", i, err)
 			}
 		case s.SetGates != nil:
 			req.KubeletGates = allGates(gates.Set(req.KubeletGates).Merge(s.SetGates.Kubelet))
 		case s.RestartKubelet:
 			req.Attempt++
 			if results, err = t.setUp(ctx, req, guard); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 
 	roots := map[string]string{}
-	for _, v := range res.Pod.Spec.Volumes {
+	for _, v := range a.Pod.Spec.Volumes {
 		r := results[v.Name]
 		vo := framework.VolumeObservation{Name: v.Name, Type: reference.VolumeType(v), SetUp: framework.SetUpOK}
 		if v.EmptyDir != nil {
@@ -203,41 +199,40 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 				snap = snapshot.Root
 			}
 			if vo.Paths, err = snap(dirs[v.Name]); err != nil {
-				return nil, fmt.Errorf("agent reported volume %q ready, but: %w", v.Name, err)
+				return nil, nil, fmt.Errorf("agent reported volume %q ready, but: %w", v.Name, err)
 			}
 		}
-		obs.Volumes = append(obs.Volumes, vo)
+		vols = append(vols, vo)
 	}
 	if len(c.Probes) > 0 {
-		if obs.Probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
-			return nil, err
+		if probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
+			return nil, nil, err
 		}
 	}
 
 	tornDown = true
 	out, err := t.call(ctx, execproto.OpTearDown, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var td execproto.TearDownResponse
 	if err := decode(out, &td); err != nil {
-		return nil, t.verdict(execproto.OpTearDown, err)
+		return nil, nil, fmt.Errorf("agent %s: %w", execproto.OpTearDown, err)
 	}
 	if !td.OK {
-		return nil, fmt.Errorf("agent teardown failed: %s", td.Error)
+		return nil, nil, fmt.Errorf("agent teardown failed: %s", td.Error)
 	}
 	if m, _ := mountinfo.AtOrBelow(root); len(m) > 0 {
-		return nil, fmt.Errorf("agent teardown left %d mount(s) behind, e.g. %s: teardown must unmount what setup mounted", len(m), m[0])
+		return nil, nil, fmt.Errorf("agent teardown left %d mount(s) behind, e.g. %s: teardown must unmount what setup mounted", len(m), m[0])
 	}
 	if err := guard.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	obs.Normalize()
-	return obs, nil
+	return vols, probes, nil
 }
 
 // setUp calls `AGENT setup` and checks its answer covers every volume exactly once.
-func (t *Target) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, error) {
+func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, error) {
 	out, err := t.call(ctx, execproto.OpSetUp, req)
 	if err != nil {
 		return nil, err
@@ -247,7 +242,7 @@ func (t *Target) setUp(ctx context.Context, req *execproto.Request, g *guard) (m
 	}
 	var resp execproto.SetUpResponse
 	if err := decode(out, &resp); err != nil {
-		return nil, t.verdict(execproto.OpSetUp, err)
+		return nil, fmt.Errorf("agent %s: %w", execproto.OpSetUp, err)
 	}
 	got := map[string]execproto.VolumeResult{}
 	for _, r := range resp.Volumes {
@@ -275,7 +270,7 @@ func (t *Target) setUp(ctx context.Context, req *execproto.Request, g *guard) (m
 }
 
 // call runs `AGENT op` with req on stdin in its own process group, bounded by the time-out.
-func (t *Target) call(ctx context.Context, op string, req *execproto.Request) ([]byte, error) {
+func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]byte, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -343,18 +338,14 @@ func decode(out []byte, v any) error {
 	return nil
 }
 
-func (t *Target) verdict(op string, err error) error {
-	return fmt.Errorf("agent %s: %w", op, err)
-}
-
 // populateFixtures plays the volperm/fixture flexVolume driver's part: its storage is mounted
 // (here: created, 0750 like kubelet's prepareForMount) before the kubelet part runs.
-func populateFixtures(c *framework.Case, dirs map[string]string) error {
-	for _, v := range c.Pod.Spec.Volumes {
+func populateFixtures(pod *corev1.Pod, storage map[string][]framework.File, dirs map[string]string) error {
+	for _, v := range pod.Spec.Volumes {
 		if v.FlexVolume == nil || v.FlexVolume.Driver != "volperm/fixture" {
 			continue
 		}
-		if err := reference.PopulateStorage(dirs[v.Name], c.Storage[v.Name]); err != nil {
+		if err := reference.PopulateStorage(dirs[v.Name], storage[v.Name]); err != nil {
 			return fmt.Errorf("flexVolume fixture %q: %w", v.Name, err)
 		}
 	}

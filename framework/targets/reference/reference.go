@@ -25,34 +25,32 @@ import (
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // Name is the name the target registers under.
 const Name = "reference"
 
 func init() {
-	framework.RegisterTarget(Name, "volperm's own node implementation, in-process, on this machine's filesystem (needs root for node-side cases)", New)
+	framework.RegisterTarget(Name, "volperm's own apiserver model and node implementation, in-process, on this machine's filesystem (needs root for node-side cases)", New)
+	framework.RegisterHalves(Name,
+		func(framework.TargetOptions) (framework.APIServer, error) { return APIServer{}, nil },
+		func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
 }
 
-// Target runs cases on the reference node implementation.
-type Target struct {
-	roots *caseroot.Roots
-}
-
-// New builds the reference target; opts.Arg must be empty.
+// New builds the reference target: the reference apiserver with the reference kubelet.
 func New(opts framework.TargetOptions) (framework.Target, error) {
 	if opts.Arg != "" {
 		return nil, fmt.Errorf("target %q takes no argument (got %q)", Name, opts.Arg)
 	}
-	roots, err := caseroot.New(opts.WorkDir)
+	node, err := NewNode(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Target{roots: roots}, nil
+	return framework.NewPair(Name, APIServer{}, node), nil
 }
 
-// Info names the target and its versions.
-func (t *Target) Info() framework.TargetInfo {
+func info() framework.TargetInfo {
 	info := framework.TargetInfo{Name: Name, Details: map[string]string{"kernel": kernelRelease()}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		info.Version = bi.Main.Version
@@ -60,31 +58,73 @@ func (t *Target) Info() framework.TargetInfo {
 	return info
 }
 
-// Supports tells whether c can run here: node-side cases need root (mounts, chown, mknod,
-// probes as other uids) and HugePages cases need hugetlbfs.
-func (t *Target) Supports(c *framework.Case) (bool, string) { return SupportsHere(c) }
+// APIServer is the reference apiserver: nodeimpl/admission.
+type APIServer struct{}
 
-// SupportsHere is Supports for any target whose node runs on this machine as this process's user.
-func SupportsHere(c *framework.Case) (bool, string) {
-	if !needsNode(c) {
-		return true, ""
+// Info names the reference apiserver.
+func (APIServer) Info() framework.TargetInfo { return info() }
+
+// SupportsAdmission: the reference apiserver has every field and policy volperm knows.
+func (APIServer) SupportsAdmission(*framework.Case) (bool, string) { return true, "" }
+
+// Admit runs c's admission through nodeimpl/admission.
+func (APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
+	req := admission.Request{
+		Pod:                    c.Pod,
+		OldPod:                 c.OldPod,
+		PersistentVolume:       c.PersistentVolume,
+		PreservePermissions:    c.PreservePermissions,
+		OldPreservePermissions: c.OldPreservePermissions,
+		Gates:                  gates.Set(c.Gates.APIServer),
 	}
+	if p := c.FlexVolumePolicy; p != nil {
+		req.FlexPolicy = &admission.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
+	}
+	res := admission.Admit(req)
+	return framework.Admitted{
+		Admission: framework.Admission{
+			Allowed:             res.Allowed,
+			Errors:              res.Errors,
+			Dropped:             res.Dropped,
+			PreservePermissions: res.PreservePermissions,
+		},
+		Pod: res.Pod,
+	}, nil
+}
+
+// Node is the reference kubelet: nodeimpl/kubelet on this machine under a temporary root.
+type Node struct {
+	roots *caseroot.Roots
+}
+
+// NewNode checks the work dir the node makes its case roots in.
+func NewNode(opts framework.TargetOptions) (*Node, error) {
+	roots, err := caseroot.New(opts.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{roots: roots}, nil
+}
+
+// Info names the reference kubelet.
+func (n *Node) Info() framework.TargetInfo { return info() }
+
+// SupportsNode: see SupportsNodeHere.
+func (n *Node) SupportsNode(_ *framework.Case, a framework.Admitted) (bool, string) {
+	return SupportsNodeHere(a.Pod)
+}
+
+// SupportsNodeHere tells whether a node running on this machine as this process's user can
+// set pod up: it needs root (mounts, chown, mknod, probes as other uids), and hugetlbfs for
+// HugePages.
+func SupportsNodeHere(pod *corev1.Pod) (bool, string) {
 	if os.Geteuid() != 0 {
-		return false, "needs root: the reference node mounts tmpfs/hugetlbfs, chowns, creates devices and runs probes as other uids"
+		return false, "needs root: the node mounts tmpfs/hugetlbfs, chowns, creates devices and runs probes as other uids"
 	}
-	if usesHugePages(c.Pod) && !kernelHas("hugetlbfs") {
+	if usesHugePages(pod) && !mountinfo.KernelHas("hugetlbfs") {
 		return false, "needs hugetlbfs: the kernel does not list it in /proc/filesystems"
 	}
 	return true, ""
-}
-
-// needsNode reports whether c reaches the node: admitted by the reference apiserver and not
-// admission-only.
-func needsNode(c *framework.Case) bool {
-	if c.Pod == nil || c.AdmissionOnly || c.PersistentVolume != nil {
-		return false
-	}
-	return Admit(c).Allowed
 }
 
 func usesHugePages(p *corev1.Pod) bool {
@@ -99,68 +139,27 @@ func usesHugePages(p *corev1.Pod) bool {
 	return false
 }
 
-// Admit runs c's admission through the reference apiserver (nodeimpl/admission). Other targets
-// that have no apiserver of their own use it too.
-func Admit(c *framework.Case) admission.Result {
-	req := admission.Request{
-		Pod:                    c.Pod,
-		OldPod:                 c.OldPod,
-		PersistentVolume:       c.PersistentVolume,
-		PreservePermissions:    c.PreservePermissions,
-		OldPreservePermissions: c.OldPreservePermissions,
-		Gates:                  gates.Set(c.Gates.APIServer),
-	}
-	if p := c.FlexVolumePolicy; p != nil {
-		req.FlexPolicy = &admission.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
-	}
-	return admission.Admit(req)
-}
-
-// Observe runs c (docs/spec.md "The order of events") and tears everything down.
-func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framework.Observation, err error) {
-	c := in.DeepCopy()
-	c.Complete()
-	res := Admit(c)
-	obs = &framework.Observation{
-		APIVersion: framework.ObservationVersion,
-		Case:       c.Name,
-		Source:     Name,
-		Admission: framework.Admission{
-			Allowed:             res.Allowed,
-			Errors:              res.Errors,
-			Dropped:             res.Dropped,
-			PreservePermissions: res.PreservePermissions,
-		},
-	}
-	if !res.Allowed || c.AdmissionOnly || c.Pod == nil || c.PersistentVolume != nil {
-		obs.Normalize()
-		return obs, nil
-	}
-	if ok, why := SupportsHere(c); !ok {
-		return nil, fmt.Errorf("case %q cannot run here: %s", c.Name, why)
-	}
-
-	root, err := t.roots.Make("volperm-ref-")
+// ObserveNode sets the admitted pod up on nodeimpl/kubelet (docs/spec.md steps 3-8).
+func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
+	root, err := n.roots.Make("volperm-ref-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hostRoot, kubeletRoot := filepath.Join(root, "host"), filepath.Join(root, "kubelet")
-
 	k, err := kubelet.New(kubelet.Config{RootDir: kubeletRoot, HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet)})
 	if err != nil {
-		return nil, errors.Join(err, t.roots.Remove(root))
+		return nil, nil, errors.Join(err, n.roots.Remove(root))
 	}
-	pod := &kubelet.Pod{Pod: res.Pod, PreservePermissions: res.PreservePermissions, Sources: c.Sources, Storage: storage(c.Storage)}
+	pod := &kubelet.Pod{Pod: a.Pod, PreservePermissions: a.Admission.PreservePermissions, Sources: c.Sources, Storage: storage(c.Storage)}
 	defer func() {
 		// Teardown runs on every path, including a cancelled ctx (SIGINT).
-		err = errors.Join(err, k.TearDown(pod), t.roots.Remove(root))
-		if err != nil {
-			obs = nil
+		if terr := errors.Join(k.TearDown(pod), n.roots.Remove(root)); terr != nil {
+			vols, probes, err = nil, nil, errors.Join(err, terr)
 		}
 	}()
 
 	if err := hostfix.Create(hostRoot, c.Host); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	results := map[string]kubelet.VolumeResult{}
 	setUp := func() {
@@ -172,17 +171,17 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 	kubeletGates := gates.Set(c.Gates.Kubelet)
 	for i, s := range c.After {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch {
 		case s.Chmod != nil:
 			r, ok := results[s.Chmod.Volume]
 			if !ok || r.Err != nil {
-				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
+				return nil, nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
 			}
 			// A container changing a mode: a plain chmod inside the volume.
 			if err := os.Chmod(filepath.Join(r.Path, filepath.Clean("/"+s.Chmod.Path)), framework.FileMode(s.Chmod.Mode)); err != nil {
-				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
+				return nil, nil, fmt.Errorf("after[%d].chmod: %w", i, err)
 			}
 		case s.SetGates != nil:
 			kubeletGates = kubeletGates.Merge(s.SetGates.Kubelet)
@@ -193,7 +192,7 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 	}
 
 	roots := map[string]string{}
-	for _, v := range res.Pod.Spec.Volumes {
+	for _, v := range a.Pod.Spec.Volumes {
 		r := results[v.Name]
 		vo := framework.VolumeObservation{Name: v.Name, Type: r.Type, Medium: r.Medium, SetUp: framework.SetUpOK}
 		if r.Err != nil {
@@ -205,22 +204,21 @@ func (t *Target) Observe(ctx context.Context, in *framework.Case) (obs *framewor
 				snap = snapshot.Root
 			}
 			if vo.Paths, err = snap(r.Path); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		obs.Volumes = append(obs.Volumes, vo)
+		vols = append(vols, vo)
 	}
 	if len(c.Probes) > 0 {
-		if obs.Probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
-			return nil, err
+		if probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
+			return nil, nil, err
 		}
 	}
-	obs.Normalize()
-	return obs, nil
+	return vols, probes, nil
 }
 
 // Close removes every case root a cancelled or failed run left, unmounting first.
-func (t *Target) Close() error { return t.roots.RemoveAll() }
+func (n *Node) Close() error { return n.roots.RemoveAll() }
 
 // VolumeType names v's source as VolumeObservation.Type does.
 func VolumeType(v corev1.Volume) string {
@@ -257,19 +255,6 @@ func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile
 		}
 	}
 	return out
-}
-
-func kernelHas(fs string) bool {
-	b, err := os.ReadFile("/proc/filesystems")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] == fs {
-			return true
-		}
-	}
-	return false
 }
 
 func kernelRelease() string {

@@ -50,6 +50,28 @@ func Admit(c *framework.Case) (framework.Admission, *corev1.Pod, error) {
 	return adm, pod, nil
 }
 
+// APIServer is the apiserver half: the real v1.37 admission code.
+type APIServer struct{}
+
+func newAPIServer(opts framework.TargetOptions) (APIServer, error) {
+	if opts.Arg != "" {
+		return APIServer{}, fmt.Errorf("apiserver %q takes no argument (got %q)", Name, opts.Arg)
+	}
+	return APIServer{}, nil
+}
+
+// Info names the upstream apiserver.
+func (APIServer) Info() framework.TargetInfo { return info() }
+
+// SupportsAdmission reports whether upstream v1.37 has what c needs at admission.
+func (APIServer) SupportsAdmission(c *framework.Case) (bool, string) { return apiServerSupport(c) }
+
+// Admit is Admit as the apiserver half.
+func (APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
+	adm, pod, err := Admit(c)
+	return framework.Admitted{Admission: adm, Pod: pod}, err
+}
+
 // apiServerSupport reports whether the upstream apiserver can admit c.
 func apiServerSupport(c *framework.Case) (bool, string) {
 	if c.FlexVolumePolicy != nil {

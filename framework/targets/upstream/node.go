@@ -1,13 +1,11 @@
 package upstream
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,36 +25,72 @@ import (
 	"k8s.io/utils/exec"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
-// ObserveNode is the kubelet half: it sets up pod (admitted by any apiserver) on the real
-// v1.37 volume plugins under a fresh root in workDir ("" = os.TempDir()), with c's host
-// fixtures, kubelet gates and steps, snapshots every volume, runs c's probes and tears
-// everything down, also when ctx is cancelled. c must be complete (framework.Case.Complete).
-func ObserveNode(ctx context.Context, c *framework.Case, pod *corev1.Pod, workDir string) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
-	if ok, why := NodeSupports(c); !ok {
-		return nil, nil, fmt.Errorf("case %q cannot run on the upstream node: %s", c.Name, why)
+// Node is the kubelet half: the real v1.37 volume plugins under a fresh root per case.
+type Node struct {
+	roots *caseroot.Roots
+}
+
+// NewNode checks the work dir the node makes its case roots in.
+func NewNode(opts framework.TargetOptions) (*Node, error) {
+	if opts.Arg != "" {
+		return nil, fmt.Errorf("kubelet %q takes no argument (got %q)", Name, opts.Arg)
 	}
-	if workDir == "" {
-		workDir = os.TempDir()
-	}
-	root, err := os.MkdirTemp(workDir, "volperm-upstream-")
+	roots, err := caseroot.New(opts.WorkDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("make case root: %w", err)
+		return nil, err
+	}
+	return &Node{roots: roots}, nil
+}
+
+// Info names the upstream kubelet and its modules.
+func (n *Node) Info() framework.TargetInfo { return info() }
+
+// Close removes every case root a cancelled run left, unmounting first.
+func (n *Node) Close() error { return n.roots.RemoveAll() }
+
+// KnownDifference explains a case upstream v1.37's kubelet is expected to fail (KnownDifferences).
+func (n *Node) KnownDifference(c *framework.Case) (string, bool) {
+	for _, k := range KnownDifferences {
+		if k.Match(c) {
+			return k.Why, true
+		}
+	}
+	return "", false
+}
+
+// SupportsNode reports whether the upstream kubelet can run c's node side here.
+func (n *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if len(a.Admission.PreservePermissions) > 0 {
+		return false, "upstream v1.37 has no preservePermissions (seed 002 is a proposal)"
+	}
+	return NodeSupports(c)
+}
+
+// ObserveNode sets up the pod admitted by any apiserver on the real v1.37 volume plugins, with
+// c's host fixtures, kubelet gates and steps, snapshots every volume, runs c's probes and tears
+// everything down, also when ctx is cancelled. Cases run one at a time: they flip the
+// process-global feature gate.
+func (u *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
+	caseMu.Lock()
+	defer caseMu.Unlock()
+	pod := a.Pod
+	root, err := u.roots.Make("volperm-upstream-")
+	if err != nil {
+		return nil, nil, err
 	}
 	defer func() {
-		if rerr := removeRoot(root); rerr != nil {
+		if rerr := u.roots.Remove(root); rerr != nil {
 			err = errors.Join(err, rerr)
 			vols, probes = nil, nil
 		}
 	}()
-	// Probes run as other uids: they must be able to reach the volumes.
-	if err := os.Chmod(root, 0755); err != nil {
-		return nil, nil, fmt.Errorf("chmod case root: %w", err)
-	}
 	hostRoot := filepath.Join(root, "host")
 	if err := hostfix.Create(hostRoot, c.Host); err != nil {
 		return nil, nil, err
@@ -155,13 +189,11 @@ func reachable(root string, volumeRoots map[string]string) error {
 	return nil
 }
 
-// NodeSupports reports whether the upstream node can run c's node side here.
+// NodeSupports reports whether the upstream node can run c's node side here: root, hugetlbfs,
+// and only gates upstream has.
 func NodeSupports(c *framework.Case) (bool, string) {
 	if os.Geteuid() != 0 {
 		return false, "needs root: the upstream volume plugins mount tmpfs/hugetlbfs and chown, and probes run as other uids"
-	}
-	if len(c.PreservePermissions) > 0 {
-		return false, "upstream v1.37 has no preservePermissions (seed 002 is a proposal)"
 	}
 	if ok, why := gateSupport(c.Gates.Kubelet); !ok {
 		return false, why
@@ -175,7 +207,7 @@ func NodeSupports(c *framework.Case) (bool, string) {
 	}
 	if c.Pod != nil {
 		for _, v := range c.Pod.Spec.Volumes {
-			if v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(corev1.StorageMediumHugePages)) && !kernelHas("hugetlbfs") {
+			if v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(corev1.StorageMediumHugePages)) && !mountinfo.KernelHas("hugetlbfs") {
 				return false, "needs hugetlbfs: the kernel does not list it in /proc/filesystems"
 			}
 		}
@@ -419,68 +451,6 @@ func volumeType(v *corev1.Volume) string {
 	return "unknown"
 }
 
-// removeRoot unmounts whatever is still mounted below root (deepest first) and removes it. It
-// never removes across a mount point.
-func removeRoot(root string) error {
-	mounts, err := mountsBelow(root)
-	if err != nil {
-		return err
-	}
-	for _, m := range mounts {
-		if err := syscall.Unmount(m, 0); err != nil {
-			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
-				return fmt.Errorf("unmount leftover %s: %w", m, err)
-			}
-		}
-	}
-	if err := os.RemoveAll(root); err != nil {
-		return fmt.Errorf("remove case root: %w", err)
-	}
-	return nil
-}
-
-// mountsBelow lists mount points under dir from /proc/self/mountinfo, deepest first.
-func mountsBelow(dir string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if strings.HasPrefix(mp, dir+"/") {
-			out = append(out, mp)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out, sc.Err()
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // memTotal is the machine's memory in bytes (/proc/meminfo MemTotal).
 func memTotal() (int64, error) {
 	b, err := os.ReadFile("/proc/meminfo")
@@ -497,17 +467,4 @@ func memTotal() (int64, error) {
 		}
 	}
 	return 0, errors.New("/proc/meminfo has no MemTotal")
-}
-
-func kernelHas(fs string) bool {
-	b, err := os.ReadFile("/proc/filesystems")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] == fs {
-			return true
-		}
-	}
-	return false
 }

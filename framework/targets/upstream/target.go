@@ -7,9 +7,6 @@
 package upstream
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"runtime/debug"
 	"sync"
 
@@ -22,35 +19,31 @@ const Name = "upstream"
 // KubernetesVersion is the k8s.io/kubernetes module the target is built against.
 const KubernetesVersion = "v1.37.1"
 
-func init() {
-	framework.RegisterTarget(Name, "the real Kubernetes "+KubernetesVersion+" apiserver validation and kubelet volume plugins, in-process (needs root for node-side cases)", New)
-}
-
-// caseMu makes cases run one at a time: they flip the process-global feature gate.
+// caseMu makes node cases run one at a time: they flip the process-global feature gate.
 var caseMu sync.Mutex
 
-// Target runs cases on the upstream code.
-type Target struct {
-	workDir string
+func init() {
+	framework.RegisterTarget(Name, "the real Kubernetes "+KubernetesVersion+" apiserver validation and kubelet volume plugins, in-process (needs root for node-side cases)", New)
+	framework.RegisterHalves(Name,
+		func(opts framework.TargetOptions) (framework.APIServer, error) { return newAPIServer(opts) },
+		func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
 }
 
-// New builds the upstream target; opts.Arg must be empty.
+// New builds the upstream target: the upstream apiserver with the upstream kubelet.
 func New(opts framework.TargetOptions) (framework.Target, error) {
-	if opts.Arg != "" {
-		return nil, fmt.Errorf("target %q takes no argument (got %q)", Name, opts.Arg)
+	api, err := newAPIServer(opts)
+	if err != nil {
+		return nil, err
 	}
-	dir := opts.WorkDir
-	if dir == "" {
-		dir = os.TempDir()
+	node, err := NewNode(opts)
+	if err != nil {
+		return nil, err
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("work dir %q is not a directory: give an existing directory", dir)
-	}
-	return &Target{workDir: dir}, nil
+	return framework.NewPair(Name, api, node), nil
 }
 
-// Info names the target and the Kubernetes modules it runs.
-func (t *Target) Info() framework.TargetInfo {
+// info names the upstream code and the Kubernetes modules it runs.
+func info() framework.TargetInfo {
 	info := framework.TargetInfo{Name: Name, Version: KubernetesVersion, Details: map[string]string{}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, m := range bi.Deps {
@@ -65,66 +58,4 @@ func (t *Target) Info() framework.TargetInfo {
 		}
 	}
 	return info
-}
-
-// Supports tells whether upstream v1.37 has what c needs (no proposals: preservePermissions,
-// the flexVolume allowlist, volperm's PreservePermissions gate) and, for cases that reach the
-// node, whether this machine can run them (root, hugetlbfs).
-func (t *Target) Supports(c *framework.Case) (bool, string) {
-	if ok, why := apiServerSupport(c); !ok {
-		return false, why
-	}
-	cc := copyCase(c)
-	cc.Complete()
-	if !reachesNode(cc) {
-		return true, ""
-	}
-	return NodeSupports(cc)
-}
-
-// reachesNode reports whether c gets past the apiserver to a node.
-func reachesNode(c *framework.Case) bool {
-	if c.Pod == nil || c.AdmissionOnly || c.PersistentVolume != nil {
-		return false
-	}
-	adm, _, err := Admit(c)
-	return err == nil && adm.Allowed
-}
-
-// Observe runs c (docs/spec.md "The order of events"): Admit, then ObserveNode for an
-// admitted pod.
-func (t *Target) Observe(ctx context.Context, in *framework.Case) (*framework.Observation, error) {
-	caseMu.Lock()
-	defer caseMu.Unlock()
-	c := copyCase(in)
-	c.Complete()
-	adm, pod, err := Admit(c)
-	if err != nil {
-		return nil, err
-	}
-	obs := &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Name, Admission: adm}
-	if adm.Allowed && pod != nil && !c.AdmissionOnly && c.PersistentVolume == nil {
-		if obs.Volumes, obs.Probes, err = ObserveNode(ctx, c, pod, t.workDir); err != nil {
-			return nil, err
-		}
-	}
-	obs.Normalize()
-	return obs, nil
-}
-
-// Close releases nothing: every Observe removes its own root.
-func (t *Target) Close() error { return nil }
-
-func copyCase(c *framework.Case) *framework.Case {
-	cc := *c
-	if c.Pod != nil {
-		cc.Pod = c.Pod.DeepCopy()
-	}
-	if c.OldPod != nil {
-		cc.OldPod = c.OldPod.DeepCopy()
-	}
-	if c.PersistentVolume != nil {
-		cc.PersistentVolume = c.PersistentVolume.DeepCopy()
-	}
-	return &cc
 }

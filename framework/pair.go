@@ -1,0 +1,194 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Admitted is what an apiserver hands a kubelet: its answer and, when a pod was admitted, the
+// pod as stored (defaults applied, disabled fields dropped).
+type Admitted struct {
+	Admission Admission
+	// Pod is nil for a rejection or a PersistentVolume.
+	Pod *corev1.Pod
+}
+
+// ReachesNode reports whether c goes on to a kubelet after this admission.
+func (a Admitted) ReachesNode(c *Case) bool {
+	return a.Admission.Allowed && a.Pod != nil && !c.AdmissionOnly && c.PersistentVolume == nil
+}
+
+// APIServer is the admission half of an implementation (docs/spec.md step 1).
+type APIServer interface {
+	// SupportsAdmission says whether this apiserver has what c needs (a proposal's field, a
+	// policy), and why not.
+	SupportsAdmission(c *Case) (ok bool, reason string)
+	// Admit admits c (Complete()d). An error means the apiserver could not run; a rejection is
+	// an Admission with Allowed false.
+	Admit(c *Case) (Admitted, error)
+	// Info names the apiserver and its version.
+	Info() TargetInfo
+}
+
+// Node is the kubelet half (docs/spec.md steps 3-8).
+type Node interface {
+	// SupportsNode says whether this node can run c's node side here, after admission a.
+	SupportsNode(c *Case, a Admitted) (ok bool, reason string)
+	// ObserveNode sets up a.Pod with c's host fixtures, kubelet gates and steps, snapshots the
+	// volumes, runs c's probes and tears everything down, also when ctx is cancelled.
+	ObserveNode(ctx context.Context, c *Case, a Admitted) ([]VolumeObservation, []ProbeResult, error)
+	Info() TargetInfo
+	// Close releases what the node holds across cases.
+	Close() error
+}
+
+// APIServerFactory builds an apiserver half; NodeFactory a kubelet half.
+type (
+	APIServerFactory func(TargetOptions) (APIServer, error)
+	NodeFactory      func(TargetOptions) (Node, error)
+)
+
+var (
+	halvesMu   sync.Mutex
+	apiservers = map[string]APIServerFactory{}
+	nodes      = map[string]NodeFactory{}
+)
+
+// RegisterHalves makes name's apiserver and kubelet halves available for pairs
+// ("upstream+reference": the upstream apiserver with the reference kubelet). Either may be nil.
+func RegisterHalves(name string, api APIServerFactory, node NodeFactory) {
+	halvesMu.Lock()
+	defer halvesMu.Unlock()
+	if api != nil {
+		apiservers[name] = api
+	}
+	if node != nil {
+		nodes[name] = node
+	}
+}
+
+// PairSeparator joins an apiserver and a kubelet in a target reference: "upstream+reference".
+const PairSeparator = "+"
+
+// newPairTarget builds "APISERVER+KUBELET".
+func newPairTarget(ref string, opts TargetOptions) (Target, error) {
+	apiRef, nodeRef, _ := strings.Cut(ref, PairSeparator)
+	apiName, apiArg, _ := strings.Cut(apiRef, ":")
+	nodeName, nodeArg, _ := strings.Cut(nodeRef, ":")
+	halvesMu.Lock()
+	af, aok := apiservers[apiName]
+	nf, nok := nodes[nodeName]
+	halvesMu.Unlock()
+	if !aok {
+		return nil, fmt.Errorf("unknown apiserver %q in %q: use one of %s", apiName, ref, strings.Join(halfNames(apiservers), ", "))
+	}
+	if !nok {
+		return nil, fmt.Errorf("unknown kubelet %q in %q: use one of %s", nodeName, ref, strings.Join(halfNames(nodes), ", "))
+	}
+	apiOpts, nodeOpts := opts, opts
+	apiOpts.Arg, nodeOpts.Arg = apiArg, nodeArg
+	api, err := af(apiOpts)
+	if err != nil {
+		return nil, err
+	}
+	node, err := nf(nodeOpts)
+	if err != nil {
+		return nil, err
+	}
+	return NewPair(ref, api, node), nil
+}
+
+func halfNames[F any](m map[string]F) []string {
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Pair is a target made of an apiserver and a kubelet: every target is one, and mixed pairs
+// run the skew matrix with real code on one side and the reference on the other.
+type Pair struct {
+	name string
+	api  APIServer
+	node Node
+}
+
+// NewPair names a target made of api and node.
+func NewPair(name string, api APIServer, node Node) *Pair {
+	return &Pair{name: name, api: api, node: node}
+}
+
+// Info names the pair; a mixed pair lists both halves.
+func (p *Pair) Info() TargetInfo {
+	n := p.node.Info()
+	a := p.api.Info()
+	info := TargetInfo{Name: p.name, Version: n.Version, Details: map[string]string{}}
+	for k, v := range n.Details {
+		info.Details[k] = v
+	}
+	if a.Name != n.Name {
+		info.Details["apiserver"] = strings.TrimSpace(a.Name + " " + a.Version)
+		info.Details["kubelet"] = strings.TrimSpace(n.Name + " " + n.Version)
+	}
+	return info
+}
+
+// Supports asks the apiserver, then, for a case that reaches a node, the kubelet.
+func (p *Pair) Supports(c *Case) (bool, string) {
+	if ok, why := p.api.SupportsAdmission(c); !ok {
+		return false, why
+	}
+	cc := c.DeepCopy()
+	cc.Complete()
+	a, err := p.api.Admit(cc)
+	if err != nil {
+		return false, err.Error()
+	}
+	if !a.ReachesNode(cc) {
+		return true, ""
+	}
+	return p.node.SupportsNode(cc, a)
+}
+
+// Observe admits c, then has the kubelet set it up and observe it.
+func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
+	c := in.DeepCopy()
+	c.Complete()
+	a, err := p.api.Admit(c)
+	if err != nil {
+		return nil, err
+	}
+	obs := &Observation{APIVersion: ObservationVersion, Case: c.Name, Source: p.name, Admission: a.Admission}
+	if a.ReachesNode(c) {
+		if ok, why := p.node.SupportsNode(c, a); !ok {
+			return nil, fmt.Errorf("case %q cannot run on this kubelet here: %s", c.Name, why)
+		}
+		if obs.Volumes, obs.Probes, err = p.node.ObserveNode(ctx, c, a); err != nil {
+			return nil, err
+		}
+	}
+	obs.Normalize()
+	return obs, nil
+}
+
+// Close closes the kubelet half.
+func (p *Pair) Close() error { return p.node.Close() }
+
+// KnownDifference asks both halves.
+func (p *Pair) KnownDifference(c *Case) (string, bool) {
+	for _, h := range []any{p.node, p.api} {
+		if kd, ok := h.(KnownDifferences); ok {
+			if why, known := kd.KnownDifference(c); known {
+				return why, true
+			}
+		}
+	}
+	return "", false
+}
