@@ -1,0 +1,104 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+type fakeAPI struct{ allow bool }
+
+func (f fakeAPI) Info() TargetInfo                       { return TargetInfo{Name: "fakeapi", Version: "v1"} }
+func (f fakeAPI) SupportsAdmission(*Case) (bool, string) { return true, "" }
+func (f fakeAPI) Admit(c *Case) (Admitted, error) {
+	if !f.allow {
+		return Admitted{Admission: Admission{Errors: []string{"no"}}}, nil
+	}
+	return Admitted{Admission: Admission{Allowed: true}, Pod: c.Pod}, nil
+}
+
+type fakeNode struct {
+	observed *int
+	support  bool
+}
+
+func (f fakeNode) Info() TargetInfo { return TargetInfo{Name: "fakenode", Version: "v2"} }
+func (f fakeNode) SupportsNode(*Case, Admitted) (bool, string) {
+	if !f.support {
+		return false, "node says no"
+	}
+	return true, ""
+}
+func (f fakeNode) ObserveNode(_ context.Context, c *Case, a Admitted) ([]VolumeObservation, []ProbeResult, error) {
+	*f.observed++
+	if a.Pod == nil || a.Pod.Name == "" {
+		return nil, nil, errors.New("the node must get the admitted, completed pod")
+	}
+	return []VolumeObservation{{Name: "v", Type: "emptyDir", SetUp: SetUpOK}}, nil, nil
+}
+func (f fakeNode) Close() error { return nil }
+func (f fakeNode) KnownDifference(c *Case) (string, bool) {
+	return "fake node differs", strings.Contains(c.Name, "differs")
+}
+
+func TestPair(t *testing.T) {
+	n := 0
+	c := &Case{Name: "a case that differs", Pod: podWithVolumes("v")}
+	p := NewPair("fakeapi+fakenode", fakeAPI{allow: true}, fakeNode{observed: &n, support: true})
+	obs, err := p.Observe(context.Background(), c)
+	if err != nil || n != 1 || len(obs.Volumes) != 1 || obs.Source != "fakeapi+fakenode" {
+		t.Fatalf("Observe = %+v, %v (node called %d times)", obs, err, n)
+	}
+	if c.Pod.Name != "" {
+		t.Error("Observe changed the caller's case")
+	}
+	if why, ok := p.KnownDifference(c); !ok || why != "fake node differs" {
+		t.Errorf("KnownDifference = %q, %v", why, ok)
+	}
+	if info := p.Info(); info.Details["apiserver"] != "fakeapi v1" || info.Details["kubelet"] != "fakenode v2" {
+		t.Errorf("a mixed pair names both halves: %+v", info)
+	}
+
+	// A rejected pod never reaches the node, so the node's limits do not matter.
+	rejecting := NewPair("x", fakeAPI{}, fakeNode{observed: &n})
+	if ok, why := rejecting.Supports(c); !ok {
+		t.Errorf("a rejected case is supported whatever the node: %s", why)
+	}
+	obs, err = rejecting.Observe(context.Background(), c)
+	if err != nil || obs.Admission.Allowed || len(obs.Volumes) != 0 || n != 1 {
+		t.Fatalf("rejected: %+v, %v", obs, err)
+	}
+	// An admitted pod asks the node.
+	if ok, why := NewPair("x", fakeAPI{allow: true}, fakeNode{observed: &n}).Supports(c); ok || why != "node says no" {
+		t.Errorf("Supports = %v, %q", ok, why)
+	}
+	admissionOnly := &Case{Name: "adm", AdmissionOnly: true, Pod: &corev1.Pod{}}
+	if _, err := NewPair("x", fakeAPI{allow: true}, fakeNode{observed: &n}).Observe(context.Background(), admissionOnly); err != nil || n != 1 {
+		t.Errorf("an admission-only case must not reach the node: %v, %d", err, n)
+	}
+}
+
+func TestPairReferences(t *testing.T) {
+	n := 0
+	RegisterHalves("fakeapi", func(TargetOptions) (APIServer, error) { return fakeAPI{allow: true}, nil }, nil)
+	RegisterHalves("fakenode", nil, func(o TargetOptions) (Node, error) {
+		if o.Arg != "/bin/agent" {
+			return nil, errors.New("arg not passed: " + o.Arg)
+		}
+		return fakeNode{observed: &n, support: true}, nil
+	})
+	if _, err := NewTarget("fakeapi+fakenode:/bin/agent", TargetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for ref, want := range map[string]string{
+		"nope+fakenode:/bin/agent": `unknown apiserver "nope"`,
+		"fakeapi+nope":             `unknown kubelet "nope"`,
+	} {
+		if _, err := NewTarget(ref, TargetOptions{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewTarget(%q) = %v, want %q", ref, err, want)
+		}
+	}
+}
