@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/reference"
 )
@@ -323,6 +324,7 @@ func TestBatchedVsPerCase(t *testing.T) {
 		if err := ctr.Prepare(ctx, cases); err != nil {
 			t.Fatal(err)
 		}
+		prepared := time.Since(start)
 		results[mode] = map[string]*framework.Observation{}
 		for _, c := range cases {
 			obs, err := ctr.Observe(ctx, c)
@@ -336,12 +338,58 @@ func TestBatchedVsPerCase(t *testing.T) {
 			name = "batched"
 		}
 		st := ctr.Stats()
-		t.Logf("%-8s %d cases: %2d container starts, %2d execs, %v", name, len(cases), st.ContainerStarts, st.Execs, time.Since(start).Round(time.Millisecond))
+		t.Logf("%-8s %d cases: %2d container starts, %2d execs, %v (Prepare %v)", name, len(cases), st.ContainerStarts, st.Execs, time.Since(start).Round(time.Millisecond), prepared.Round(time.Millisecond))
 	}
 	for _, c := range cases {
 		if d := framework.Diff(results[ArgPerCase][c.Name], results[""][c.Name]); len(d) > 0 {
 			t.Errorf("%s: batched differs from per-case:\n%s", c.Name, strings.Join(d, "\n"))
 		}
+	}
+}
+
+// TestCancelLeavesNothing cancels runs at different moments: every container of the run, every
+// case root and every mount are gone once the target is closed.
+func TestCancelLeavesNothing(t *testing.T) {
+	for _, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond} {
+		t.Run(after.String(), func(t *testing.T) {
+			dir := workDir(t)
+			tg, err := New(framework.TargetOptions{WorkDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctr := tg.(*Target)
+			if ok, why := ctr.Supports(storyCases()[0]); !ok {
+				if required() {
+					t.Fatal(why)
+				}
+				t.Skip(why)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), after)
+			defer cancel()
+			err = ctr.Prepare(ctx, append(sweep(), storyCases()...))
+			t.Logf("Prepare cancelled after %v: %v", after, err)
+			if err := ctr.Close(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			cli, err := client.New(client.FromEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelRun+"="+ctr.runID)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range list.Items {
+				t.Errorf("container %.12s left behind", c.ID)
+			}
+			if mounts, err := caseroot.MountsBelow(dir); err != nil || len(mounts) > 0 {
+				t.Errorf("mounts left below %s: %v %v", dir, mounts, err)
+			}
+			if left, _ := os.ReadDir(dir); len(left) > 0 {
+				t.Errorf("%d entries left in %s", len(left), dir)
+			}
+		})
 	}
 }
 

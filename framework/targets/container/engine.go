@@ -20,11 +20,11 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
 	dcontainer "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
-	tcexec "github.com/testcontainers/testcontainers-go/exec"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
 	"github.com/volperm/volperm/framework"
@@ -62,7 +62,7 @@ type engine struct {
 	version, apiVersion string
 
 	mu   sync.Mutex
-	live map[string]testcontainers.Container
+	live map[string]bool
 }
 
 // engineHost is the engine testcontainers-go and the Docker client talk to.
@@ -94,7 +94,7 @@ func connect(ctx context.Context, run string) (*engine, error) {
 		cli.Close()
 		return nil, noEngine(err)
 	}
-	return &engine{cli: cli, host: host, run: run, version: v.Version, apiVersion: v.APIVersion, live: map[string]testcontainers.Container{}}, nil
+	return &engine{cli: cli, host: host, run: run, version: v.Version, apiVersion: v.APIVersion, live: map[string]bool{}}, nil
 }
 
 // ensureImage builds the probe binary and imports it as ImageRepo:<hash> unless the engine has it.
@@ -242,7 +242,7 @@ func (e *engine) start(ctx context.Context, user framework.User, binds []bind) (
 	c, err := testcontainers.GenericContainer(ctx, req)
 	if c != nil && c.GetContainerID() != "" {
 		e.mu.Lock()
-		e.live[c.GetContainerID()] = c
+		e.live[c.GetContainerID()] = true
 		e.mu.Unlock()
 	}
 	if err != nil {
@@ -256,32 +256,67 @@ func (e *engine) start(ctx context.Context, user framework.User, binds []bind) (
 
 // probe runs the probe binary with req in container id and returns its answer.
 func (e *engine) probe(ctx context.Context, id string, req incontainer.Request) (*framework.Observation, error) {
-	e.mu.Lock()
-	c, ok := e.live[id]
-	e.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("probe container %.12s is not running", id)
-	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	code, out, err := c.Exec(ctx, []string{probePath, "-request", string(body)}, tcexec.Multiplexed())
+	stdout, stderr, code, err := e.exec(ctx, id, []string{probePath, "-request", string(body)})
 	if err != nil {
-		return nil, fmt.Errorf("exec the probe in container %.12s: %w", id, err)
-	}
-	answer, err := io.ReadAll(out)
-	if err != nil {
-		return nil, fmt.Errorf("read the probe's answer from container %.12s: %w", id, err)
+		return nil, err
 	}
 	if code != 0 {
-		return nil, fmt.Errorf("probe in container %.12s exited %d: %s", id, code, strings.TrimSpace(string(answer)))
+		return nil, fmt.Errorf("probe in container %.12s exited %d: %s", id, code, strings.TrimSpace(stderr))
 	}
+	answer := []byte(stdout)
 	var obs framework.Observation
 	if err := json.Unmarshal(answer, &obs); err != nil {
 		return nil, fmt.Errorf("probe in container %.12s: bad answer %q: %w", id, answer, err)
 	}
 	return &obs, nil
+}
+
+// exec runs cmd in container id as the container's user and waits for it. It talks to the
+// engine directly rather than through testcontainers-go's Exec, which polls for the exit code
+// every 100 ms (a third of an exec here) and mixes stdout with stderr.
+func (e *engine) exec(ctx context.Context, id string, cmd []string) (stdout, stderr string, code int, err error) {
+	created, err := e.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return "", "", 0, fmt.Errorf("exec in container %.12s: %w", id, err)
+	}
+	att, err := e.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return "", "", 0, fmt.Errorf("exec in container %.12s: attach: %w", id, err)
+	}
+	defer att.Close()
+	var out, errOut bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(&out, &errOut, att.Reader)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return "", "", 0, fmt.Errorf("exec in container %.12s: read output: %w", id, err)
+		}
+	case <-ctx.Done():
+		return "", "", 0, ctx.Err()
+	}
+	// The engine marks the exec stopped shortly after closing its output.
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		st, err := e.cli.ExecInspect(ctx, created.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return "", "", 0, fmt.Errorf("exec in container %.12s: inspect: %w", id, err)
+		}
+		if !st.Running {
+			return out.String(), errOut.String(), st.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", 0, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 // remove removes container id (force: it is killed), also when ctx is already cancelled.
