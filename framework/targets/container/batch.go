@@ -32,6 +32,9 @@ type prepared struct {
 	binds []bind
 	// inside maps a volume name to its path inside the containers.
 	inside map[string]string
+	// err is why the case cannot be observed although the batch runs (a probe of a volume
+	// whose set-up failed, like the reference target).
+	err error
 }
 
 // outcome is what running one case gave: its Observation or why the target could not run it.
@@ -130,6 +133,10 @@ func (t *Target) run(ctx context.Context, cases []*framework.Case, prefixed bool
 		return nil, err
 	}
 	for _, p := range ps {
+		if p.err != nil {
+			out[p.c.Name] = outcome{err: p.err}
+			continue
+		}
 		p.obs.Normalize()
 		out[p.c.Name] = outcome{obs: p.obs}
 	}
@@ -190,16 +197,12 @@ type segment struct {
 func (t *Target) probes(ctx context.Context, eng *engine, containers map[string]string, ps []*prepared) error {
 	var phases [][]segment
 	for _, p := range ps {
-		probes := p.c.Probes
-		for i, k := 0, 0; i < len(probes); k++ {
-			seg := segment{p: p, user: probes[i].As}
-			for ; i < len(probes) && userKey(probes[i].As) == userKey(seg.user); i++ {
-				root, ok := p.inside[probes[i].Volume]
-				if !ok {
-					return fmt.Errorf("case %q probe %q: volume %q was not set up", p.c.Name, probes[i].Name, probes[i].Volume)
-				}
-				seg.steps = append(seg.steps, probe.Step{Root: root, Probe: probes[i]})
-			}
+		segs, err := segments(p)
+		if err != nil {
+			p.err = err
+			continue
+		}
+		for k, seg := range segs {
 			if k == len(phases) {
 				phases = append(phases, nil)
 			}
@@ -224,6 +227,24 @@ func (t *Target) probes(ctx context.Context, eng *engine, containers map[string]
 		}
 	}
 	return nil
+}
+
+// segments splits p's probes into runs of one user.
+func segments(p *prepared) ([]segment, error) {
+	var out []segment
+	probes := p.c.Probes
+	for i := 0; i < len(probes); {
+		seg := segment{p: p, user: probes[i].As}
+		for ; i < len(probes) && userKey(probes[i].As) == userKey(seg.user); i++ {
+			root, ok := p.inside[probes[i].Volume]
+			if !ok {
+				return nil, fmt.Errorf("probe %q: volume %q was not set up", probes[i].Name, probes[i].Volume)
+			}
+			seg.steps = append(seg.steps, probe.Step{Root: root, Probe: probes[i]})
+		}
+		out = append(out, seg)
+	}
+	return out, nil
 }
 
 // runSegments runs segs (one user, distinct cases) in container id, in as few execs as the

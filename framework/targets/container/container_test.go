@@ -39,6 +39,11 @@ func emptyDirPod(mode *int32, fsGroup *int64) *corev1.Pod {
 	return p
 }
 
+func medium(p *corev1.Pod, m corev1.StorageMedium) *corev1.Pod {
+	p.Spec.Volumes[0].EmptyDir.Medium = m
+	return p
+}
+
 func hostPathPod(path string, typ corev1.HostPathType) *corev1.Pod {
 	p := &corev1.Pod{}
 	p.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path, Type: &typ}}}}
@@ -82,6 +87,41 @@ func storyCases() []*framework.Case {
 				pr("member creates", framework.User{UID: 1001, GID: 1001, Groups: []int64{2000}}, framework.OpCreate, "m", ""),
 				pr("member makes a dir", framework.User{UID: 1001, GID: 1001, Groups: []int64{2000}}, framework.OpMkdir, "d", ""),
 				pr("stranger cannot create", stranger, framework.OpCreate, "s", ""),
+			},
+		},
+		{
+			Name: "emptyDir Memory 0750 with fsGroup: the tmpfs as the node mounted it", Area: framework.AreaEmptyDir, Profile: framework.ProfileAlpha,
+			Gates: alpha, Pod: medium(emptyDirPod(ptr.To[int32](0750), ptr.To[int64](2000)), corev1.StorageMediumMemory),
+			Probes: []framework.Probe{
+				pr("member creates", framework.User{UID: 1001, GID: 1001, Groups: []int64{2000}}, framework.OpCreate, "m", ""),
+				pr("stranger cannot list", stranger, framework.OpList, ".", ""),
+			},
+		},
+		{
+			Name: "emptyDir HugePages 0770: the hugetlbfs as the node mounted it", Area: framework.AreaEmptyDir, Profile: framework.ProfileAlpha,
+			Gates: alpha, Pod: medium(emptyDirPod(ptr.To[int32](0770), nil), corev1.StorageMediumHugePages),
+		},
+		{
+			Name: "secret with fsGroup: the projected tree, read-only", Area: framework.AreaAtomicWriter, Profile: framework.ProfileConformance,
+			Pod: func() *corev1.Pod {
+				p := &corev1.Pod{}
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To[int64](3000)}
+				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds", DefaultMode: ptr.To[int32](0440)}}}}
+				return p
+			}(),
+			Sources: map[string]map[string]string{"secret/creds": {"user": "u", "pass": "p"}},
+			Probes: []framework.Probe{
+				pr("member reads", framework.User{UID: 1001, GID: 1001, Groups: []int64{3000}}, framework.OpRead, "pass", ""),
+				pr("stranger cannot read", stranger, framework.OpRead, "pass", ""),
+			},
+		},
+		{
+			Name: "hostPath Directory: root writes through the mount", Area: framework.AreaHostPath, Profile: framework.ProfileConformance,
+			Pod:  hostPathPod("/srv/data", corev1.HostPathDirectory),
+			Host: []framework.HostObject{{Path: "/srv/data", Kind: framework.KindDirectory, Mode: 0700}},
+			Probes: []framework.Probe{
+				{Name: "root creates", Volume: "host", As: framework.User{}, Op: framework.OpCreate, Path: "new"},
+				{Name: "stranger cannot list", Volume: "host", As: stranger, Op: framework.OpList, Path: "."},
 			},
 		},
 		{
@@ -283,7 +323,8 @@ func TestNoEngineNamesTheSocket(t *testing.T) {
 			if got := strings.Contains(why, "required here"); got != tt.wantRequired {
 				t.Errorf("reason %q says required: %v, want %v", why, got, tt.wantRequired)
 			}
-			if ok, _ := tg.Supports(storyCases()[7]); !ok {
+			cases := storyCases()
+			if ok, _ := tg.Supports(cases[len(cases)-1]); !ok {
 				t.Error("an admission-only case needs no engine")
 			}
 		})
