@@ -150,8 +150,9 @@ func (t *Target) Stats() Stats {
 }
 
 // Supports tells whether c can run here: admission-only cases always; cases that reach a node
-// need what the reference node needs (root, hugetlbfs), an engine, mounts without subPath, and
-// hostPath volumes where something exists after set-up.
+// need what the reference node needs (root, hugetlbfs), an engine, mounts without subPath, no
+// change made through a read-only mount, and hostPath volumes where something exists after
+// set-up.
 func (t *Target) Supports(c *framework.Case) (bool, string) {
 	cc := reference.CopyCase(c)
 	cc.Complete()
@@ -169,6 +170,9 @@ func (t *Target) Supports(c *framework.Case) (bool, string) {
 			}
 		}
 	}
+	if why := readOnlyWrite(cc, res.Pod); why != "" {
+		return false, why
+	}
 	if _, err := t.engine(context.Background()); err != nil {
 		why := err.Error()
 		if required() {
@@ -180,6 +184,37 @@ func (t *Target) Supports(c *framework.Case) (bool, string) {
 		return false, why
 	}
 	return true, ""
+}
+
+// mutating are the probe ops a read-only mount refuses with EROFS.
+var mutating = map[framework.ProbeOp]bool{
+	framework.OpCreate: true, framework.OpWrite: true, framework.OpDelete: true,
+	framework.OpRename: true, framework.OpMkdir: true,
+}
+
+// readOnlyWrite says why c is unsupported when it changes a volume that containers mount
+// read-only (volumeMounts readOnly, or a secret/configMap/downwardAPI/projected volume: v1.37
+// kubelet makeMounts mustMountRO). Inside a container the kernel refuses with EROFS, and a
+// container cannot chmod there; docs/spec.md models neither (its probes and steps act on the
+// node's directory), so the target does not claim an answer that would differ only by that.
+func readOnlyWrite(c *framework.Case, pod *corev1.Pod) string {
+	ro := map[string]bool{}
+	mounts := volumeMounts(pod)
+	for _, v := range pod.Spec.Volumes {
+		m, ok := mounts[v.Name]
+		ro[v.Name] = mustMountRO(v) || (ok && m.ReadOnly)
+	}
+	for _, p := range c.Probes {
+		if mutating[p.Op] && ro[p.Volume] {
+			return fmt.Sprintf("probe %q (%s) changes volume %q, which containers mount read-only: the kernel answers EROFS there, which docs/spec.md does not model", p.Name, p.Op, p.Volume)
+		}
+	}
+	for i, s := range c.After {
+		if s.Chmod != nil && ro[s.Chmod.Volume] {
+			return fmt.Sprintf("after[%d].chmod changes volume %q, which containers mount read-only: a container cannot chmod there (EROFS), which docs/spec.md does not model", i, s.Chmod.Volume)
+		}
+	}
+	return ""
 }
 
 // required reports whether this run must have the container target (CI=true or

@@ -252,7 +252,16 @@ func TestReadOnlyMountsRefuseWrites(t *testing.T) {
 			{Name: "configMap is always read-only", Volume: "cfg", As: framework.User{}, Op: framework.OpWrite, Path: "key"},
 		},
 	}
-	obs, err := ctr.Observe(context.Background(), c)
+	if ok, why := ctr.Supports(c); ok || !strings.Contains(why, "read-only") {
+		t.Errorf("Supports = %v, %q; want unsupported: docs/spec.md does not model read-only mounts", ok, why)
+	}
+	// What a container sees, all the same: run the case without asking Supports.
+	c.Complete()
+	out, err := ctr.run(context.Background(), []*framework.Case{c}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := out[c.Name].obs, out[c.Name].err
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +289,11 @@ func TestUnsupportedSaysWhy(t *testing.T) {
 			p.Spec.Containers = []corev1.Container{{Name: "a", Image: "x", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPath: "s"}}}}
 			return p
 		}()}, "subPath"},
+		{"chmod through a read-only mount", &framework.Case{Name: "ro-chmod", Pod: func() *corev1.Pod {
+			p := &corev1.Pod{}
+			p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}}
+			return p
+		}(), After: []framework.Step{{Chmod: &framework.Chmod{Volume: "data", Path: ".", Mode: 0700}}}}, "after[0].chmod"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
