@@ -23,6 +23,13 @@ type Target interface {
 	Close() error
 }
 
+// Batcher is implemented by a target that runs many cases faster together (the container
+// target shares one container per user set): the suites call Prepare with the cases of an area
+// before its specs, and each Observe then returns what Prepare observed.
+type Batcher interface {
+	Prepare(ctx context.Context, cases []*Case) error
+}
+
 // KnownDifferences is implemented by a target that is expected to disagree with the spec in
 // documented places (upstream v1.37: emptyDir mode on Memory and HugePages, docs/spec.md). Such
 // a case still fails; the reports explain it in one line next to the failure.

@@ -153,13 +153,27 @@ func Describe(cfg *Config) {
 		if len(cases) == 0 {
 			continue
 		}
-		ginkgo.Describe(a.text(), func() {
+		var decorators []any
+		batcher, batched := cfg.Target.(framework.Batcher)
+		if batched {
+			// Prepare runs before the area's specs; ContinueOnFailure keeps one failing case
+			// from skipping the rest of the ordered container.
+			decorators = append(decorators, ginkgo.Ordered, ginkgo.ContinueOnFailure)
+		}
+		ginkgo.Describe(a.text(), append(decorators, func() {
+			if batched {
+				ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
+					if err := batcher.Prepare(ctx, cases); err != nil {
+						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the %s cases: %v", target, a.name, err))
+					}
+				})
+			}
 			for _, c := range cases {
 				ginkgo.It(itText(c, target), ginkgo.Label(SpecLabels(c)...), func(ctx ginkgo.SpecContext) {
 					runCase(ctx, cfg, target, c)
 				})
 			}
-		})
+		})...)
 	}
 }
 

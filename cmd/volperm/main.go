@@ -1,7 +1,7 @@
 // Command volperm is the one binary of the harness: `run` runs the suites against a target and
 // writes the reports, `expect` prints what the oracle says a case must do, `observe` what a
 // target did, `diff` where two targets disagree, `version` the versions a report names, `agent` the reference node behind the exec
-// protocol.
+// protocol, `probe` what runs inside a probe container.
 package main
 
 import (
@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework/probe"
+	_ "github.com/volperm/volperm/framework/targets/container"
+	"github.com/volperm/volperm/framework/targets/container/incontainer"
 	_ "github.com/volperm/volperm/framework/targets/exec"
 	_ "github.com/volperm/volperm/framework/targets/reference"
 	_ "github.com/volperm/volperm/framework/targets/upstream"
@@ -51,6 +53,10 @@ func main() {
 	probe.MaybeRunChild()
 	if args, ok := agentArgs(os.Args); ok {
 		os.Exit(runAgent(args))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "probe" {
+		// What runs inside a probe container: stat the mounts, try the probes, print JSON.
+		os.Exit(incontainer.ProbeMain(os.Args[2:], os.Stdin, os.Stdout))
 	}
 	os.Exit(Main(os.Args[1:], streams{out: os.Stdout, err: os.Stderr}))
 }
@@ -108,6 +114,7 @@ func usage(w io.Writer, cmds []*command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "probe", "what runs inside a probe container: stat mounts and try probes as this uid (volperm probe -h)")
 	fmt.Fprintf(w, "  %-8s %s\n", "agent", "be the reference node agent of the exec protocol: volperm agent setup|teardown < request.json")
 	fmt.Fprintf(w, "\nRun 'volperm COMMAND -h' for a command's flags.\n")
 }

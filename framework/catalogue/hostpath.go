@@ -65,6 +65,11 @@ func hostPathPod(path string, t *corev1.HostPathType) *corev1.Pod {
 	return podOf(volume("host", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path, Type: t}}))
 }
 
+// LabelRuntimeDefined marks cases whose set-up succeeds with nothing at a hostPath: the node's
+// part is done, and what a container sees there is the runtime's choice (containerd creates a
+// directory, Docker refuses the bind). Targets with a container runtime leave them out.
+const LabelRuntimeDefined = "runtime-defined"
+
 // hostPathMatrixCase is type t with o at the path, directly or through a symlink (the type
 // check follows symlinks, v1.37 pkg/volume/hostpath checkType).
 func hostPathMatrixCase(t corev1.HostPathType, o hostObject, viaSymlink bool) *framework.Case {
@@ -76,12 +81,16 @@ func hostPathMatrixCase(t corev1.HostPathType, o hostObject, viaSymlink bool) *f
 		what = "a symlink to " + o.phrase
 		host = []framework.HostObject{host[0], {Path: path, Kind: framework.KindSymlink, Target: host[0].Path}}
 	}
+	labels := []string{"matrix"}
+	if t == corev1.HostPathUnset && o.kind == framework.KindNothing {
+		labels = append(labels, LabelRuntimeDefined)
+	}
 	return &framework.Case{
 		Name:        fmt.Sprintf("hostPath type %s with %s at the path", typePhrase(t), what),
 		Area:        framework.AreaHostPath,
 		Profile:     framework.ProfileConformance,
 		Description: "Seed 001: the type is checked against what exists at the path before the pod starts; *OrCreate creates what is missing.",
-		Labels:      []string{"matrix"},
+		Labels:      labels,
 		Host:        host,
 		Pod:         hostPathPod(path, ptr(t)),
 	}

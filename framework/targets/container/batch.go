@@ -1,0 +1,408 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/targets/container/incontainer"
+	"github.com/volperm/volperm/nodeimpl/flexvolume"
+	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/kubelet"
+)
+
+// prepared is one case whose host side is set up, waiting for its snapshot and probes.
+type prepared struct {
+	c    *framework.Case
+	obs  *framework.Observation
+	root string
+	k    *kubelet.Kubelet
+	pod  *kubelet.Pod
+	// vols are the volumes set up, with where the containers see them.
+	vols  []incontainer.Volume
+	binds []bind
+	// inside maps a volume name to its path inside the containers.
+	inside map[string]string
+	// err is why the case cannot be observed although the batch runs (a probe of a volume
+	// whose set-up failed, like the reference target).
+	err error
+}
+
+// outcome is what running one case gave: its Observation or why the target could not run it.
+type outcome struct {
+	obs *framework.Observation
+	err error
+}
+
+// rootUser is the user the snapshot runs as: root reads every directory, like the kubelet's stat.
+var rootUser = framework.User{UID: 0, GID: 0}
+
+// maxRequest bounds one exec's request: it travels as one argument (Linux MAX_ARG_STRLEN is 128 KiB).
+const maxRequest = 64 << 10
+
+// run runs cases (completed, reaching a node, supported) from set-up to teardown, sharing one
+// container per distinct user set. With prefixed, case i's mounts live under /case-i; otherwise
+// (one case) at the pod's own mount paths. A case that fails on the host side gets its error;
+// err is the target failing for all of them. Everything is torn down and removed on return.
+func (t *Target) run(ctx context.Context, cases []*framework.Case, prefixed bool) (out map[string]outcome, err error) {
+	eng, err := t.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out = map[string]outcome{}
+	var ps []*prepared
+	containers := map[string]string{}
+	defer func() {
+		var errs []error
+		for _, p := range ps {
+			errs = append(errs, t.tearDownHost(p))
+		}
+		ch := make(chan error, len(containers))
+		for _, id := range containers {
+			go func() { ch <- eng.remove(ctx, id) }()
+		}
+		for range containers {
+			errs = append(errs, <-ch)
+		}
+		if e := errors.Join(errs...); e != nil {
+			out, err = nil, errors.Join(err, e)
+		}
+	}()
+
+	users := map[string]framework.User{userKey(rootUser): rootUser}
+	var binds []bind
+	for i, c := range cases {
+		prefix := ""
+		if prefixed {
+			prefix = "/case-" + strconv.Itoa(i)
+		}
+		p, err := t.setUpHost(ctx, c, prefix)
+		if err != nil {
+			out[c.Name] = outcome{err: err}
+			continue
+		}
+		ps = append(ps, p)
+		binds = append(binds, p.binds...)
+		for _, pr := range c.Probes {
+			users[userKey(pr.As)] = pr.As
+		}
+	}
+	if len(ps) == 0 {
+		return out, nil
+	}
+
+	// Start the containers concurrently: a start is mostly waiting for the engine.
+	type started struct {
+		key, id string
+		err     error
+	}
+	ch := make(chan started, len(users))
+	for key, u := range users {
+		go func() {
+			id, err := eng.start(ctx, u, binds)
+			ch <- started{key, id, err}
+		}()
+	}
+	var errs []error
+	for range users {
+		s := <-ch
+		if s.err != nil {
+			errs = append(errs, s.err)
+			continue
+		}
+		containers[s.key] = s.id
+		t.count(func(s *Stats) { s.ContainerStarts++ })
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	if err := t.snapshot(ctx, eng, containers[userKey(rootUser)], ps); err != nil {
+		return nil, err
+	}
+	if err := t.probes(ctx, eng, containers, ps); err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.err != nil {
+			out[p.c.Name] = outcome{err: p.err}
+			continue
+		}
+		p.obs.Normalize()
+		out[p.c.Name] = outcome{obs: p.obs}
+	}
+	return out, nil
+}
+
+// snapshot is docs/spec.md step 6 for every case at once, from inside the root container, in as
+// few execs as the argument size allows.
+func (t *Target) snapshot(ctx context.Context, eng *engine, id string, ps []*prepared) error {
+	type owned struct {
+		obs *framework.VolumeObservation
+		vol incontainer.Volume
+	}
+	var all []owned
+	for _, p := range ps {
+		for _, v := range p.vols {
+			for j := range p.obs.Volumes {
+				if p.obs.Volumes[j].Name == v.Name {
+					all = append(all, owned{&p.obs.Volumes[j], v})
+				}
+			}
+		}
+	}
+	for len(all) > 0 {
+		var req incontainer.Request
+		for size := 0; len(req.Volumes) < len(all) && (len(req.Volumes) == 0 || size < maxRequest); {
+			v := all[len(req.Volumes)].vol
+			// Volume names repeat across cases: the request names each by its index.
+			req.Volumes = append(req.Volumes, incontainer.Volume{Name: strconv.Itoa(len(req.Volumes)), Path: v.Path, Root: v.Root})
+			size += len(v.Path) + 64
+		}
+		ans, err := t.exec(ctx, eng, id, req)
+		if err != nil {
+			return err
+		}
+		if len(ans.Volumes) != len(req.Volumes) {
+			return fmt.Errorf("probe container answered %d volumes for %d", len(ans.Volumes), len(req.Volumes))
+		}
+		for i, v := range ans.Volumes {
+			all[i].obs.Paths = v.Paths
+		}
+		all = all[len(req.Volumes):]
+	}
+	return nil
+}
+
+// segment is a run of consecutive probes of one case by one user.
+type segment struct {
+	p     *prepared
+	user  framework.User
+	steps []probe.Step
+}
+
+// probes is docs/spec.md step 7 for every case. A case's probes split into segments of one user;
+// phase k runs the k-th segment of every case, one exec per user (all cases' steps in it), the
+// users' execs concurrently. Each case keeps its order; cases never share a volume, so running
+// them side by side changes nothing.
+func (t *Target) probes(ctx context.Context, eng *engine, containers map[string]string, ps []*prepared) error {
+	var phases [][]segment
+	for _, p := range ps {
+		segs, err := segments(p)
+		if err != nil {
+			p.err = err
+			continue
+		}
+		for k, seg := range segs {
+			if k == len(phases) {
+				phases = append(phases, nil)
+			}
+			phases[k] = append(phases[k], seg)
+		}
+	}
+	for _, phase := range phases {
+		byUser := map[string][]segment{}
+		for _, s := range phase {
+			byUser[userKey(s.user)] = append(byUser[userKey(s.user)], s)
+		}
+		ch := make(chan error, len(byUser))
+		for key, segs := range byUser {
+			go func() { ch <- t.runSegments(ctx, eng, containers[key], segs) }()
+		}
+		var errs []error
+		for range byUser {
+			errs = append(errs, <-ch)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// segments splits p's probes into runs of one user.
+func segments(p *prepared) ([]segment, error) {
+	var out []segment
+	probes := p.c.Probes
+	for i := 0; i < len(probes); {
+		seg := segment{p: p, user: probes[i].As}
+		for ; i < len(probes) && userKey(probes[i].As) == userKey(seg.user); i++ {
+			root, ok := p.inside[probes[i].Volume]
+			if !ok {
+				return nil, fmt.Errorf("probe %q: volume %q was not set up", probes[i].Name, probes[i].Volume)
+			}
+			seg.steps = append(seg.steps, probe.Step{Root: root, Probe: probes[i]})
+		}
+		out = append(out, seg)
+	}
+	return out, nil
+}
+
+// runSegments runs segs (one user, distinct cases) in container id, in as few execs as the
+// argument size allows, and appends each case's results to its Observation.
+func (t *Target) runSegments(ctx context.Context, eng *engine, id string, segs []segment) error {
+	for len(segs) > 0 {
+		var req incontainer.Request
+		n, size := 0, 0
+		for ; n < len(segs) && (n == 0 || size < maxRequest); n++ {
+			req.Probes = append(req.Probes, segs[n].steps...)
+			for _, s := range segs[n].steps {
+				size += len(s.Root) + len(s.Probe.Name) + len(s.Probe.Path) + len(s.Probe.To) + 160
+			}
+		}
+		ans, err := t.exec(ctx, eng, id, req)
+		if err != nil {
+			return err
+		}
+		if len(ans.Probes) != len(req.Probes) {
+			return fmt.Errorf("probe container answered %d probes for %d", len(ans.Probes), len(req.Probes))
+		}
+		for _, s := range segs[:n] {
+			s.p.obs.Probes = append(s.p.obs.Probes, ans.Probes[:len(s.steps)]...)
+			ans.Probes = ans.Probes[len(s.steps):]
+		}
+		segs = segs[n:]
+	}
+	return nil
+}
+
+func (t *Target) exec(ctx context.Context, eng *engine, id string, req incontainer.Request) (*framework.Observation, error) {
+	if id == "" {
+		return nil, errors.New("no probe container for this user")
+	}
+	t.count(func(s *Stats) { s.Execs++ })
+	return eng.probe(ctx, id, req)
+}
+
+// setUpHost runs docs/spec.md steps 1-5 for c on the reference node under a new case root and
+// plans its mounts.
+func (t *Target) setUpHost(ctx context.Context, c *framework.Case, prefix string) (p *prepared, err error) {
+	res := admit(c)
+	root, err := t.roots.Make("volperm-ctr-")
+	if err != nil {
+		return nil, err
+	}
+	p = &prepared{c: c, root: root, inside: map[string]string{}, obs: &framework.Observation{
+		APIVersion: framework.ObservationVersion,
+		Case:       c.Name,
+		Source:     Name,
+		Admission:  res.Admission,
+	}}
+	hostRoot, kubeletRoot := filepath.Join(root, "host"), filepath.Join(root, "kubelet")
+	p.k, err = kubelet.New(kubelet.Config{RootDir: kubeletRoot, HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet)})
+	if err != nil {
+		return nil, errors.Join(err, t.roots.Remove(root))
+	}
+	p.pod = &kubelet.Pod{Pod: res.Pod, PreservePermissions: res.Admission.PreservePermissions, Sources: c.Sources, Storage: storage(c.Storage)}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, t.tearDownHost(p))
+			p = nil
+		}
+	}()
+	if err := hostfix.Create(hostRoot, c.Host); err != nil {
+		return p, err
+	}
+	results := map[string]kubelet.VolumeResult{}
+	setUp := func() {
+		for _, r := range p.k.SetUp(p.pod) {
+			results[r.Name] = r
+		}
+	}
+	setUp()
+	kubeletGates := gates.Set(c.Gates.Kubelet)
+	for i, s := range c.After {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		switch {
+		case s.Chmod != nil:
+			r, ok := results[s.Chmod.Volume]
+			if !ok || r.Err != nil {
+				return p, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
+			}
+			// A container changing a mode acts on the same inode the node set up: chmod it here,
+			// as root (the container's root has CAP_FOWNER).
+			if err := os.Chmod(filepath.Join(r.Path, filepath.Clean("/"+s.Chmod.Path)), framework.FileMode(s.Chmod.Mode)); err != nil {
+				return p, fmt.Errorf("after[%d].chmod: %w", i, err)
+			}
+		case s.SetGates != nil:
+			kubeletGates = kubeletGates.Merge(s.SetGates.Kubelet)
+			p.k.SetGates(kubeletGates)
+		case s.RestartKubelet:
+			setUp()
+		}
+	}
+	mounts := volumeMounts(res.Pod)
+	for _, v := range res.Pod.Spec.Volumes {
+		r := results[v.Name]
+		vo := framework.VolumeObservation{Name: v.Name, Type: r.Type, Medium: r.Medium, SetUp: framework.SetUpOK}
+		if r.Err != nil {
+			vo.SetUp = r.Err.Error()
+		} else {
+			m, ok := mounts[v.Name]
+			if !ok {
+				// A volume no container mounts is still observed: where the default probe
+				// container would mount it (framework.Case.Complete).
+				m = corev1.VolumeMount{Name: v.Name, MountPath: "/volumes/" + v.Name}
+			}
+			inside := prefix + filepath.Clean("/"+m.MountPath)
+			p.inside[v.Name] = inside
+			p.binds = append(p.binds, bind{Source: r.Path, Target: inside, ReadOnly: m.ReadOnly || mustMountRO(v)})
+			p.vols = append(p.vols, incontainer.Volume{Name: v.Name, Path: inside, Root: v.HostPath != nil})
+		}
+		p.obs.Volumes = append(p.obs.Volumes, vo)
+	}
+	return p, nil
+}
+
+// volumeMounts picks, per volume, the first volumeMount naming it across the pod's containers in
+// order: the target runs one container per user set, not the pod's containers, so each volume
+// is mounted once.
+func volumeMounts(pod *corev1.Pod) map[string]corev1.VolumeMount {
+	out := map[string]corev1.VolumeMount{}
+	for _, c := range pod.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if _, seen := out[m.Name]; !seen {
+				out[m.Name] = m
+			}
+		}
+	}
+	return out
+}
+
+// mustMountRO is v1.37 kubelet makeMounts' `mustMountRO := vol.Mounter.GetAttributes().ReadOnly`:
+// secret, configMap, downwardAPI and projected volumes are always mounted read-only; a
+// flexVolume when its source says readOnly.
+func mustMountRO(v corev1.Volume) bool {
+	switch {
+	case v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil, v.Projected != nil:
+		return true
+	case v.FlexVolume != nil:
+		return v.FlexVolume.ReadOnly
+	}
+	return false
+}
+
+// tearDownHost is docs/spec.md step 8 on the host side.
+func (t *Target) tearDownHost(p *prepared) error {
+	return errors.Join(p.k.TearDown(p.pod), t.roots.Remove(p.root))
+}
+
+func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile {
+	out := map[string][]flexvolume.StorageFile{}
+	for vol, files := range in {
+		for _, f := range files {
+			out[vol] = append(out[vol], flexvolume.StorageFile{Path: f.Path, Dir: f.Dir, Symlink: f.Symlink, Mode: f.Mode, UID: f.UID, GID: f.GID})
+		}
+	}
+	return out
+}

@@ -1,0 +1,359 @@
+package container
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	dcontainer "github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/targets/container/incontainer"
+)
+
+// Labels on every container the target starts; `docker ps -a --filter label=volperm.dev/target=container`
+// lists what a run left (nothing, when it ends).
+const (
+	LabelTarget = "volperm.dev/target"
+	LabelRun    = "volperm.dev/run"
+)
+
+// ImageRepo is the repository of the probe image; its tag is the first 12 hex digits of the
+// probe binary's sha256, so a changed probe gets a new image and an unchanged one is imported once.
+const ImageRepo = "volperm/probe"
+
+// probePath is where the image holds the probe binary.
+const probePath = "/volperm-probe"
+
+// probePackage is the main package of the probe binary, built from this module's source.
+const probePackage = "github.com/volperm/volperm/framework/targets/container/probebin"
+
+// EnvProbeBinary names a prebuilt static probe binary to use instead of building one.
+const EnvProbeBinary = "VOLPERM_PROBE_BINARY"
+
+// engine is one Docker engine the target talks to: its client, the probe image, and the
+// containers started and not yet removed.
+type engine struct {
+	cli   *client.Client
+	host  string
+	image string
+	run   string
+
+	version, apiVersion string
+
+	mu   sync.Mutex
+	live map[string]bool
+}
+
+// engineHost is the engine testcontainers-go and the Docker client talk to.
+func engineHost() string {
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		return h
+	}
+	return client.DefaultDockerHost
+}
+
+// connect reaches the engine (bounded), or says which socket does not answer and how to start one.
+func connect(ctx context.Context, run string) (*engine, error) {
+	host := engineHost()
+	noEngine := func(err error) error {
+		return fmt.Errorf("no container engine answers at %s (set DOCKER_HOST for another): start one with hack/docker-up.sh: %w", host, err)
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, noEngine(err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, noEngine(err)
+	}
+	v, err := cli.ServerVersion(pctx, client.ServerVersionOptions{})
+	if err != nil {
+		cli.Close()
+		return nil, noEngine(err)
+	}
+	return &engine{cli: cli, host: host, run: run, version: v.Version, apiVersion: v.APIVersion, live: map[string]bool{}}, nil
+}
+
+// ensureImage builds the probe binary and imports it as ImageRepo:<hash> unless the engine has it.
+func (e *engine) ensureImage(ctx context.Context) error {
+	bin, err := probeBinary(ctx)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(bin)
+	ref := fmt.Sprintf("%s:%x", ImageRepo, sum[:6])
+	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
+		e.image = ref
+		return nil
+	} else if !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("inspect probe image %s: %w", ref, err)
+	}
+	var layer bytes.Buffer
+	tw := tar.NewWriter(&layer)
+	hdr := &tar.Header{Name: strings.TrimPrefix(probePath, "/"), Mode: 0755, Size: int64(len(bin)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("probe image layer: %w", err)
+	}
+	if _, err := tw.Write(bin); err != nil {
+		return fmt.Errorf("probe image layer: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("probe image layer: %w", err)
+	}
+	rc, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: &layer, SourceName: "-"}, ref, client.ImageImportOptions{
+		Message: "volperm probe " + ref,
+		Changes: []string{
+			`ENTRYPOINT ["` + probePath + `"]`,
+			`CMD ["-wait"]`,
+			"LABEL " + LabelTarget + "=container",
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("import probe image %s: %w", ref, err)
+	}
+	defer rc.Close()
+	// The answer is a JSON stream; an error arrives as {"errorDetail": ...} in it.
+	dec := json.NewDecoder(rc)
+	for {
+		var msg struct {
+			Error string `json:"error"`
+		}
+		if err := dec.Decode(&msg); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("import probe image %s: read answer: %w", ref, err)
+		}
+		if msg.Error != "" {
+			return fmt.Errorf("import probe image %s: %s", ref, msg.Error)
+		}
+	}
+	if _, err := e.cli.ImageInspect(ctx, ref); err != nil {
+		return fmt.Errorf("probe image %s missing after import: %w", ref, err)
+	}
+	e.image = ref
+	return nil
+}
+
+// probeBinary is the static probe binary: $VOLPERM_PROBE_BINARY, or `go build` (CGO_ENABLED=0,
+// -trimpath, no VCS stamp: the same source gives the same bytes, hence the same image tag) of
+// probebin in the volperm module that contains the working directory.
+func probeBinary(ctx context.Context) ([]byte, error) {
+	if p := os.Getenv(EnvProbeBinary); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvProbeBinary, err)
+		}
+		return b, nil
+	}
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return nil, fmt.Errorf("build the probe binary: `go env GOMOD`: %w (install Go, or set %s to a static volperm-probe)", err, EnvProbeBinary)
+	}
+	mod := strings.TrimSpace(string(gomod))
+	if mod == "" || mod == os.DevNull {
+		return nil, fmt.Errorf("build the probe binary: the working directory is not inside the volperm module: run from the repository or set %s to a static volperm-probe", EnvProbeBinary)
+	}
+	dir, err := os.MkdirTemp("", "volperm-probe-build-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "volperm-probe")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, probePackage)
+	cmd.Dir = filepath.Dir(mod)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the probe binary in %s: %w: %s", cmd.Dir, err, strings.TrimSpace(string(msg)))
+	}
+	return os.ReadFile(out)
+}
+
+// bind is one bind mount of a container.
+type bind struct {
+	Source, Target string
+	ReadOnly       bool
+}
+
+// userKey identifies a user set: one container per key.
+func userKey(u framework.User) string {
+	g := make([]string, 0, len(u.Groups))
+	for _, x := range u.Groups {
+		g = append(g, strconv.FormatInt(x, 10))
+	}
+	sort.Strings(g)
+	return fmt.Sprintf("%d:%d:%s", u.UID, u.GID, strings.Join(g, ","))
+}
+
+// start starts one container of the probe image running as user with binds, and returns its id.
+// A container that was created is tracked (and removed by remove/removeAll) even when starting
+// it failed.
+func (e *engine) start(ctx context.Context, user framework.User, binds []bind) (string, error) {
+	mounts := make([]mount.Mount, 0, len(binds))
+	for _, b := range binds {
+		mounts = append(mounts, mount.Mount{
+			Type: mount.TypeBind, Source: b.Source, Target: b.Target, ReadOnly: b.ReadOnly,
+			// Kubernetes' default MountPropagationNone is a private bind.
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate},
+		})
+	}
+	groups := make([]string, 0, len(user.Groups))
+	for _, g := range user.Groups {
+		groups = append(groups, strconv.FormatInt(g, 10))
+	}
+	req := testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:  e.image,
+			Labels: map[string]string{LabelTarget: "container", LabelRun: e.run},
+			ConfigModifier: func(c *dcontainer.Config) {
+				c.User = fmt.Sprintf("%d:%d", user.UID, user.GID)
+			},
+			HostConfigModifier: func(hc *dcontainer.HostConfig) {
+				hc.NetworkMode = "none"
+				hc.GroupAdd = groups
+				hc.Mounts = mounts
+			},
+		},
+		Started: true,
+		Logger:  tclog.NewNoopLogger(),
+	}
+	c, err := testcontainers.GenericContainer(ctx, req)
+	if c != nil && c.GetContainerID() != "" {
+		e.mu.Lock()
+		e.live[c.GetContainerID()] = true
+		e.mu.Unlock()
+	}
+	if err != nil {
+		if c != nil && c.GetContainerID() != "" {
+			err = errors.Join(err, e.remove(ctx, c.GetContainerID()))
+		}
+		return "", fmt.Errorf("start a probe container as uid %d gid %d groups %v: %w", user.UID, user.GID, user.Groups, err)
+	}
+	return c.GetContainerID(), nil
+}
+
+// probe runs the probe binary with req in container id and returns its answer.
+func (e *engine) probe(ctx context.Context, id string, req incontainer.Request) (*framework.Observation, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	stdout, stderr, code, err := e.exec(ctx, id, []string{probePath, "-request", string(body)})
+	if err != nil {
+		return nil, err
+	}
+	if code != 0 {
+		return nil, fmt.Errorf("probe in container %.12s exited %d: %s", id, code, strings.TrimSpace(stderr))
+	}
+	answer := []byte(stdout)
+	var obs framework.Observation
+	if err := json.Unmarshal(answer, &obs); err != nil {
+		return nil, fmt.Errorf("probe in container %.12s: bad answer %q: %w", id, answer, err)
+	}
+	return &obs, nil
+}
+
+// exec runs cmd in container id as the container's user and waits for it. It talks to the
+// engine directly rather than through testcontainers-go's Exec, which polls for the exit code
+// every 100 ms (a third of an exec here) and mixes stdout with stderr.
+func (e *engine) exec(ctx context.Context, id string, cmd []string) (stdout, stderr string, code int, err error) {
+	created, err := e.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return "", "", 0, fmt.Errorf("exec in container %.12s: %w", id, err)
+	}
+	att, err := e.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return "", "", 0, fmt.Errorf("exec in container %.12s: attach: %w", id, err)
+	}
+	defer att.Close()
+	var out, errOut bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(&out, &errOut, att.Reader)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return "", "", 0, fmt.Errorf("exec in container %.12s: read output: %w", id, err)
+		}
+	case <-ctx.Done():
+		return "", "", 0, ctx.Err()
+	}
+	// The engine marks the exec stopped shortly after closing its output.
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		st, err := e.cli.ExecInspect(ctx, created.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return "", "", 0, fmt.Errorf("exec in container %.12s: inspect: %w", id, err)
+		}
+		if !st.Running {
+			return out.String(), errOut.String(), st.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", 0, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// remove removes container id (force: it is killed), also when ctx is already cancelled.
+func (e *engine) remove(ctx context.Context, id string) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_, err := e.cli.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("remove probe container %.12s: %w", id, err)
+	}
+	e.mu.Lock()
+	delete(e.live, id)
+	e.mu.Unlock()
+	return nil
+}
+
+// removeAll removes every container this run started: those tracked, then any other carrying
+// this run's label (one created while its start was cancelled).
+func (e *engine) removeAll(ctx context.Context) error {
+	e.mu.Lock()
+	ids := make([]string, 0, len(e.live))
+	for id := range e.live {
+		ids = append(ids, id)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, e.remove(ctx, id))
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	list, err := e.cli.ContainerList(lctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelRun+"="+e.run)})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list this run's probe containers: %w", err))...)
+	}
+	for _, c := range list.Items {
+		errs = append(errs, e.remove(ctx, c.ID))
+	}
+	return errors.Join(errs...)
+}
