@@ -186,7 +186,7 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 	roots := map[string]string{}
 	for _, v := range a.Pod.Spec.Volumes {
 		r := results[v.Name]
-		vo := framework.VolumeObservation{Name: v.Name, Type: reference.VolumeType(v), SetUp: framework.SetUpOK}
+		vo := framework.VolumeObservation{Name: v.Name, Type: framework.VolumeType(v), SetUp: framework.SetUpOK}
 		if v.EmptyDir != nil {
 			vo.Medium = string(v.EmptyDir.Medium)
 		}

@@ -220,27 +220,6 @@ func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 // Close removes every case root a cancelled or failed run left, unmounting first.
 func (n *Node) Close() error { return n.roots.RemoveAll() }
 
-// VolumeType names v's source as VolumeObservation.Type does.
-func VolumeType(v corev1.Volume) string {
-	switch {
-	case v.EmptyDir != nil:
-		return "emptyDir"
-	case v.HostPath != nil:
-		return "hostPath"
-	case v.Secret != nil:
-		return "secret"
-	case v.ConfigMap != nil:
-		return "configMap"
-	case v.DownwardAPI != nil:
-		return "downwardAPI"
-	case v.Projected != nil:
-		return "projected"
-	case v.FlexVolume != nil:
-		return "flexVolume"
-	}
-	return "unsupported"
-}
-
 // PopulateStorage plays the volperm/fixture flexVolume driver for targets whose kubelet is not
 // ours: it creates dir (0750, kubelet's prepareForMount) holding files.
 func PopulateStorage(dir string, files []framework.File) error {

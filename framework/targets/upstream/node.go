@@ -136,7 +136,7 @@ func (u *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 
 	roots := map[string]string{}
 	for _, v := range n.volumes {
-		vo := framework.VolumeObservation{Name: v.vol.Name, Type: volumeType(&v.vol), SetUp: framework.SetUpOK}
+		vo := framework.VolumeObservation{Name: v.vol.Name, Type: framework.VolumeType(v.vol), SetUp: framework.SetUpOK}
 		if v.vol.EmptyDir != nil {
 			vo.Medium = string(v.vol.EmptyDir.Medium)
 		}
@@ -428,27 +428,6 @@ func (n *node) tearDown() error {
 		v.mounted = false
 	}
 	return errors.Join(errs...)
-}
-
-// volumeType names v's source as the API does.
-func volumeType(v *corev1.Volume) string {
-	switch {
-	case v.EmptyDir != nil:
-		return "emptyDir"
-	case v.HostPath != nil:
-		return "hostPath"
-	case v.Secret != nil:
-		return "secret"
-	case v.ConfigMap != nil:
-		return "configMap"
-	case v.DownwardAPI != nil:
-		return "downwardAPI"
-	case v.Projected != nil:
-		return "projected"
-	case v.FlexVolume != nil:
-		return "flexVolume"
-	}
-	return "unknown"
 }
 
 // memTotal is the machine's memory in bytes (/proc/meminfo MemTotal).
