@@ -195,7 +195,9 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 	if diff := framework.Diff(expected, observed); len(diff) > 0 {
 		if kd, ok := cfg.Target.(framework.KnownDifferences); ok {
 			if why, known := kd.KnownDifference(c); known {
-				ginkgo.AddReportEntry(report.KnownDifferenceEntry, why)
+				// Short: a known difference is explained once in the summary, not dumped per case.
+				ginkgo.AddReportEntry(report.KnownDifferenceEntry, why, ginkgo.ReportEntryVisibilityNever)
+				ginkgo.Fail(fmt.Sprintf("%s\n\nknown difference of target %s: %s\n  %s", diff[0], name, why, strings.Join(diff, "\n  ")))
 			}
 		}
 		ginkgo.Fail(mismatch(name, diff, expected, observed))
