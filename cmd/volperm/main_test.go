@@ -231,3 +231,47 @@ func reachableDir(t *testing.T) string {
 	}
 	return d
 }
+
+// TestExpectAgreesWithObserveOnCanonicalCases: for every file under manifests/cases, what
+// `volperm expect` prints (the oracle) and what `volperm observe --target reference` prints are
+// the same Observations (issue: "agree on every canonical case under manifests/").
+func TestExpectAgreesWithObserveOnCanonicalCases(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("observe on the reference target needs root for node-side cases")
+	}
+	files, err := filepath.Glob("../../manifests/cases/*.yaml")
+	if err != nil || len(files) < 6 {
+		t.Fatalf("canonical case files: %v, %v", files, err)
+	}
+	total := 0
+	for _, f := range files {
+		code, expected, errs := runMain("expect", "-f", f)
+		if code != exitOK {
+			t.Fatalf("expect -f %s: exit %d: %s", f, code, errs)
+		}
+		code, observed, errs := runMain("observe", "--target", "reference", "--work-dir", reachableDir(t), "-f", f)
+		if code != exitOK {
+			t.Fatalf("observe -f %s: exit %d: %s", f, code, errs)
+		}
+		var exp, obs []*framework.Observation
+		if err := json.Unmarshal([]byte(expected), &exp); err != nil {
+			t.Fatalf("expect -f %s: %v", f, err)
+		}
+		if err := json.Unmarshal([]byte(observed), &obs); err != nil {
+			t.Fatalf("observe -f %s: %v", f, err)
+		}
+		if len(exp) != len(obs) || len(exp) == 0 {
+			t.Fatalf("%s: %d expected, %d observed", f, len(exp), len(obs))
+		}
+		for i := range exp {
+			if exp[i].Case != obs[i].Case {
+				t.Fatalf("%s: case %d is %q in expect, %q in observe", f, i, exp[i].Case, obs[i].Case)
+			}
+			if d := framework.Diff(exp[i], obs[i]); len(d) > 0 {
+				t.Errorf("%s: %q: expect and observe differ:\n  %s", f, exp[i].Case, strings.Join(d, "\n  "))
+			}
+			total++
+		}
+	}
+	t.Logf("%d canonical cases in %d files agree", total, len(files))
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/report"
 )
 
@@ -22,7 +23,10 @@ import (
 // run as another uid.
 var binDir string
 
+// TestMain also lets this test binary be a probe child: the reference target re-executes the
+// current binary as other uids for its behaviour probes.
 func TestMain(m *testing.M) {
+	probe.MaybeRunChild()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
