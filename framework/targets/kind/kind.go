@@ -234,11 +234,12 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cl
 	return out
 }
 
-// cluster returns the live cluster of config name, creating it.
+// cluster returns the live cluster of config name, creating it. The lock is not held while
+// kind creates it, so that a signal can delete it meanwhile.
 func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if lc := t.live[name]; lc != nil {
+		t.mu.Unlock()
 		return lc, nil
 	}
 	var cfg Config
@@ -251,6 +252,7 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	lc := &liveCluster{name: "volperm-" + name, kubeconfig: filepath.Join(t.dir, name+".kubeconfig")}
 	// Registered before Create: a failed or interrupted create leaves a node container to delete.
 	t.live[name] = lc
+	t.mu.Unlock()
 	start := time.Now()
 	t.logf("creating cluster %s (config %s, image %s)", lc.name, name, t.opts.NodeImage)
 	err := t.provider.Create(lc.name, kindcluster.CreateWithRawConfig(cfg.Raw), kindcluster.CreateWithNodeImage(t.opts.NodeImage),

@@ -29,7 +29,7 @@ var e2eCases = []struct {
 	{name: "emptyDir mode 01777 on medium Memory gives /tmp behaviour to uids 1001 and 1002 (KEP story 2)"},
 	{name: "emptyDir without mode lets any uid create, list and delete (GA 0777)"},
 	{name: "emptyDir mode 0750 on medium Memory, both gates on",
-		known: `volume "v" path ".": expected dir 0750 0:0, observed dir 1777 0:0`},
+		known: `volume "scratch" path ".": expected dir 0750 0:0, observed dir 1777 0:0`},
 	{name: "emptyDir mode 0750 in the skew cell apiserver on, kubelet on"},
 	{name: "emptyDir mode 0750 in the skew cell apiserver on, kubelet off"},
 	{name: "emptyDir mode 0750 in the skew cell apiserver off, kubelet on"},

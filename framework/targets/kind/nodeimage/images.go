@@ -469,8 +469,9 @@ func (b *builder) preload(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("docker save %s: %w\n%s", t, err, serr.String())
 		}
 	}
-	// containerd's metadata must be on disk before the commit.
-	if err := b.run(ctx, "", nil, "docker", "exec", name, "sh", "-c", "pkill containerd; while pgrep -x containerd >/dev/null; do sleep 0.1; done"); err != nil {
+	// containerd's metadata must be on disk before the commit. sleep, PID 1, reaps nothing:
+	// containerd stays a zombie once it has exited.
+	if err := b.run(ctx, "", nil, "docker", "exec", name, "sh", "-c", "pkill -x containerd; while ps -o stat= -C containerd | grep -qv Z; do sleep 0.1; done"); err != nil {
 		return false, err
 	}
 	return false, b.run(ctx, "", nil, "docker", "commit",

@@ -33,12 +33,14 @@ const (
 )
 
 // Packages are the Debian packages of the node rootfs: kind's base image list
-// (images/base/Dockerfile) minus fuse-overlayfs, nfs and iscsi, plus containerd, runc and the
-// CNI plugins that kind builds from source.
+// (images/base/Dockerfile) minus fuse-overlayfs, nfs, iscsi and curl, plus containerd, runc and
+// the CNI plugins that kind builds from source.
 var Packages = []string{
 	"systemd", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool", "util-linux",
 	"mount", "kmod", "libseccomp2", "pigz", "bash", "ca-certificates", "procps", "containerd",
 	"runc", "containernetworking-plugins", "socat", "e2fsprogs",
+	// jq: kind's /kind/bin/mount-product-files.sh, the createContainer hook of every container.
+	"jq",
 }
 
 // Options configure Build.

@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/framework"
+)
+
+func TestGatesMismatch(t *testing.T) {
+	on := map[string]bool{"EmptyDirVolumeMode": true}
+	cluster := framework.Gates{APIServer: on, Kubelet: map[string]bool{"EmptyDirVolumeMode": false}}
+	for _, tc := range []struct {
+		name string
+		want framework.Gates
+		diff string
+	}{
+		{"same", framework.Gates{APIServer: on}, ""},
+		{"kubelet differs", framework.Gates{APIServer: on, Kubelet: on}, "needs kubelet gate EmptyDirVolumeMode=true, the cluster runs off"},
+		{"default differs", framework.Gates{}, "needs apiserver gate EmptyDirVolumeMode=false, the cluster runs on"},
+		{"gate the cluster lacks", framework.Gates{APIServer: map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": true}},
+			"needs apiserver gate PreservePermissions=true, the cluster runs absent"},
+	} {
+		if got := GatesMismatch(tc.want, cluster); got != tc.diff {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.diff)
+		}
+	}
+}
+
+func TestRunnable(t *testing.T) {
+	pod := func(v corev1.VolumeSource) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: v}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		c    framework.Case
+		ok   bool
+		why  string
+	}{
+		{"emptyDir", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "Memory"}})}, true, ""},
+		{"hostPath", framework.Case{Pod: pod(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/x"}})}, true, ""},
+		{"huge pages", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "HugePages"}})}, false, "huge pages"},
+		{"secret on the node", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, false, "only emptyDir and hostPath"},
+		{"secret at admission only", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
+		{"preservePermissions", framework.Case{PreservePermissions: []string{"v"}}, false, "not a field of the v1 API"},
+		{"policy", framework.Case{FlexVolumePolicy: &framework.FlexVolumePolicy{}}, false, "policy"},
+		{"steps", framework.Case{After: []framework.Step{{RestartKubelet: true}}}, false, "steps after set-up"},
+	} {
+		ok, why := Runnable(&tc.c)
+		if ok != tc.ok || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: (%v, %q), want (%v, containing %q)", tc.name, ok, why, tc.ok, tc.why)
+		}
+	}
+}
+
+// TestAdmissionErrorsAreFieldErrorTexts: the apiserver's Invalid status carries one cause per
+// field.Error; joined back they are field.Error.Error(), the spec's texts.
+func TestAdmissionErrorsAreFieldErrorTexts(t *testing.T) {
+	errs := field.ErrorList{
+		field.Invalid(field.NewPath("spec", "volumes").Index(0).Child("emptyDir", "mode"), int32(1024),
+			"must be a number between 0 and 01777 (octal), both inclusive"),
+		field.Required(field.NewPath("spec", "volumes").Index(1).Child("hostPath", "path"), ""),
+	}
+	err := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "p", errs)
+	want := []string{errs[0].Error(), errs[1].Error()}
+	if got := admissionErrors(err); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
