@@ -43,6 +43,7 @@ type caseRun struct {
 	err    error
 	pod    *corev1.Pod // as admitted (dry-run answer), nil when rejected
 	host   string      // node directory standing for "/" of this case's hostPath paths
+	policy string      // PolicyLabel value selecting the binding of the case's allowlist
 	probes []framework.Probe
 	vols   []batchVolume
 }
@@ -93,12 +94,20 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Re
 		return results(err)
 	}
 	defer t.deleteNamespace(ns)
-	for i, r := range runs {
+	for _, r := range runs {
 		if ok, why := t.Supports(r.c); !ok {
 			r.err = fmt.Errorf("case not supported by the cluster target: %s", why)
-			continue
 		}
-		r.admit(ctx, t, ns, i)
+	}
+	bindings, err := t.bindPolicies(ctx, ns, runs)
+	defer t.unbindPolicies(bindings)
+	if err != nil {
+		return results(err)
+	}
+	for i, r := range runs {
+		if r.err == nil {
+			r.admit(ctx, t, ns, i)
+		}
 	}
 	pods, err := t.plan(runs, ns)
 	if err != nil {
@@ -162,6 +171,7 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string, i int) {
 	if c.Pod == nil && c.PersistentVolume != nil {
 		pv := c.PersistentVolume.DeepCopy()
 		pv.Name = fmt.Sprintf("volperm-%s-%d", strings.TrimPrefix(ns, framework.Namespace+"-"), i)
+		r.label(&pv.ObjectMeta)
 		_, err := t.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		r.setAdmission(err)
 		return
@@ -174,6 +184,7 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string, i int) {
 	pod.Name = fmt.Sprintf("case-%d", i)
 	pod.Namespace = ns
 	pod.UID = ""
+	r.label(&pod.ObjectMeta)
 	no := false
 	pod.Spec.AutomountServiceAccountToken = &no // no token volume is added to the case's volumes
 	if len(pod.Spec.Containers) == 0 {
@@ -204,6 +215,17 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string, i int) {
 	}
 }
 
+// label selects the binding of the case's allowlist, if it has one.
+func (r *caseRun) label(m *metav1.ObjectMeta) {
+	if r.policy == "" {
+		return
+	}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[PolicyLabel] = r.policy
+}
+
 func (r *caseRun) setAdmission(err error) {
 	if err == nil {
 		r.obs.Admission.Allowed = true
@@ -214,6 +236,9 @@ func (r *caseRun) setAdmission(err error) {
 		return
 	}
 	r.obs.Admission.Errors = admissionErrors(err)
+	if errs := policyErrors(err.Error()); errs != nil {
+		r.obs.Admission.Errors = errs
+	}
 }
 
 // plan puts the admitted volumes into probe pods: cases with the same pod-level security

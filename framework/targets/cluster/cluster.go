@@ -3,7 +3,8 @@
 // fields read back from the pod it would store); the real kubelet sets up the admitted volumes
 // in pods whose probe container (the probe image, run as root) snapshots them and runs the
 // case's probes each as its user. hostPath set-up failures are read from the kubelet's
-// FailedMount events. Many cases share one pod.
+// FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
+// installed on demand and bound per case. Many cases share one pod.
 package cluster
 
 import (
@@ -207,8 +208,6 @@ func Runnable(c *framework.Case) (bool, string) {
 	switch {
 	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
 		return false, "preservePermissions is not a field of the v1 API"
-	case c.FlexVolumePolicy != nil:
-		return false, "the flexVolume allowlist policy is not installed by this target"
 	case c.OldPod != nil:
 		return false, "pod-template updates (oldPod) are not run by this target"
 	case len(c.After) > 0:

@@ -49,7 +49,7 @@ func TestRunnable(t *testing.T) {
 		{"secret on the node", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, false, "only emptyDir and hostPath"},
 		{"secret at admission only", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
 		{"preservePermissions", framework.Case{PreservePermissions: []string{"v"}}, false, "not a field of the v1 API"},
-		{"policy", framework.Case{FlexVolumePolicy: &framework.FlexVolumePolicy{}}, false, "policy"},
+		{"policy at admission", framework.Case{AdmissionOnly: true, FlexVolumePolicy: &framework.FlexVolumePolicy{}}, true, ""},
 		{"steps", framework.Case{After: []framework.Step{{RestartKubelet: true}}}, false, "steps after set-up"},
 	} {
 		ok, why := Runnable(&tc.c)
@@ -71,5 +71,29 @@ func TestAdmissionErrorsAreFieldErrorTexts(t *testing.T) {
 	want := []string{errs[0].Error(), errs[1].Error()}
 	if got := admissionErrors(err); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestPolicyErrorsSplitTheDenial(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		want []string
+	}{
+		{`pods "x" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: spec.volumes[1]: Forbidden: hostPath volumes are not allowed by the policy | spec.volumes[2].flexVolume.driver: Forbidden: driver "e/n" is not in the allowed flexVolume drivers [a/b, c/d]`,
+			[]string{"spec.volumes[1]: Forbidden: hostPath volumes are not allowed by the policy",
+				`spec.volumes[2].flexVolume.driver: Forbidden: driver "e/n" is not in the allowed flexVolume drivers [a/b, c/d]`}},
+		{`pods "x" is forbidden: error looking up service account`, nil},
+	} {
+		if got := policyErrors(tc.msg); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("policyErrors(%q) = %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}
+
+func TestPolicyParams(t *testing.T) {
+	got := policyParams(&framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"flexVolume", "*"}, AllowedDrivers: []string{"a/b", ""}})
+	want := map[string]string{"type.0": "flexVolume", "type.1": "*", "driver.0": "a/b", "driver.1": "", "allowedDriversDisplay": "a/b, "}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

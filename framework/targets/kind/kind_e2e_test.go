@@ -37,10 +37,15 @@ var e2eCases = []struct {
 	{name: "hostPath type Socket for /var/run/docker.sock with a socket there"},
 	{name: "hostPath type Socket for /var/run/docker.sock with nothing there"},
 	{name: "hostPath type Socket for /var/run/docker.sock with a directory there"},
+	{name: "flexVolume allowlist: an allowlist denies an unlisted driver (pod)"},
+	{name: "flexVolume allowlist: an allowlist denies an unlisted driver (PersistentVolume)"},
+	{name: "flexVolume allowlist: two flexVolumes, the second driver not in the allowlist (pod)"},
+	{name: "flexVolume allowlist: a policy with an empty driver name is invalid (pod)"},
 }
 
 // TestKindEndToEnd builds (or reuses) the node image, creates a kind cluster per gate
-// combination, runs e2eCases and deletes the clusters. It needs root and a Docker engine
+// combination, runs e2eCases (the flexVolume ones under manifests/flexvolume-vap.yaml) and
+// deletes the clusters. It needs root and a Docker engine
 // (hack/docker-up.sh); set VOLPERM_KIND_E2E=1 to run it.
 func TestKindEndToEnd(t *testing.T) {
 	if os.Getenv("VOLPERM_KIND_E2E") != "1" {
