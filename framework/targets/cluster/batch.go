@@ -46,6 +46,15 @@ type caseRun struct {
 	policy string      // PolicyLabel value selecting the binding of the case's allowlist
 	probes []framework.Probe
 	vols   []batchVolume
+	// sources are the Secrets and ConfigMaps its volumes project, under names of its own.
+	sources []source
+}
+
+// source is one Secret or ConfigMap of a case in the batch namespace.
+type source struct {
+	kind   string // "secret" or "configmap", as Case.Sources keys name them
+	name   string // as the case names it
+	unique string
 }
 
 // batchVolume is one case volume in a probe pod, under a unique name.
@@ -116,8 +125,11 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Re
 	if err := t.createFixtures(ctx, ns, runs); err != nil {
 		return results(err)
 	}
+	if err := t.createSources(ctx, ns, runs); err != nil {
+		return results(err)
+	}
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
+	sem := make(chan struct{}, 8)
 	for _, p := range pods {
 		wg.Add(1)
 		go func() {
@@ -282,6 +294,7 @@ func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
 			if v.HostPath != nil {
 				v.HostPath.Path = path.Join(r.host, v.HostPath.Path)
 			}
+			r.renameSources(i, &v.VolumeSource)
 			p.pod.Spec.Volumes = append(p.pod.Spec.Volumes, v)
 			p.pod.Spec.Containers[0].VolumeMounts = append(p.pod.Spec.Containers[0].VolumeMounts,
 				corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u})
@@ -292,6 +305,61 @@ func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
 		}
 	}
 	return pods, nil
+}
+
+// renameSources points the volume's Secret and ConfigMap references at the case's own copies.
+func (r *caseRun) renameSources(i int, v *corev1.VolumeSource) {
+	rename := func(kind string, name *string) {
+		u := fmt.Sprintf("c%d-%s-%s", i, kind, *name)
+		r.sources = append(r.sources, source{kind: kind, name: *name, unique: u})
+		*name = u
+	}
+	switch {
+	case v.Secret != nil:
+		rename("secret", &v.Secret.SecretName)
+	case v.ConfigMap != nil:
+		rename("configmap", &v.ConfigMap.Name)
+	case v.Projected != nil:
+		for _, p := range v.Projected.Sources {
+			if p.Secret != nil {
+				rename("secret", &p.Secret.Name)
+			}
+			if p.ConfigMap != nil {
+				rename("configmap", &p.ConfigMap.Name)
+			}
+		}
+	}
+}
+
+// createSources makes every Secret and ConfigMap the cases project, from Case.Sources; an
+// object the case does not give is created empty (docs/spec.md: "A missing object is set up
+// from an empty map").
+func (t *Target) createSources(ctx context.Context, ns string, runs []*caseRun) error {
+	done := map[string]bool{}
+	for _, r := range runs {
+		for _, s := range r.sources {
+			if done[s.kind+"/"+s.unique] {
+				continue
+			}
+			done[s.kind+"/"+s.unique] = true
+			data := r.c.Sources[s.kind+"/"+s.name]
+			meta := metav1.ObjectMeta{Name: s.unique, Namespace: ns}
+			var err error
+			if s.kind == "secret" {
+				sec := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{}}
+				for k, v := range data {
+					sec.Data[k] = []byte(v)
+				}
+				_, err = t.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{})
+			} else {
+				_, err = t.client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data}, metav1.CreateOptions{})
+			}
+			if err != nil {
+				return fmt.Errorf("create %s %s: %w", s.kind, s.unique, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *corev1.Pod {

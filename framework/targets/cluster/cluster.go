@@ -1,7 +1,7 @@
 // Package cluster is the `cluster` target: any Kubernetes cluster reached through a kubeconfig.
 // The real apiserver admits each case (a server-side dry-run create: validation errors, dropped
 // fields read back from the pod it would store); the real kubelet sets up the admitted volumes
-// in pods whose probe container (the probe image, run as root) snapshots them and runs the
+// (Secrets and ConfigMaps created from Case.Sources) in pods whose probe container (the probe image, run as root) snapshots them and runs the
 // case's probes each as its user. hostPath set-up failures are read from the kubelet's
 // FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
 // installed on demand and bound per case. Many cases share one pod.
@@ -221,9 +221,15 @@ func Runnable(c *framework.Case) (bool, string) {
 			if strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages") {
 				return false, "emptyDir medium HugePages needs pre-allocated huge pages on the node"
 			}
-		case v.HostPath != nil:
+		case v.HostPath != nil, v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil:
+		case v.Projected != nil:
+			for _, p := range v.Projected.Sources {
+				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil {
+					return false, "only secret, configMap and downwardAPI projections are set up by this target"
+				}
+			}
 		default:
-			return false, "only emptyDir and hostPath volumes are set up on the node by this target"
+			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI and projected volumes are set up by this target"
 		}
 	}
 	return true, ""

@@ -46,8 +46,11 @@ func TestRunnable(t *testing.T) {
 		{"emptyDir", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "Memory"}})}, true, ""},
 		{"hostPath", framework.Case{Pod: pod(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/x"}})}, true, ""},
 		{"huge pages", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "HugePages"}})}, false, "huge pages"},
-		{"secret on the node", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, false, "only emptyDir and hostPath"},
-		{"secret at admission only", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
+		{"secret", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
+		{"token projection", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})}, false, "projections"},
+		{"flexVolume on the node", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{}})}, false, "only emptyDir"},
+		{"flexVolume at admission only", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{}})}, true, ""},
 		{"preservePermissions", framework.Case{PreservePermissions: []string{"v"}}, false, "not a field of the v1 API"},
 		{"policy at admission", framework.Case{AdmissionOnly: true, FlexVolumePolicy: &framework.FlexVolumePolicy{}}, true, ""},
 		{"steps", framework.Case{After: []framework.Step{{RestartKubelet: true}}}, false, "steps after set-up"},

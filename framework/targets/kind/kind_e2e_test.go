@@ -37,6 +37,7 @@ var e2eCases = []struct {
 	{name: "hostPath type Socket for /var/run/docker.sock with a socket there"},
 	{name: "hostPath type Socket for /var/run/docker.sock with nothing there"},
 	{name: "hostPath type Socket for /var/run/docker.sock with a directory there"},
+	{name: "ssh key secret with defaultMode 256 and fsGroup 2000, today (seed 002)"},
 	{name: "flexVolume allowlist: an allowlist denies an unlisted driver (pod)"},
 	{name: "flexVolume allowlist: an allowlist denies an unlisted driver (PersistentVolume)"},
 	{name: "flexVolume allowlist: two flexVolumes, the second driver not in the allowlist (pod)"},
