@@ -479,6 +479,31 @@ func (b *builder) preload(ctx context.Context) (bool, error) {
 		"--change", "LABEL "+keyLabel+"="+k, name, tag)
 }
 
+// prune removes the node images this builder made from other inputs (other tags of
+// volperm/kindnode and volperm/kindnode-base carrying keyLabel). An image a container still
+// uses stays.
+func (b *builder) prune(ctx context.Context) (bool, error) {
+	out, err := b.output(ctx, "", "docker", "images", "--filter", "label="+keyLabel, "--format", "{{.Repository}}:{{.Tag}}")
+	if err != nil {
+		return false, err
+	}
+	keep := map[string]bool{b.result.Image: true, "volperm/kindnode-base:" + KubernetesVersion + "-" + b.keys["node-base"][:12]: true}
+	cached := true
+	for _, img := range strings.Fields(out) {
+		repo, _, _ := strings.Cut(img, ":")
+		if keep[img] || (repo != "volperm/kindnode" && repo != "volperm/kindnode-base") {
+			continue
+		}
+		cached = false
+		if err := b.run(ctx, "", nil, "docker", "rmi", img); err != nil {
+			b.logf("prune: %s stays: %v", img, err)
+		} else {
+			b.logf("prune: removed %s", img)
+		}
+	}
+	return cached, nil
+}
+
 // jsonField reads one string field of a JSON object.
 func jsonField(doc, field string) string {
 	var m map[string]any

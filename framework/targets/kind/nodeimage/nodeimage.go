@@ -148,6 +148,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		{"component-images", b.componentImages},
 		{"node-base", b.nodeBase},
 		{"preload", b.preload},
+		{"prune", b.prune},
 	}
 	b.steps = len(steps)
 	total := time.Now()
