@@ -130,7 +130,12 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Re
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
+	var withSteps []*probePod
 	for _, p := range pods {
+		if len(p.runs[0].c.After) > 0 {
+			withSteps = append(withSteps, p)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -146,6 +151,12 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Re
 		}()
 	}
 	wg.Wait()
+	// Kubelet restarts disturb every pod of the node: cases with steps run alone, afterwards.
+	for _, p := range withSteps {
+		if err := t.runPod(ctx, p); err != nil {
+			p.runs[0].err = err
+		}
+	}
 	return results(nil)
 }
 
@@ -255,7 +266,8 @@ func (r *caseRun) setAdmission(err error) {
 
 // plan puts the admitted volumes into probe pods: cases with the same pod-level security
 // context share pods (up to BatchVolumes volumes); a case with a hostPath volume gets a pod of
-// its own, since a failing hostPath keeps the whole pod from running.
+// its own, since a failing hostPath keeps the whole pod from running, and so does a case with
+// steps.
 func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
 	var pods []*probePod
 	open := map[string]*probePod{}
@@ -268,9 +280,12 @@ func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
 			return nil, err
 		}
 		group := string(sc)
+		if len(r.c.After) > 0 {
+			group = fmt.Sprintf("alone-%d", i)
+		}
 		for _, v := range r.pod.Spec.Volumes {
 			if v.HostPath != nil {
-				group = fmt.Sprintf("hostpath-%d", i)
+				group = fmt.Sprintf("alone-%d", i)
 				r.host = path.Join(HostRoot, ns, fmt.Sprint(i))
 			}
 		}
@@ -482,6 +497,13 @@ func (t *Target) runPod(ctx context.Context, p *probePod) error {
 		return err
 	}
 	var answer *framework.Observation
+	if p.running && len(p.runs) == 1 && len(p.runs[0].c.After) > 0 {
+		restore, err := t.runSteps(ctx, p)
+		defer restore()
+		if err != nil {
+			return err
+		}
+	}
 	if p.running {
 		if answer, err = t.observePod(ctx, p); err != nil {
 			return err

@@ -45,8 +45,19 @@ type Options struct {
 	Node string
 	// BatchVolumes is the most volumes one probe pod mounts (0 = 64).
 	BatchVolumes int
+	// NodeControl, when set, lets cases flip kubelet gates and restart the kubelet (Case.After).
+	NodeControl NodeControl
 	// Log receives progress lines (nil = discarded).
 	Log io.Writer
+}
+
+// NodeControl changes the node's kubelet, for the steps of a case (Case.After).
+type NodeControl interface {
+	// SetKubeletGates writes the kubelet's feature gates into its configuration; they take
+	// effect when the kubelet restarts.
+	SetKubeletGates(ctx context.Context, gates map[string]bool) error
+	// RestartKubelet restarts the kubelet (the target then waits until it answers).
+	RestartKubelet(ctx context.Context) error
 }
 
 // Target runs cases on a cluster.
@@ -181,7 +192,20 @@ func (t *Target) Supports(c *framework.Case) (bool, string) {
 	if r := GatesMismatch(c.Gates, t.gates); r != "" {
 		return false, r
 	}
+	if t.opts.NodeControl == nil && needsNodeControl(c) {
+		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
+	}
 	return Runnable(c)
+}
+
+// needsNodeControl says whether a step of c changes or restarts the kubelet.
+func needsNodeControl(c *framework.Case) bool {
+	for _, s := range c.After {
+		if s.RestartKubelet || (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // GatesMismatch says how the gates c needs differ from the gates a cluster runs with ("" = none).
@@ -210,8 +234,6 @@ func Runnable(c *framework.Case) (bool, string) {
 		return false, "preservePermissions is not a field of the v1 API"
 	case c.OldPod != nil:
 		return false, "pod-template updates (oldPod) are not run by this target"
-	case len(c.After) > 0:
-		return false, "steps after set-up (chmod, gate flips, kubelet restarts) are not run by this target"
 	case c.Pod == nil || c.AdmissionOnly:
 		return true, ""
 	}

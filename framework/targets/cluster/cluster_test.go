@@ -53,7 +53,6 @@ func TestRunnable(t *testing.T) {
 		{"flexVolume at admission only", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{}})}, true, ""},
 		{"preservePermissions", framework.Case{PreservePermissions: []string{"v"}}, false, "not a field of the v1 API"},
 		{"policy at admission", framework.Case{AdmissionOnly: true, FlexVolumePolicy: &framework.FlexVolumePolicy{}}, true, ""},
-		{"steps", framework.Case{After: []framework.Step{{RestartKubelet: true}}}, false, "steps after set-up"},
 	} {
 		ok, why := Runnable(&tc.c)
 		if ok != tc.ok || !strings.Contains(why, tc.why) {
@@ -98,5 +97,24 @@ func TestPolicyParams(t *testing.T) {
 	want := map[string]string{"type.0": "flexVolume", "type.1": "*", "driver.0": "a/b", "driver.1": "", "allowedDriversDisplay": "a/b, "}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestKubeletStepsNeedNodeControl(t *testing.T) {
+	target := &Target{}
+	for _, tc := range []struct {
+		name  string
+		steps []framework.Step
+		ok    bool
+	}{
+		{"chmod", []framework.Step{{Chmod: &framework.Chmod{Volume: "v", Path: ".", Mode: 0o755}}}, true},
+		{"apiserver gate flip", []framework.Step{{SetGates: &framework.Gates{APIServer: map[string]bool{"EmptyDirVolumeMode": true}}}}, true},
+		{"kubelet gate flip", []framework.Step{{SetGates: &framework.Gates{Kubelet: map[string]bool{"EmptyDirVolumeMode": true}}}}, false},
+		{"kubelet restart", []framework.Step{{RestartKubelet: true}}, false},
+	} {
+		c := &framework.Case{After: tc.steps}
+		if ok, why := target.Supports(c); ok != tc.ok {
+			t.Errorf("%s: supported %v (%s), want %v", tc.name, ok, why, tc.ok)
+		}
 	}
 }

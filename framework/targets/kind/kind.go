@@ -262,7 +262,12 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		return nil, fmt.Errorf("kind target: create cluster %s: %w", lc.name, err)
 	}
 	t.logf("cluster %s created in %s", lc.name, time.Since(start).Round(100*time.Millisecond))
-	ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log})
+	nodes, err := t.provider.ListNodes(lc.name)
+	if err != nil || len(nodes) != 1 {
+		return nil, fmt.Errorf("kind target: cluster %s: want one node, have %d (%v)", lc.name, len(nodes), err)
+	}
+	ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
+		NodeControl: nodeControl{nodes[0]}})
 	if err != nil {
 		return nil, fmt.Errorf("kind target: cluster %s: %w", lc.name, err)
 	}

@@ -34,6 +34,8 @@ var e2eCases = []struct {
 	{name: "emptyDir mode 0750 in the skew cell apiserver on, kubelet off"},
 	{name: "emptyDir mode 0750 in the skew cell apiserver off, kubelet on"},
 	{name: "emptyDir mode 0750 in the skew cell apiserver off, kubelet off"},
+	{name: "emptyDir mode 0750 created with apiserver gate off and kubelet gate off, then the kubelet gate turned on"},
+	{name: "fsGroup 2000 is not applied again to an emptyDir after a kubelet restart"},
 	{name: "hostPath type Socket for /var/run/docker.sock with a socket there"},
 	{name: "hostPath type Socket for /var/run/docker.sock with nothing there"},
 	{name: "hostPath type Socket for /var/run/docker.sock with a directory there"},

@@ -1,7 +1,7 @@
 // Command probebin is the program of the cluster target's probe image (/volperm-probe in
 // volperm/probe:<tag>). In a pod's container, running as root, it keeps the container alive
-// (-wait), creates host fixtures under a node directory (-fixtures), or snapshots volumes and
-// runs probes each as its case's user (-request), printing JSON on stdout.
+// (-wait), creates host fixtures under a node directory (-fixtures), changes a mode (-chmod), or
+// snapshots volumes and runs probes each as its case's user (-request), printing JSON on stdout.
 package main
 
 import (
@@ -34,6 +34,12 @@ type Volume struct {
 	Root bool `json:"root,omitempty"`
 }
 
+// Chmod is one -chmod run: a container changing a mode (Case.After chmod steps).
+type Chmod struct {
+	Path string `json:"path"`
+	Mode uint32 `json:"mode"`
+}
+
 // Fixtures is one -fixtures run: create Objects under Root (hostfix.Create).
 type Fixtures struct {
 	Root    string                 `json:"root"`
@@ -50,6 +56,7 @@ func run(args []string, stdout io.Writer) int {
 	wait := fs.Bool("wait", false, "block until SIGTERM or SIGINT")
 	request := fs.String("request", "", "a Request as JSON (- reads it from stdin): print the Observation")
 	fixtures := fs.String("fixtures", "", "a Fixtures as JSON: create them")
+	chmod := fs.String("chmod", "", "a Chmod as JSON: change the mode")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return 2
 	}
@@ -67,6 +74,18 @@ func run(args []string, stdout io.Writer) int {
 		}
 		if err := hostfix.Create(f.Root, f.Objects); err != nil {
 			fmt.Fprintf(os.Stderr, "volperm-probe: %v\n", err)
+			return 1
+		}
+		return 0
+	case *chmod != "":
+		var c Chmod
+		if err := json.Unmarshal([]byte(*chmod), &c); err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: chmod: %v\n", err)
+			return 2
+		}
+		// syscall.Chmod, not os.Chmod: the setuid, setgid and sticky bits are taken as given.
+		if err := syscall.Chmod(c.Path, c.Mode); err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: chmod %s: %v\n", c.Path, err)
 			return 1
 		}
 		return 0
@@ -92,7 +111,7 @@ func run(args []string, stdout io.Writer) int {
 		}
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "usage: volperm-probe -wait | -request JSON | -fixtures JSON")
+	fmt.Fprintln(os.Stderr, "usage: volperm-probe -wait | -request JSON | -fixtures JSON | -chmod JSON")
 	return 2
 }
 
