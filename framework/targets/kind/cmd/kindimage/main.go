@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
@@ -36,7 +37,7 @@ func run(ctx context.Context, opts nodeimage.Options) error {
 		return err
 	}
 	opts.ModuleDir = module
-	probe, err := nodeimage.BuildProbeImage(ctx, opts, module+"/../..")
+	probe, err := nodeimage.BuildProbeImage(ctx, opts, filepath.Dir(filepath.Dir(module)))
 	if err != nil {
 		return err
 	}
