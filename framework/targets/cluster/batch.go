@@ -393,8 +393,9 @@ func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *c
 				Image:           t.opts.ProbeImage,
 				ImagePullPolicy: corev1.PullNever,
 				Command:         []string{ProbeCommand, "-wait"},
-				// Root, so that each probe runs as exactly its user's uid, gid and groups.
-				SecurityContext: &corev1.SecurityContext{RunAsUser: &root, RunAsGroup: &root},
+				// Root, so that each probe runs as exactly its user's uid, gid and groups (also
+				// when the case's pod asks for runAsNonRoot: the probe is not the case's program).
+				SecurityContext: &corev1.SecurityContext{RunAsUser: &root, RunAsGroup: &root, RunAsNonRoot: &no},
 			}},
 		},
 	}
@@ -567,6 +568,10 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 	if err := json.Unmarshal(out, &obs); err != nil {
 		return nil, fmt.Errorf("probe answer of %s: %w: %q", p.name, err, out)
 	}
+	if len(obs.Probes) != len(req.Probes) || len(obs.Volumes) != len(req.Volumes) {
+		return nil, fmt.Errorf("probe answer of %s: %d volumes and %d probes for %d and %d asked",
+			p.name, len(obs.Volumes), len(obs.Probes), len(req.Volumes), len(req.Probes))
+	}
 	return &obs, nil
 }
 
@@ -582,9 +587,6 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 	}
 	for _, r := range p.runs {
 		for _, bv := range r.vols {
-			if bv.run != r {
-				continue
-			}
 			src := r.pod.Spec.Volumes[bv.index]
 			vo := framework.VolumeObservation{Name: src.Name, Type: volumeType(src), SetUp: framework.SetUpOK}
 			if src.EmptyDir != nil {
