@@ -51,6 +51,14 @@ type TargetOptions struct {
 	Arg string
 	// WorkDir is where the target may create its temporary roots ("" = os.TempDir()).
 	WorkDir string
+	// Kubeconfig and Context select a cluster (targets cluster; "" = client-go's defaults).
+	Kubeconfig, Context string
+	// ProbeImage is the probe image a cluster's pods run (cluster, kind; kind builds it when "").
+	ProbeImage string
+	// NodeImage is the kind node image (kind builds it, cached, when "").
+	NodeImage string
+	// Keep leaves the clusters a target created running (kind).
+	Keep bool
 }
 
 // TargetFactory builds a target.

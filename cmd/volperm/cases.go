@@ -85,3 +85,17 @@ func (c *caseFlags) load() ([]*framework.Case, error) {
 func needFiles(cmd string) error {
 	return usagef("no case file: give one with -f FILE (e.g. volperm %s -f manifests/cases/emptydir.yaml)", cmd)
 }
+
+// targetFlags are the flags that build a target, shared by run, observe and diff.
+type targetFlags struct {
+	opts framework.TargetOptions
+}
+
+func (t *targetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.opts.WorkDir, "work-dir", "", "where the target creates its temporary roots (default $TMPDIR)")
+	fs.StringVar(&t.opts.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (target cluster; default $KUBECONFIG, ~/.kube/config)")
+	fs.StringVar(&t.opts.Context, "context", "", "kubeconfig context (target cluster)")
+	fs.StringVar(&t.opts.ProbeImage, "probe-image", "", "probe image the cluster's pods run (targets cluster and kind; kind builds one when empty)")
+	fs.StringVar(&t.opts.NodeImage, "node-image", "", "kind node image (target kind; built offline and cached when empty: volperm cluster image)")
+	fs.BoolVar(&t.opts.Keep, "keep", false, "keep the clusters the kind target created")
+}

@@ -19,7 +19,7 @@ type diffFlags struct {
 	targets     string
 	labelFilter string
 	focus       string
-	workDir     string
+	targetOpts  targetFlags
 	cases       caseFlags
 }
 
@@ -29,7 +29,7 @@ func newDiffCommand(s streams) *command {
 	fs.StringVar(&f.targets, "targets", "reference,upstream", "two targets to compare, comma-separated: "+targetList())
 	fs.StringVar(&f.labelFilter, "label-filter", "", `Ginkgo label filter on area, profile and case labels, e.g. "emptydir && !alpha"`)
 	fs.StringVar(&f.focus, "focus", "", "regular expression on the spec name")
-	fs.StringVar(&f.workDir, "work-dir", "", "where the targets create their temporary roots (default $TMPDIR)")
+	f.targetOpts.register(fs)
 	f.cases.register(fs)
 	return &command{
 		name:    "diff",
@@ -60,7 +60,7 @@ func runDiff(s streams, f *diffFlags) int {
 	}
 	var targets [2]framework.Target
 	for i, ref := range refs {
-		t, err := framework.NewTarget(ref, framework.TargetOptions{WorkDir: f.workDir})
+		t, err := framework.NewTarget(ref, f.targetOpts.opts)
 		if err != nil {
 			if i == 1 {
 				targets[0].Close()

@@ -14,9 +14,11 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework/probe"
+	_ "github.com/volperm/volperm/framework/targets/cluster"
 	_ "github.com/volperm/volperm/framework/targets/container"
 	"github.com/volperm/volperm/framework/targets/container/incontainer"
 	_ "github.com/volperm/volperm/framework/targets/exec"
+	_ "github.com/volperm/volperm/framework/targets/kind"
 	_ "github.com/volperm/volperm/framework/targets/reference"
 	_ "github.com/volperm/volperm/framework/targets/upstream"
 )
@@ -72,6 +74,8 @@ func Main(args []string, s streams) int {
 	case "help", "-h", "-help", "--help":
 		usage(s.out, cmds)
 		return exitOK
+	case "cluster":
+		return runCluster(s, args[1:])
 	}
 	for _, c := range cmds {
 		if c.name != args[0] {
@@ -114,6 +118,7 @@ func usage(w io.Writer, cmds []*command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "cluster", "cluster image: build the Kubernetes v1.37 kind node image and the probe image offline (cached)")
 	fmt.Fprintf(w, "  %-8s %s\n", "probe", "what runs inside a probe container: stat mounts and try probes as this uid (volperm probe -h)")
 	fmt.Fprintf(w, "  %-8s %s\n", "agent", "be the reference node agent of the exec protocol: volperm agent setup|teardown < request.json")
 	fmt.Fprintf(w, "\nRun 'volperm COMMAND -h' for a command's flags.\n")

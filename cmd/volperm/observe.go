@@ -13,16 +13,16 @@ import (
 
 // observeFlags are the flags of `volperm observe`.
 type observeFlags struct {
-	target  string
-	workDir string
-	cases   caseFlags
+	target     string
+	targetOpts targetFlags
+	cases      caseFlags
 }
 
 func newObserveCommand(s streams) *command {
 	f := &observeFlags{}
 	fs := flag.NewFlagSet("observe", flag.ContinueOnError)
 	fs.StringVar(&f.target, "target", "reference", "implementation under test: "+targetList())
-	fs.StringVar(&f.workDir, "work-dir", "", "where the target creates its temporary roots (default $TMPDIR)")
+	f.targetOpts.register(fs)
 	f.cases.register(fs)
 	return &command{
 		name:    "observe",
@@ -42,7 +42,7 @@ func runObserve(s streams, f *observeFlags) int {
 	if err != nil {
 		return fail(s, "observe", err)
 	}
-	target, err := framework.NewTarget(f.target, framework.TargetOptions{WorkDir: f.workDir})
+	target, err := framework.NewTarget(f.target, f.targetOpts.opts)
 	if err != nil {
 		return fail(s, "observe", usagef("--target: %v", err))
 	}

@@ -23,7 +23,7 @@ type runFlags struct {
 	labelFilter string
 	focus       string
 	reportDir   string
-	workDir     string
+	targetOpts  targetFlags
 	acceptKnown bool
 	cases       caseFlags
 }
@@ -36,7 +36,7 @@ func newRunCommand(s streams) *command {
 	fs.StringVar(&f.labelFilter, "label-filter", "", `Ginkgo label filter on area, profile and case labels, e.g. "emptydir && !alpha"`)
 	fs.StringVar(&f.focus, "focus", "", "regular expression on the spec name ([area] case name [target=NAME])")
 	fs.StringVar(&f.reportDir, "report-dir", "reports", "where junit.xml, summary.md, summary.json and run.log are written")
-	fs.StringVar(&f.workDir, "work-dir", "", "where the target creates its temporary roots (default $TMPDIR)")
+	f.targetOpts.register(fs)
 	fs.BoolVar(&f.acceptKnown, "accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target (upstream: emptyDir mode on Memory/HugePages); they are still reported as failures")
 	f.cases.register(fs)
 	return &command{
@@ -64,7 +64,7 @@ func runRun(s streams, f *runFlags) int {
 		}
 	}
 	available := len(cases)
-	target, err := framework.NewTarget(f.target, framework.TargetOptions{WorkDir: f.workDir})
+	target, err := framework.NewTarget(f.target, f.targetOpts.opts)
 	if err != nil {
 		return fail(s, "run", usagef("--target: %v", err))
 	}

@@ -1,0 +1,660 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/probe"
+)
+
+// ProbeCommand is the probe image's program (cluster/probebin).
+const ProbeCommand = "/volperm-probe"
+
+// HostRoot is the node directory under which each case's hostPath fixtures get their own root.
+const HostRoot = "/var/lib/volperm"
+
+// Timeouts of one batch.
+const (
+	podTimeout = 120 * time.Second
+	// failedMountSettle is how long a Pending pod is watched after its first FailedMount event,
+	// for the events of its other volumes (the kubelet sets up all volumes in one pass).
+	failedMountSettle = 3 * time.Second
+)
+
+// caseRun is one case of a batch on its way through admission and the node.
+type caseRun struct {
+	c      *framework.Case
+	obs    *framework.Observation
+	err    error
+	pod    *corev1.Pod // as admitted (dry-run answer), nil when rejected
+	host   string      // node directory standing for "/" of this case's hostPath paths
+	policy string      // PolicyLabel value selecting the binding of the case's allowlist
+	probes []framework.Probe
+	vols   []batchVolume
+	// sources are the Secrets and ConfigMaps its volumes project, under names of its own.
+	sources []source
+}
+
+// source is one Secret or ConfigMap of a case in the batch namespace.
+type source struct {
+	kind   string // "secret" or "configmap", as Case.Sources keys name them
+	name   string // as the case names it
+	unique string
+}
+
+// batchVolume is one case volume in a probe pod, under a unique name.
+type batchVolume struct {
+	run    *caseRun
+	index  int // in the case pod's volumes
+	unique string
+}
+
+// probePod is one pod holding the volumes of several cases.
+type probePod struct {
+	name string
+	pod  *corev1.Pod
+	vols []batchVolume
+	runs []*caseRun
+	// setUp is the FailedMount text per unique volume name.
+	setUp map[string]string
+	// running is false when the pod never ran (a volume failed): nothing was observed inside.
+	running bool
+}
+
+// ObserveBatch runs cases together in one namespace: admission one by one, set-up and
+// observation with many cases per pod. Results are in the order of cases.
+func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Result {
+	runs := make([]*caseRun, len(cases))
+	for i, c := range cases {
+		runs[i] = &caseRun{c: c, obs: &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Name}}
+	}
+	results := func(err error) []Result {
+		out := make([]Result, len(runs))
+		for i, r := range runs {
+			switch {
+			case r.err != nil:
+				out[i] = Result{Err: r.err}
+			case err != nil:
+				out[i] = Result{Err: err}
+			default:
+				r.obs.Normalize()
+				out[i] = Result{Observation: r.obs}
+			}
+		}
+		return out
+	}
+	ns, err := t.createNamespace(ctx)
+	if err != nil {
+		return results(err)
+	}
+	defer t.deleteNamespace(ns)
+	for _, r := range runs {
+		if ok, why := t.Supports(r.c); !ok {
+			r.err = fmt.Errorf("case not supported by the cluster target: %s", why)
+		}
+	}
+	bindings, err := t.bindPolicies(ctx, ns, runs)
+	defer t.unbindPolicies(bindings)
+	if err != nil {
+		return results(err)
+	}
+	for i, r := range runs {
+		if r.err == nil {
+			r.admit(ctx, t, ns, i)
+		}
+	}
+	pods, err := t.plan(runs, ns)
+	if err != nil {
+		return results(err)
+	}
+	if err := t.createFixtures(ctx, ns, runs); err != nil {
+		return results(err)
+	}
+	if err := t.createSources(ctx, ns, runs); err != nil {
+		return results(err)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	var withSteps []*probePod
+	for _, p := range pods {
+		if len(p.runs[0].c.After) > 0 {
+			withSteps = append(withSteps, p)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := t.runPod(ctx, p); err != nil {
+				for _, r := range p.runs {
+					if r.err == nil {
+						r.err = err
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Kubelet restarts disturb every pod of the node: cases with steps run alone, afterwards.
+	for _, p := range withSteps {
+		if err := t.runPod(ctx, p); err != nil {
+			p.runs[0].err = err
+		}
+	}
+	return results(nil)
+}
+
+func (t *Target) createNamespace(ctx context.Context) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.Namespace + "-" + randomSuffix(),
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "volperm"}}}
+	if _, err := t.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("create namespace: %w", err)
+	}
+	// The ServiceAccount admission plugin rejects pods until the namespace's default account exists.
+	err := waitFor(ctx, 60*time.Second, 200*time.Millisecond, "service account "+ns.Name+"/default", func() (bool, error) {
+		_, err := t.client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	return ns.Name, err
+}
+
+func (t *Target) deleteNamespace(ns string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	zero := int64(0)
+	_ = t.client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	if err := t.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		fmt.Fprintf(t.opts.Log, "cluster: delete namespace %s: %v\n", ns, err)
+	}
+}
+
+// admit sends the case's object to the apiserver as a dry-run create: the answer is what the
+// apiserver would store (defaulted, disabled fields dropped) or its rejection.
+func (r *caseRun) admit(ctx context.Context, t *Target, ns string, i int) {
+	c := r.c
+	if c.Pod == nil && c.PersistentVolume != nil {
+		pv := c.PersistentVolume.DeepCopy()
+		pv.Name = fmt.Sprintf("volperm-%s-%d", strings.TrimPrefix(ns, framework.Namespace+"-"), i)
+		r.label(&pv.ObjectMeta)
+		_, err := t.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		r.setAdmission(err)
+		return
+	}
+	if c.Pod == nil {
+		r.obs.Admission.Allowed = true
+		return
+	}
+	pod := c.Pod.DeepCopy()
+	pod.Name = fmt.Sprintf("case-%d", i)
+	pod.Namespace = ns
+	pod.UID = ""
+	r.label(&pod.ObjectMeta)
+	no := false
+	pod.Spec.AutomountServiceAccountToken = &no // no token volume is added to the case's volumes
+	if len(pod.Spec.Containers) == 0 {
+		ctr := corev1.Container{Name: "probe"}
+		for _, v := range pod.Spec.Volumes {
+			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: "/volumes/" + v.Name})
+		}
+		pod.Spec.Containers = []corev1.Container{ctr}
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].Image = t.opts.ProbeImage
+		pod.Spec.Containers[i].ImagePullPolicy = corev1.PullNever
+	}
+	stored, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	r.setAdmission(err)
+	if err != nil {
+		return
+	}
+	// v1.37 pkg/api/pod/util.go dropDisabledFields: a field the gate-off apiserver cleared.
+	for i, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Mode != nil && i < len(stored.Spec.Volumes) &&
+			stored.Spec.Volumes[i].EmptyDir != nil && stored.Spec.Volumes[i].EmptyDir.Mode == nil {
+			r.obs.Admission.Dropped = append(r.obs.Admission.Dropped, fmt.Sprintf("spec.volumes[%d].emptyDir.mode", i))
+		}
+	}
+	if !c.AdmissionOnly {
+		r.pod = stored
+	}
+}
+
+// label selects the binding of the case's allowlist, if it has one.
+func (r *caseRun) label(m *metav1.ObjectMeta) {
+	if r.policy == "" {
+		return
+	}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[PolicyLabel] = r.policy
+}
+
+func (r *caseRun) setAdmission(err error) {
+	if err == nil {
+		r.obs.Admission.Allowed = true
+		return
+	}
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+		r.err = fmt.Errorf("admission: %w", err)
+		return
+	}
+	r.obs.Admission.Errors = admissionErrors(err)
+	if errs := policyErrors(err.Error()); errs != nil {
+		r.obs.Admission.Errors = errs
+	}
+}
+
+// plan puts the admitted volumes into probe pods: cases with the same pod-level security
+// context share pods (up to BatchVolumes volumes); a case with a hostPath volume gets a pod of
+// its own, since a failing hostPath keeps the whole pod from running, and so does a case with
+// steps.
+func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
+	var pods []*probePod
+	open := map[string]*probePod{}
+	for i, r := range runs {
+		if r.pod == nil {
+			continue
+		}
+		sc, err := json.Marshal(r.pod.Spec.SecurityContext)
+		if err != nil {
+			return nil, err
+		}
+		group := string(sc)
+		if len(r.c.After) > 0 {
+			group = fmt.Sprintf("alone-%d", i)
+		}
+		for _, v := range r.pod.Spec.Volumes {
+			if v.HostPath != nil {
+				group = fmt.Sprintf("alone-%d", i)
+				r.host = path.Join(HostRoot, ns, fmt.Sprint(i))
+			}
+		}
+		p := open[group]
+		if p == nil || len(p.vols)+len(r.pod.Spec.Volumes) > t.opts.BatchVolumes {
+			p = &probePod{name: fmt.Sprintf("probe-%d", len(pods)), setUp: map[string]string{}}
+			p.pod = t.probePodSpec(p.name, ns, r.pod.Spec.SecurityContext)
+			pods = append(pods, p)
+			open[group] = p
+		}
+		p.runs = append(p.runs, r)
+		names := map[string]string{}
+		for vi, v := range r.pod.Spec.Volumes {
+			u := fmt.Sprintf("c%d-v%d", i, vi)
+			names[v.Name] = u
+			bv := batchVolume{run: r, index: vi, unique: u}
+			r.vols = append(r.vols, bv)
+			p.vols = append(p.vols, bv)
+			v = *v.DeepCopy()
+			v.Name = u
+			if v.HostPath != nil {
+				v.HostPath.Path = path.Join(r.host, v.HostPath.Path)
+			}
+			r.renameSources(i, &v.VolumeSource)
+			p.pod.Spec.Volumes = append(p.pod.Spec.Volumes, v)
+			p.pod.Spec.Containers[0].VolumeMounts = append(p.pod.Spec.Containers[0].VolumeMounts,
+				corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u})
+		}
+		for _, pr := range r.c.Probes {
+			pr.Volume = names[pr.Volume]
+			r.probes = append(r.probes, pr)
+		}
+	}
+	return pods, nil
+}
+
+// renameSources points the volume's Secret and ConfigMap references at the case's own copies.
+func (r *caseRun) renameSources(i int, v *corev1.VolumeSource) {
+	rename := func(kind string, name *string) {
+		u := fmt.Sprintf("c%d-%s-%s", i, kind, *name)
+		r.sources = append(r.sources, source{kind: kind, name: *name, unique: u})
+		*name = u
+	}
+	switch {
+	case v.Secret != nil:
+		rename("secret", &v.Secret.SecretName)
+	case v.ConfigMap != nil:
+		rename("configmap", &v.ConfigMap.Name)
+	case v.Projected != nil:
+		for _, p := range v.Projected.Sources {
+			if p.Secret != nil {
+				rename("secret", &p.Secret.Name)
+			}
+			if p.ConfigMap != nil {
+				rename("configmap", &p.ConfigMap.Name)
+			}
+		}
+	}
+}
+
+// createSources makes every Secret and ConfigMap the cases project, from Case.Sources; an
+// object the case does not give is created empty (docs/spec.md: "A missing object is set up
+// from an empty map").
+func (t *Target) createSources(ctx context.Context, ns string, runs []*caseRun) error {
+	done := map[string]bool{}
+	for _, r := range runs {
+		for _, s := range r.sources {
+			if done[s.kind+"/"+s.unique] {
+				continue
+			}
+			done[s.kind+"/"+s.unique] = true
+			data := r.c.Sources[s.kind+"/"+s.name]
+			meta := metav1.ObjectMeta{Name: s.unique, Namespace: ns}
+			var err error
+			if s.kind == "secret" {
+				sec := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{}}
+				for k, v := range data {
+					sec.Data[k] = []byte(v)
+				}
+				_, err = t.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{})
+			} else {
+				_, err = t.client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data}, metav1.CreateOptions{})
+			}
+			if err != nil {
+				return fmt.Errorf("create %s %s: %w", s.kind, s.unique, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *corev1.Pod {
+	root, grace, no := int64(0), int64(0), false
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeName:                      t.node,
+			SecurityContext:               sc.DeepCopy(),
+			AutomountServiceAccountToken:  &no,
+			TerminationGracePeriodSeconds: &grace,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name:            "probe",
+				Image:           t.opts.ProbeImage,
+				ImagePullPolicy: corev1.PullNever,
+				Command:         []string{ProbeCommand, "-wait"},
+				// Root, so that each probe runs as exactly its user's uid, gid and groups (also
+				// when the case's pod asks for runAsNonRoot: the probe is not the case's program).
+				SecurityContext: &corev1.SecurityContext{RunAsUser: &root, RunAsGroup: &root, RunAsNonRoot: &no},
+			}},
+		},
+	}
+}
+
+// createFixtures makes every hostPath case's host objects on the node, under the case's root,
+// from a pod that mounts HostRoot at the same path (symlinks resolve alike).
+func (t *Target) createFixtures(ctx context.Context, ns string, runs []*caseRun) error {
+	var need []*caseRun
+	for _, r := range runs {
+		if r.host != "" {
+			need = append(need, r)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	// Not privileged: root with the runtime's default capabilities (CAP_MKNOD for device
+	// fixtures) is enough, and privileged asks for capabilities some nodes lack (KIND-OFFLINE.md).
+	pod := t.probePodSpec("fixtures", ns, nil)
+	dirOrCreate := corev1.HostPathDirectoryOrCreate
+	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: HostRoot, Type: &dirOrCreate}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: HostRoot}}
+	if _, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create fixture pod: %w", err)
+	}
+	if err := t.waitRunning(ctx, ns, pod.Name); err != nil {
+		return err
+	}
+	for _, r := range need {
+		req, err := json.Marshal(map[string]any{"root": r.host, "objects": r.c.Host})
+		if err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, ns, pod.Name, []string{ProbeCommand, "-fixtures", string(req)}, nil); err != nil {
+			r.err = fmt.Errorf("host fixtures: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *Target) waitRunning(ctx context.Context, ns, name string) error {
+	return waitFor(ctx, podTimeout, 250*time.Millisecond, "pod "+ns+"/"+name+" running", func() (bool, error) {
+		p, err := t.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if err := containerFailure(p); err != nil {
+			return false, err
+		}
+		return p.Status.Phase == corev1.PodRunning, nil
+	})
+}
+
+// containerFailure reports a container that cannot start for a reason no wait will fix.
+func containerFailure(p *corev1.Pod) error {
+	for _, s := range p.Status.ContainerStatuses {
+		if w := s.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+				return fmt.Errorf("pod %s container %s: %s: %s", p.Name, s.Name, w.Reason, w.Message)
+			}
+		}
+		if s.State.Terminated != nil {
+			return fmt.Errorf("pod %s container %s terminated: %s %s", p.Name, s.Name, s.State.Terminated.Reason, s.State.Terminated.Message)
+		}
+	}
+	return nil
+}
+
+// runPod creates p, waits until it runs (or its volumes fail to mount), observes it, and
+// fills the observations of its cases.
+func (t *Target) runPod(ctx context.Context, p *probePod) error {
+	if _, err := t.client.CoreV1().Pods(p.pod.Namespace).Create(ctx, p.pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create probe pod: %w", err)
+	}
+	var firstFailure time.Time
+	err := waitFor(ctx, podTimeout, 300*time.Millisecond, "probe pod "+p.name, func() (bool, error) {
+		pod, err := t.client.CoreV1().Pods(p.pod.Namespace).Get(ctx, p.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if err := containerFailure(pod); err != nil {
+			return false, err
+		}
+		if pod.Status.Phase == corev1.PodRunning {
+			p.running = true
+			return true, nil
+		}
+		if err := t.failedMounts(ctx, p); err != nil {
+			return false, err
+		}
+		if len(p.setUp) > 0 && firstFailure.IsZero() {
+			firstFailure = time.Now()
+		}
+		return !firstFailure.IsZero() && time.Since(firstFailure) > failedMountSettle, nil
+	})
+	if err != nil {
+		return err
+	}
+	var answer *framework.Observation
+	if p.running && len(p.runs) == 1 && len(p.runs[0].c.After) > 0 {
+		restore, err := t.runSteps(ctx, p)
+		defer restore()
+		if err != nil {
+			return err
+		}
+	}
+	if p.running {
+		if answer, err = t.observePod(ctx, p); err != nil {
+			return err
+		}
+	}
+	t.fill(p, answer)
+	return nil
+}
+
+// failedMounts collects the kubelet's FailedMount events of p: `MountVolume.SetUp failed for
+// volume "NAME" : TEXT` (v1.37 pkg/kubelet/volumemanager/reconciler, operationexecutor).
+func (t *Target) failedMounts(ctx context.Context, p *probePod) error {
+	sel := fields.Set{"involvedObject.name": p.name, "reason": "FailedMount"}.AsSelector().String()
+	evs, err := t.client.CoreV1().Events(p.pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return fmt.Errorf("list events of %s: %w", p.name, err)
+	}
+	for _, e := range evs.Items {
+		_, rest, ok := strings.Cut(e.Message, `MountVolume.SetUp failed for volume "`)
+		if !ok {
+			continue
+		}
+		name, text, ok := strings.Cut(rest, `" : `)
+		if ok {
+			p.setUp[name] = text
+		}
+	}
+	return nil
+}
+
+// observePod runs one request in the probe container: every volume's snapshot, then every
+// case's probes in case order.
+func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observation, error) {
+	type volume struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+		Root bool   `json:"root,omitempty"`
+	}
+	var req struct {
+		Volumes []volume     `json:"volumes"`
+		Probes  []probe.Step `json:"probes,omitempty"`
+	}
+	for _, v := range p.vols {
+		src := v.run.pod.Spec.Volumes[v.index]
+		req.Volumes = append(req.Volumes, volume{Name: v.unique, Path: "/volumes/" + v.unique, Root: src.HostPath != nil})
+	}
+	for _, r := range p.runs {
+		for _, pr := range r.probes {
+			req.Probes = append(req.Probes, probe.Step{Root: "/volumes/" + pr.Volume, Probe: pr})
+		}
+	}
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.exec(ctx, p.pod.Namespace, p.name, []string{ProbeCommand, "-request", "-"}, in)
+	if err != nil {
+		return nil, err
+	}
+	var obs framework.Observation
+	if err := json.Unmarshal(out, &obs); err != nil {
+		return nil, fmt.Errorf("probe answer of %s: %w: %q", p.name, err, out)
+	}
+	if len(obs.Probes) != len(req.Probes) || len(obs.Volumes) != len(req.Volumes) {
+		return nil, fmt.Errorf("probe answer of %s: %d volumes and %d probes for %d and %d asked",
+			p.name, len(obs.Volumes), len(obs.Probes), len(req.Volumes), len(req.Probes))
+	}
+	return &obs, nil
+}
+
+// fill writes the pod's answer into each case's Observation, under the case's own names.
+func (t *Target) fill(p *probePod, answer *framework.Observation) {
+	paths := map[string][]framework.PathObservation{}
+	var results []framework.ProbeResult
+	if answer != nil {
+		for _, v := range answer.Volumes {
+			paths[v.Name] = v.Paths
+		}
+		results = answer.Probes
+	}
+	for _, r := range p.runs {
+		for _, bv := range r.vols {
+			src := r.pod.Spec.Volumes[bv.index]
+			vo := framework.VolumeObservation{Name: src.Name, Type: volumeType(src), SetUp: framework.SetUpOK}
+			if src.EmptyDir != nil {
+				vo.Medium = string(src.EmptyDir.Medium)
+			}
+			if text, failed := p.setUp[bv.unique]; failed {
+				vo.SetUp = strings.ReplaceAll(text, r.host, "")
+			} else {
+				vo.Paths = paths[bv.unique]
+			}
+			r.obs.Volumes = append(r.obs.Volumes, vo)
+		}
+		if answer != nil {
+			n := len(r.probes)
+			for i, res := range results[:n] {
+				res.Name = r.c.Probes[i].Name
+				r.obs.Probes = append(r.obs.Probes, res)
+			}
+			results = results[n:]
+		}
+	}
+}
+
+func volumeType(v corev1.Volume) string {
+	s := v.VolumeSource
+	switch {
+	case s.EmptyDir != nil:
+		return "emptyDir"
+	case s.HostPath != nil:
+		return "hostPath"
+	case s.Secret != nil:
+		return "secret"
+	case s.ConfigMap != nil:
+		return "configMap"
+	case s.DownwardAPI != nil:
+		return "downwardAPI"
+	case s.Projected != nil:
+		return "projected"
+	case s.FlexVolume != nil:
+		return "flexVolume"
+	}
+	return "other"
+}
+
+// exec runs cmd in the pod's probe container, stdin from in, and returns stdout.
+func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
+	req := t.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: "probe", Command: cmd, Stdin: in != nil, Stdout: true, Stderr: true},
+			scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(t.config, "GET", req.URL().String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(t.config, "POST", req.URL())
+	if err != nil {
+		return nil, err
+	}
+	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure)
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	opts := remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}
+	if in != nil {
+		opts.Stdin = bytes.NewReader(in)
+	}
+	if err := ex.StreamWithContext(ctx, opts); err != nil {
+		return nil, fmt.Errorf("exec %s in %s/%s: %w: %s", cmd[0], ns, pod, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}

@@ -1,0 +1,343 @@
+// Package cluster is the `cluster` target: any Kubernetes cluster reached through a kubeconfig.
+// The real apiserver admits each case (a server-side dry-run create: validation errors, dropped
+// fields read back from the pod it would store); the real kubelet sets up the admitted volumes
+// (Secrets and ConfigMaps created from Case.Sources) in pods whose probe container (the probe image, run as root) snapshots them and runs the
+// case's probes each as its user. hostPath set-up failures are read from the kubelet's
+// FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
+// installed on demand and bound per case. Many cases share one pod.
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// Name is the target's registry name.
+const Name = "cluster"
+
+// Options configure the target.
+type Options struct {
+	// Kubeconfig and Context select the cluster ("" = client-go's defaults: $KUBECONFIG, ~/.kube/config).
+	Kubeconfig string
+	Context    string
+	// ProbeImage holds /volperm-probe (cluster/probebin); it must already be on the node
+	// (pods use imagePullPolicy Never).
+	ProbeImage string
+	// Node pins every pod to this node ("" = the first Ready node).
+	Node string
+	// BatchVolumes is the most volumes one probe pod mounts (0 = 64).
+	BatchVolumes int
+	// NodeControl, when set, lets cases flip kubelet gates and restart the kubelet (Case.After).
+	NodeControl NodeControl
+	// Log receives progress lines (nil = discarded).
+	Log io.Writer
+}
+
+// NodeControl changes the node's kubelet, for the steps of a case (Case.After).
+type NodeControl interface {
+	// SetKubeletGates writes the kubelet's feature gates into its configuration; they take
+	// effect when the kubelet restarts.
+	SetKubeletGates(ctx context.Context, gates map[string]bool) error
+	// RestartKubelet restarts the kubelet (the target then waits until it answers).
+	RestartKubelet(ctx context.Context) error
+}
+
+// Target runs cases on a cluster.
+type Target struct {
+	opts    Options
+	config  *rest.Config
+	client  kubernetes.Interface
+	node    string
+	version string
+	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
+	gates framework.Gates
+	batch *Batch
+}
+
+// New connects to the cluster, picks the node and reads both components' feature gates.
+func New(ctx context.Context, opts Options) (*Target, error) {
+	if opts.ProbeImage == "" {
+		return nil, errors.New("cluster target: no probe image (--probe-image)")
+	}
+	if opts.BatchVolumes == 0 {
+		opts.BatchVolumes = 64
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if opts.Kubeconfig != "" {
+		rules.ExplicitPath = opts.Kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
+	t := &Target{opts: opts, config: cfg, client: cs}
+	t.batch = NewBatch(t.ObserveBatch, t.Supports)
+	v, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: server version: %w", err)
+	}
+	t.version = v.GitVersion
+	if t.node, err = t.pickNode(ctx); err != nil {
+		return nil, err
+	}
+	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
+		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
+	}
+	if t.gates.Kubelet, err = t.featureGates(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics"); err != nil {
+		return nil, fmt.Errorf("cluster target: kubelet feature gates of node %s: %w", t.node, err)
+	}
+	return t, nil
+}
+
+func (t *Target) pickNode(ctx context.Context) (string, error) {
+	if t.opts.Node != "" {
+		return t.opts.Node, nil
+	}
+	nodes, err := t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("cluster target: list nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return n.Name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("cluster target: no Ready node among %d", len(nodes.Items))
+}
+
+// featureGates reads the kubernetes_feature_enabled gauges of a component's /metrics
+// (k8s.io/component-base/metrics/prometheus/feature), for the gates volperm knows.
+func (t *Target) featureGates(ctx context.Context, path string) (map[string]bool, error) {
+	raw, err := t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gates := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "kubernetes_feature_enabled{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `name="`)
+		name, _, _ := strings.Cut(rest, `"`)
+		if _, known := framework.KnownGates[name]; !known {
+			continue
+		}
+		fields := strings.Fields(line)
+		val, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		gates[name] = val == 1
+	}
+	return gates, sc.Err()
+}
+
+// Info names the target, the server version, the node and the gates it found.
+func (t *Target) Info() framework.TargetInfo {
+	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage}
+	for _, g := range sortedKeys(framework.KnownGates) {
+		d["apiserver."+g] = gateWord(t.gates.APIServer, g)
+		d["kubelet."+g] = gateWord(t.gates.Kubelet, g)
+	}
+	return framework.TargetInfo{Name: Name, Version: t.version, Details: d}
+}
+
+func gateWord(m map[string]bool, g string) string {
+	v, ok := m[g]
+	switch {
+	case !ok:
+		return "absent"
+	case v:
+		return "on"
+	}
+	return "off"
+}
+
+// Gates are the gates the cluster's apiserver and kubelet report.
+func (t *Target) Gates() framework.Gates { return t.gates }
+
+// Supports says whether the cluster runs c: the gates must be the ones the cluster runs with,
+// and only what a stock cluster can set up is run on the node.
+func (t *Target) Supports(c *framework.Case) (bool, string) {
+	if r := GatesMismatch(c.Gates, t.gates); r != "" {
+		return false, r
+	}
+	if t.opts.NodeControl == nil && needsNodeControl(c) {
+		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
+	}
+	return Runnable(c)
+}
+
+// needsNodeControl says whether a step of c changes or restarts the kubelet.
+func needsNodeControl(c *framework.Case) bool {
+	for _, s := range c.After {
+		if s.RestartKubelet || (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// GatesMismatch says how the gates c needs differ from the gates a cluster runs with ("" = none).
+func GatesMismatch(want, have framework.Gates) string {
+	for _, comp := range []struct {
+		name       string
+		want, have map[string]bool
+	}{{"apiserver", want.APIServer, have.APIServer}, {"kubelet", want.Kubelet, have.Kubelet}} {
+		for _, g := range sortedKeys(framework.KnownGates) {
+			w, ok := comp.want[g]
+			if !ok {
+				w = framework.KnownGates[g]
+			}
+			if w != comp.have[g] {
+				return fmt.Sprintf("needs %s gate %s=%v, the cluster runs %s", comp.name, g, w, gateWord(comp.have, g))
+			}
+		}
+	}
+	return ""
+}
+
+// Runnable says whether a stock cluster can run c at all, whatever its gates.
+func Runnable(c *framework.Case) (bool, string) {
+	switch {
+	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
+		return false, "preservePermissions is not a field of the v1 API"
+	case c.OldPod != nil:
+		return false, "pod-template updates (oldPod) are not run by this target"
+	case c.Pod == nil || c.AdmissionOnly:
+		return true, ""
+	}
+	for _, v := range c.Pod.Spec.Volumes {
+		switch {
+		case v.EmptyDir != nil:
+			if strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages") {
+				return false, "emptyDir medium HugePages needs pre-allocated huge pages on the node"
+			}
+		case v.HostPath != nil, v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil:
+		case v.Projected != nil:
+			for _, p := range v.Projected.Sources {
+				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil {
+					return false, "only secret, configMap and downwardAPI projections are set up by this target"
+				}
+			}
+		default:
+			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI and projected volumes are set up by this target"
+		}
+	}
+	return true, ""
+}
+
+// Prepare runs cases in one batch (framework.Batcher); Observe then returns each one's result.
+func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
+	return t.batch.Prepare(ctx, cases)
+}
+
+// Observe returns what Prepare observed for c, or runs c alone (a batch of one).
+func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
+	return t.batch.Observe(ctx, c)
+}
+
+// Close releases nothing: every batch deletes its namespace.
+func (t *Target) Close() error { return nil }
+
+// Result is the outcome of one case of a batch.
+type Result struct {
+	Observation *framework.Observation
+	// Err is a failure of the target (not of the case).
+	Err error
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// admissionErrors turns an apiserver rejection into field.Error texts: for Invalid, one per
+// cause ("FIELD: MESSAGE", what field.Error.Error() prints); otherwise the status message.
+func admissionErrors(err error) []string {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return []string{err.Error()}
+	}
+	st := se.Status()
+	if st.Details != nil && len(st.Details.Causes) > 0 && st.Reason == metav1.StatusReasonInvalid {
+		var out []string
+		for _, c := range st.Details.Causes {
+			if c.Field != "" {
+				out = append(out, c.Field+": "+c.Message)
+			} else {
+				out = append(out, c.Message)
+			}
+		}
+		return out
+	}
+	return []string{st.Message}
+}
+
+// waitFor polls cond every interval until it is true, fails, or timeout passes.
+func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not within %s", what, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
+
+func init() {
+	framework.RegisterTarget(Name, "any existing cluster by kubeconfig (--kubeconfig, --context, --probe-image): pods on its real apiserver and kubelet, through client-go", func(o framework.TargetOptions) (framework.Target, error) {
+		return New(context.Background(), Options{Kubeconfig: o.Kubeconfig, Context: o.Context, ProbeImage: o.ProbeImage, Log: os.Stderr})
+	})
+}

@@ -1,0 +1,120 @@
+package cluster
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/framework"
+)
+
+func TestGatesMismatch(t *testing.T) {
+	on := map[string]bool{"EmptyDirVolumeMode": true}
+	cluster := framework.Gates{APIServer: on, Kubelet: map[string]bool{"EmptyDirVolumeMode": false}}
+	for _, tc := range []struct {
+		name string
+		want framework.Gates
+		diff string
+	}{
+		{"same", framework.Gates{APIServer: on}, ""},
+		{"kubelet differs", framework.Gates{APIServer: on, Kubelet: on}, "needs kubelet gate EmptyDirVolumeMode=true, the cluster runs off"},
+		{"default differs", framework.Gates{}, "needs apiserver gate EmptyDirVolumeMode=false, the cluster runs on"},
+		{"gate the cluster lacks", framework.Gates{APIServer: map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": true}},
+			"needs apiserver gate PreservePermissions=true, the cluster runs absent"},
+	} {
+		if got := GatesMismatch(tc.want, cluster); got != tc.diff {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.diff)
+		}
+	}
+}
+
+func TestRunnable(t *testing.T) {
+	pod := func(v corev1.VolumeSource) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: v}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		c    framework.Case
+		ok   bool
+		why  string
+	}{
+		{"emptyDir", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "Memory"}})}, true, ""},
+		{"hostPath", framework.Case{Pod: pod(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/x"}})}, true, ""},
+		{"huge pages", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "HugePages"}})}, false, "huge pages"},
+		{"secret", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
+		{"token projection", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})}, false, "projections"},
+		{"flexVolume on the node", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{}})}, false, "only emptyDir"},
+		{"flexVolume at admission only", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{}})}, true, ""},
+		{"preservePermissions", framework.Case{PreservePermissions: []string{"v"}}, false, "not a field of the v1 API"},
+		{"policy at admission", framework.Case{AdmissionOnly: true, FlexVolumePolicy: &framework.FlexVolumePolicy{}}, true, ""},
+	} {
+		ok, why := Runnable(&tc.c)
+		if ok != tc.ok || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: (%v, %q), want (%v, containing %q)", tc.name, ok, why, tc.ok, tc.why)
+		}
+	}
+}
+
+// TestAdmissionErrorsAreFieldErrorTexts: the apiserver's Invalid status carries one cause per
+// field.Error; joined back they are field.Error.Error(), the spec's texts.
+func TestAdmissionErrorsAreFieldErrorTexts(t *testing.T) {
+	errs := field.ErrorList{
+		field.Invalid(field.NewPath("spec", "volumes").Index(0).Child("emptyDir", "mode"), int32(1024),
+			"must be a number between 0 and 01777 (octal), both inclusive"),
+		field.Required(field.NewPath("spec", "volumes").Index(1).Child("hostPath", "path"), ""),
+	}
+	err := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "p", errs)
+	want := []string{errs[0].Error(), errs[1].Error()}
+	if got := admissionErrors(err); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestPolicyErrorsSplitTheDenial(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		want []string
+	}{
+		{`pods "x" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: spec.volumes[1]: Forbidden: hostPath volumes are not allowed by the policy | spec.volumes[2].flexVolume.driver: Forbidden: driver "e/n" is not in the allowed flexVolume drivers [a/b, c/d]`,
+			[]string{"spec.volumes[1]: Forbidden: hostPath volumes are not allowed by the policy",
+				`spec.volumes[2].flexVolume.driver: Forbidden: driver "e/n" is not in the allowed flexVolume drivers [a/b, c/d]`}},
+		{`pods "x" is forbidden: error looking up service account`, nil},
+	} {
+		if got := policyErrors(tc.msg); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("policyErrors(%q) = %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}
+
+func TestPolicyParams(t *testing.T) {
+	got := policyParams(&framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"flexVolume", "*"}, AllowedDrivers: []string{"a/b", ""}})
+	want := map[string]string{"type.0": "flexVolume", "type.1": "*", "driver.0": "a/b", "driver.1": "", "allowedDriversDisplay": "a/b, "}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestKubeletStepsNeedNodeControl(t *testing.T) {
+	target := &Target{}
+	for _, tc := range []struct {
+		name  string
+		steps []framework.Step
+		ok    bool
+	}{
+		{"chmod", []framework.Step{{Chmod: &framework.Chmod{Volume: "v", Path: ".", Mode: 0o755}}}, true},
+		{"apiserver gate flip", []framework.Step{{SetGates: &framework.Gates{APIServer: map[string]bool{"EmptyDirVolumeMode": true}}}}, true},
+		{"kubelet gate flip", []framework.Step{{SetGates: &framework.Gates{Kubelet: map[string]bool{"EmptyDirVolumeMode": true}}}}, false},
+		{"kubelet restart", []framework.Step{{RestartKubelet: true}}, false},
+	} {
+		c := &framework.Case{After: tc.steps}
+		if ok, why := target.Supports(c); ok != tc.ok {
+			t.Errorf("%s: supported %v (%s), want %v", tc.name, ok, why, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+// Command probebin is the program of the cluster target's probe image (/volperm-probe in
+// volperm/probe:<tag>). In a pod's container, running as root, it keeps the container alive
+// (-wait), creates host fixtures under a node directory (-fixtures), changes a mode (-chmod), or
+// snapshots volumes and runs probes each as its case's user (-request), printing JSON on stdout.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/snapshot"
+)
+
+// Request is one -request run: snapshot Volumes, then run Probes in order, each as its user.
+type Request struct {
+	Volumes []Volume     `json:"volumes,omitempty"`
+	Probes  []probe.Step `json:"probes,omitempty"`
+}
+
+// Volume is one volume to snapshot at Path (as the container sees it).
+type Volume struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// Root observes only the root, following symlinks (hostPath); otherwise the whole tree.
+	Root bool `json:"root,omitempty"`
+}
+
+// Chmod is one -chmod run: a container changing a mode (Case.After chmod steps).
+type Chmod struct {
+	Path string `json:"path"`
+	Mode uint32 `json:"mode"`
+}
+
+// Fixtures is one -fixtures run: create Objects under Root (hostfix.Create).
+type Fixtures struct {
+	Root    string                 `json:"root"`
+	Objects []framework.HostObject `json:"objects"`
+}
+
+func main() {
+	probe.MaybeRunChild()
+	os.Exit(run(os.Args[1:], os.Stdout))
+}
+
+func run(args []string, stdout io.Writer) int {
+	fs := flag.NewFlagSet("volperm-probe", flag.ContinueOnError)
+	wait := fs.Bool("wait", false, "block until SIGTERM or SIGINT")
+	request := fs.String("request", "", "a Request as JSON (- reads it from stdin): print the Observation")
+	fixtures := fs.String("fixtures", "", "a Fixtures as JSON: create them")
+	chmod := fs.String("chmod", "", "a Chmod as JSON: change the mode")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return 2
+	}
+	switch {
+	case *wait:
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+		<-sig
+		return 0
+	case *fixtures != "":
+		var f Fixtures
+		if err := json.Unmarshal([]byte(*fixtures), &f); err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: fixtures: %v\n", err)
+			return 2
+		}
+		if err := hostfix.Create(f.Root, f.Objects); err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: %v\n", err)
+			return 1
+		}
+		return 0
+	case *chmod != "":
+		var c Chmod
+		if err := json.Unmarshal([]byte(*chmod), &c); err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: chmod: %v\n", err)
+			return 2
+		}
+		// syscall.Chmod, not os.Chmod: the setuid, setgid and sticky bits are taken as given.
+		if err := syscall.Chmod(c.Path, c.Mode); err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: chmod %s: %v\n", c.Path, err)
+			return 1
+		}
+		return 0
+	case *request != "":
+		var req Request
+		var err error
+		if *request == "-" {
+			err = json.NewDecoder(os.Stdin).Decode(&req)
+		} else {
+			err = json.Unmarshal([]byte(*request), &req)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: request: %v\n", err)
+			return 2
+		}
+		obs, err := observe(req)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: %v\n", err)
+			return 1
+		}
+		if err := json.NewEncoder(stdout).Encode(obs); err != nil {
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "usage: volperm-probe -wait | -request JSON | -fixtures JSON | -chmod JSON")
+	return 2
+}
+
+func observe(req Request) (*framework.Observation, error) {
+	obs := &framework.Observation{APIVersion: framework.ObservationVersion}
+	for _, v := range req.Volumes {
+		snap := snapshot.Tree
+		if v.Root {
+			snap = snapshot.Root
+		}
+		paths, err := snap(v.Path)
+		if err != nil {
+			return nil, fmt.Errorf("volume %q: %w", v.Name, err)
+		}
+		obs.Volumes = append(obs.Volumes, framework.VolumeObservation{Name: v.Name, Paths: paths})
+	}
+	roots := map[string]string{}
+	probes := make([]framework.Probe, 0, len(req.Probes))
+	for _, s := range req.Probes {
+		roots[s.Probe.Volume] = s.Root
+		probes = append(probes, s.Probe)
+	}
+	// docs/spec.md "Probes": each probe is one syscall as (uid, gid, groups), in a child
+	// process with exactly those credentials (the pod's fsGroup is not added).
+	res, err := probe.Run(context.Background(), probes, roots)
+	if err != nil {
+		return nil, err
+	}
+	obs.Probes = res
+	return obs, nil
+}

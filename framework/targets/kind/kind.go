@@ -1,0 +1,380 @@
+// Package kind is the `kind` target: it creates kind clusters from kind-config/ (one per
+// combination of apiserver and kubelet gates the cases need) with sigs.k8s.io/kind as a
+// library, runs the cases through the cluster target, and deletes each cluster when its cases
+// are done, on failure, and on SIGINT/SIGTERM, unless asked to keep it.
+package kind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindlog "sigs.k8s.io/kind/pkg/log"
+	"sigs.k8s.io/yaml"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/targets/cluster"
+	kindconfig "github.com/volperm/volperm/kind-config"
+)
+
+// Name is the target's registry name.
+const Name = "kind"
+
+// Options configure the target.
+type Options struct {
+	// NodeImage is the kind node image (nodeimage.Build's result).
+	NodeImage string
+	// ProbeImage is the probe image preloaded into NodeImage.
+	ProbeImage string
+	// Keep leaves the clusters running (their names and kubeconfigs are logged).
+	Keep bool
+	// Log receives progress lines (nil = os.Stderr).
+	Log io.Writer
+}
+
+// Config is one kind cluster configuration and the gates it gives the components.
+type Config struct {
+	Name  string
+	Raw   []byte
+	Gates framework.Gates
+}
+
+// Configs reads the embedded kind-config/*.yaml and the gates each one sets.
+func Configs() ([]Config, error) {
+	files, err := fs.Glob(kindconfig.Configs, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []Config
+	for _, f := range files {
+		raw, err := fs.ReadFile(kindconfig.Configs, f)
+		if err != nil {
+			return nil, err
+		}
+		g, err := configGates(raw)
+		if err != nil {
+			return nil, fmt.Errorf("kind-config/%s: %w", f, err)
+		}
+		out = append(out, Config{Name: strings.TrimSuffix(f, ".yaml"), Raw: raw, Gates: g})
+	}
+	return out, nil
+}
+
+// configGates reads the gates of a kind config's kubeadmConfigPatches: the apiserver's
+// --feature-gates (ClusterConfiguration v1beta4 extraArgs) and the KubeletConfiguration's
+// featureGates. A gate not named there has its default.
+func configGates(raw []byte) (framework.Gates, error) {
+	var cfg struct {
+		Patches []string `json:"kubeadmConfigPatches"`
+	}
+	g := framework.Gates{APIServer: map[string]bool{}, Kubelet: map[string]bool{}}
+	for name, def := range framework.KnownGates {
+		g.APIServer[name], g.Kubelet[name] = def, def
+	}
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		return g, err
+	}
+	for _, p := range cfg.Patches {
+		var doc struct {
+			Kind      string `json:"kind"`
+			APIServer struct {
+				ExtraArgs []struct{ Name, Value string } `json:"extraArgs"`
+			} `json:"apiServer"`
+			FeatureGates map[string]bool `json:"featureGates"`
+		}
+		if err := yaml.Unmarshal([]byte(p), &doc); err != nil {
+			return g, fmt.Errorf("kubeadmConfigPatches: %w", err)
+		}
+		switch doc.Kind {
+		case "ClusterConfiguration":
+			for _, a := range doc.APIServer.ExtraArgs {
+				if a.Name != "feature-gates" {
+					continue
+				}
+				for _, kv := range strings.Split(a.Value, ",") {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || (v != "true" && v != "false") {
+						return g, fmt.Errorf("apiserver feature-gates %q: want NAME=true|false", kv)
+					}
+					g.APIServer[k] = v == "true"
+				}
+			}
+		case "KubeletConfiguration":
+			for k, v := range doc.FeatureGates {
+				g.Kubelet[k] = v
+			}
+		}
+	}
+	return g, nil
+}
+
+// Target runs cases on kind clusters it creates.
+type Target struct {
+	opts    Options
+	configs []Config
+	dir     string // kubeconfigs
+
+	mu       sync.Mutex
+	provider *kindcluster.Provider
+	live     map[string]*liveCluster // by config name
+	stopSig  chan struct{}
+	batch    *cluster.Batch
+}
+
+type liveCluster struct {
+	name       string
+	kubeconfig string
+	target     *cluster.Target
+}
+
+// New reads the configs; clusters are created when cases need them.
+func New(opts Options) (*Target, error) {
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	if opts.NodeImage == "" || opts.ProbeImage == "" {
+		return nil, errors.New("kind target: a node image and a probe image are needed (volperm cluster image)")
+	}
+	cfgs, err := Configs()
+	if err != nil {
+		return nil, fmt.Errorf("kind target: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "volperm-kind-")
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{opts: opts, configs: cfgs, dir: dir, live: map[string]*liveCluster{}}
+	t.batch = cluster.NewBatch(t.ObserveBatch, t.Supports)
+	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
+	return t, nil
+}
+
+// Info names the target and its images.
+func (t *Target) Info() framework.TargetInfo {
+	return framework.TargetInfo{Name: Name, Details: map[string]string{"nodeImage": t.opts.NodeImage, "probeImage": t.opts.ProbeImage}}
+}
+
+// ConfigFor is the config whose gates are the ones c needs.
+func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
+	var why []string
+	for _, cfg := range t.configs {
+		r := cluster.GatesMismatch(c.Gates, cfg.Gates)
+		if r == "" {
+			return cfg, ""
+		}
+		why = append(why, cfg.Name+": "+r)
+	}
+	return Config{}, "no kind-config has the case's gates (" + strings.Join(why, "; ") + ")"
+}
+
+// Supports says whether a kind-config has c's gates and a stock cluster can run c.
+func (t *Target) Supports(c *framework.Case) (bool, string) {
+	if _, why := t.ConfigFor(c); why != "" {
+		return false, why
+	}
+	return cluster.Runnable(c)
+}
+
+// Prepare runs cases in one batch per cluster config (framework.Batcher).
+func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
+	return t.batch.Prepare(ctx, cases)
+}
+
+// Observe returns what Prepare observed for c, or runs c alone.
+func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
+	return t.batch.Observe(ctx, c)
+}
+
+// ObserveBatch runs cases one config at a time (configs in name order): create the cluster,
+// run its cases in one batch, delete it (unless Keep).
+func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cluster.Result {
+	out := make([]cluster.Result, len(cases))
+	groups := map[string][]int{}
+	for i, c := range cases {
+		cfg, why := t.ConfigFor(c)
+		if why != "" {
+			out[i].Err = fmt.Errorf("kind target: %s", why)
+			continue
+		}
+		groups[cfg.Name] = append(groups[cfg.Name], i)
+	}
+	names := make([]string, 0, len(groups))
+	for n := range groups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		idx := groups[n]
+		lc, err := t.cluster(ctx, n)
+		if err == nil {
+			batch := make([]*framework.Case, len(idx))
+			for j, i := range idx {
+				batch[j] = cases[i]
+			}
+			start := time.Now()
+			res := lc.target.ObserveBatch(ctx, batch)
+			t.logf("%s: %d cases in %s", lc.name, len(batch), time.Since(start).Round(100*time.Millisecond))
+			for j, i := range idx {
+				out[i] = res[j]
+			}
+		} else {
+			for _, i := range idx {
+				out[i].Err = err
+			}
+		}
+		if !t.opts.Keep {
+			t.deleteCluster(n)
+		}
+	}
+	return out
+}
+
+// cluster returns the live cluster of config name, creating it. The lock is not held while
+// kind creates it, so that a signal can delete it meanwhile.
+func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error) {
+	t.mu.Lock()
+	if lc := t.live[name]; lc != nil {
+		t.mu.Unlock()
+		return lc, nil
+	}
+	var cfg Config
+	for _, c := range t.configs {
+		if c.Name == name {
+			cfg = c
+		}
+	}
+	t.watchSignals()
+	lc := &liveCluster{name: "volperm-" + name, kubeconfig: filepath.Join(t.dir, name+".kubeconfig")}
+	// Registered before Create: a failed or interrupted create leaves a node container to delete.
+	t.live[name] = lc
+	t.mu.Unlock()
+	start := time.Now()
+	t.logf("creating cluster %s (config %s, image %s)", lc.name, name, t.opts.NodeImage)
+	err := t.provider.Create(lc.name, kindcluster.CreateWithRawConfig(cfg.Raw), kindcluster.CreateWithNodeImage(t.opts.NodeImage),
+		kindcluster.CreateWithKubeconfigPath(lc.kubeconfig), kindcluster.CreateWithWaitForReady(2*time.Minute),
+		kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
+	if err != nil {
+		return nil, fmt.Errorf("kind target: create cluster %s: %w", lc.name, err)
+	}
+	t.logf("cluster %s created in %s", lc.name, time.Since(start).Round(100*time.Millisecond))
+	nodes, err := t.provider.ListNodes(lc.name)
+	if err != nil || len(nodes) != 1 {
+		return nil, fmt.Errorf("kind target: cluster %s: want one node, have %d (%v)", lc.name, len(nodes), err)
+	}
+	ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
+		NodeControl: nodeControl{nodes[0]}})
+	if err != nil {
+		return nil, fmt.Errorf("kind target: cluster %s: %w", lc.name, err)
+	}
+	if r := cluster.GatesMismatch(cfg.Gates, ct.Gates()); r != "" {
+		return nil, fmt.Errorf("kind target: cluster %s does not run the gates of kind-config/%s.yaml: %s", lc.name, name, r)
+	}
+	lc.target = ct
+	return lc, nil
+}
+
+func (t *Target) deleteCluster(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lc := t.live[name]
+	if lc == nil {
+		return
+	}
+	delete(t.live, name)
+	if t.opts.Keep {
+		t.logf("keeping cluster %s (kubeconfig %s)", lc.name, lc.kubeconfig)
+		return
+	}
+	start := time.Now()
+	if err := t.provider.Delete(lc.name, lc.kubeconfig); err != nil {
+		t.logf("delete cluster %s: %v", lc.name, err)
+		return
+	}
+	t.logf("cluster %s deleted in %s", lc.name, time.Since(start).Round(100*time.Millisecond))
+}
+
+// watchSignals deletes the live clusters on SIGINT or SIGTERM, then lets the signal do what it
+// does by default. Called with t.mu held.
+func (t *Target) watchSignals() {
+	if t.stopSig != nil {
+		return
+	}
+	t.stopSig = make(chan struct{})
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sig:
+			t.logf("%v: deleting clusters", s)
+			t.deleteAll()
+			signal.Stop(sig)
+			_ = syscall.Kill(os.Getpid(), s.(syscall.Signal))
+		case <-t.stopSig:
+			signal.Stop(sig)
+		}
+	}()
+}
+
+func (t *Target) deleteAll() {
+	t.mu.Lock()
+	var names []string
+	for n := range t.live {
+		names = append(names, n)
+	}
+	t.mu.Unlock()
+	for _, n := range names {
+		t.deleteCluster(n)
+	}
+}
+
+// Close deletes every cluster still running (unless Keep).
+func (t *Target) Close() error {
+	t.deleteAll()
+	t.mu.Lock()
+	if t.stopSig != nil {
+		close(t.stopSig)
+		t.stopSig = nil
+	}
+	t.mu.Unlock()
+	if t.opts.Keep {
+		return nil
+	}
+	return os.RemoveAll(t.dir)
+}
+
+func (t *Target) logf(format string, a ...any) {
+	fmt.Fprintf(t.opts.Log, "kind: "+format+"\n", a...)
+}
+
+// logger is kind's logger on Options.Log: warnings, errors and V(0) status lines.
+type logger struct{ w io.Writer }
+
+func (l logger) Warn(m string)                        { fmt.Fprintln(l.w, "kind: warning: "+m) }
+func (l logger) Warnf(f string, a ...any)             { l.Warn(fmt.Sprintf(f, a...)) }
+func (l logger) Error(m string)                       { fmt.Fprintln(l.w, "kind: error: "+m) }
+func (l logger) Errorf(f string, a ...any)            { l.Error(fmt.Sprintf(f, a...)) }
+func (l logger) V(v kindlog.Level) kindlog.InfoLogger { return infoLogger{w: l.w, on: v == 0} }
+
+type infoLogger struct {
+	w  io.Writer
+	on bool
+}
+
+func (i infoLogger) Info(m string) {
+	if i.on {
+		fmt.Fprintln(i.w, "kind: "+m)
+	}
+}
+func (i infoLogger) Infof(f string, a ...any) { i.Info(fmt.Sprintf(f, a...)) }
+func (i infoLogger) Enabled() bool            { return i.on }

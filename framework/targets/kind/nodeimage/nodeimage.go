@@ -1,0 +1,411 @@
+// Package nodeimage builds volperm's kind node image offline, from source and Debian packages:
+// Kubernetes v1.37.1 commands, etcd and a pause binary compiled here, a debootstrap rootfs with
+// kind's base image files, the control-plane images preloaded into the node's containerd. Every
+// step keeps its artifact in a cache directory (or in Docker, by tag) and is skipped when the
+// inputs it was made from are unchanged.
+package nodeimage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Versions of what the image holds. KubernetesVersion must match build/kindnode/go.mod.
+const (
+	KubernetesVersion = "v1.37.1"
+	// KindVersion is the sigs.k8s.io/kind module whose images/base/files the node image uses.
+	KindVersion = "v0.33.0"
+	// EtcdImageTag is the tag kubeadm v1.37 expects (cmd/kubeadm/app/constants DefaultEtcdVersion).
+	EtcdImageTag = "3.7.0-0"
+	// PauseImageTag is kubeadm v1.37's constants.PauseVersion; containerd's sandbox_image.
+	PauseImageTag = "3.10.2"
+	// Suite is the Debian release of the rootfs.
+	Suite = "bookworm"
+)
+
+// Packages are the Debian packages of the node rootfs: kind's base image list
+// (images/base/Dockerfile) minus fuse-overlayfs, nfs, iscsi and curl, plus containerd, runc and
+// the CNI plugins that kind builds from source.
+var Packages = []string{
+	"systemd", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool", "util-linux",
+	"mount", "kmod", "libseccomp2", "pigz", "bash", "ca-certificates", "procps", "containerd",
+	"runc", "containernetworking-plugins", "socat", "e2fsprogs",
+	// jq: kind's /kind/bin/mount-product-files.sh, the createContainer hook of every container.
+	"jq",
+}
+
+// Options configure Build.
+type Options struct {
+	// CacheDir holds the artifacts ("" = $XDG_CACHE_HOME/volperm/kindnode, else ~/.cache/volperm/kindnode).
+	CacheDir string
+	// ModuleDir is build/kindnode ("" = found from the working directory upwards).
+	ModuleDir string
+	// Mirror is the Debian mirror for debootstrap ("" = http://deb.debian.org/debian).
+	Mirror string
+	// Preload are further Docker images (e.g. the probe image) to put into the node's containerd.
+	Preload []string
+	// Log receives one progress line per step event (nil = os.Stderr).
+	Log io.Writer
+}
+
+// StepTiming is how long one step took and whether its cached artifact was used.
+type StepTiming struct {
+	Step     string        `json:"step"`
+	Cached   bool          `json:"cached"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Result is the built image.
+type Result struct {
+	// Image is the node image tag, for kind's `image:` or --image.
+	Image   string       `json:"image"`
+	Timings []StepTiming `json:"timings"`
+}
+
+// builder carries one Build's state from step to step.
+type builder struct {
+	opts      Options
+	cache     string
+	module    string
+	goVersion string
+	kindDir   string
+	keys      map[string]string
+	result    Result
+	steps     int
+	current   int
+}
+
+// DefaultCacheDir is where artifacts go when Options.CacheDir is empty.
+func DefaultCacheDir() (string, error) {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "volperm", "kindnode"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cache directory: %w", err)
+	}
+	return filepath.Join(home, ".cache", "volperm", "kindnode"), nil
+}
+
+// FindModuleDir looks for build/kindnode/go.mod from dir upwards.
+func FindModuleDir(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		m := filepath.Join(d, "build", "kindnode")
+		if _, err := os.Stat(filepath.Join(m, "go.mod")); err == nil {
+			return m, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("build/kindnode/go.mod not found in %s or any parent", dir)
+		}
+	}
+}
+
+// Build makes the node image, reusing every artifact whose inputs are unchanged.
+func Build(ctx context.Context, opts Options) (*Result, error) {
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	if opts.Mirror == "" {
+		opts.Mirror = "http://deb.debian.org/debian"
+	}
+	b := &builder{opts: opts, keys: map[string]string{}}
+	var err error
+	if b.cache = opts.CacheDir; b.cache == "" {
+		if b.cache, err = DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(b.cache, 0o755); err != nil {
+		return nil, fmt.Errorf("cache directory: %w", err)
+	}
+	if b.module = opts.ModuleDir; b.module == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if b.module, err = FindModuleDir(wd); err != nil {
+			return nil, err
+		}
+	}
+	steps := []struct {
+		name string
+		run  func(context.Context) (cached bool, err error)
+	}{
+		{"tools", b.tools},
+		{"rootfs", b.rootfs},
+		{"kubernetes", b.kubernetes},
+		{"etcd", b.etcd},
+		{"pause", b.pause},
+		{"component-images", b.componentImages},
+		{"node-base", b.nodeBase},
+		{"preload", b.preload},
+		{"prune", b.prune},
+	}
+	b.steps = len(steps)
+	total := time.Now()
+	for i, s := range steps {
+		b.current = i + 1
+		start := time.Now()
+		cached, err := s.run(ctx)
+		d := time.Since(start)
+		if err != nil {
+			b.logf("%s: failed after %s: %v", s.name, d.Round(100*time.Millisecond), err)
+			return nil, fmt.Errorf("node image step %s: %w", s.name, err)
+		}
+		b.result.Timings = append(b.result.Timings, StepTiming{Step: s.name, Cached: cached, Duration: d})
+		state := "built"
+		if cached {
+			state = "cached"
+		}
+		b.logf("%s: %s in %s", s.name, state, d.Round(100*time.Millisecond))
+	}
+	b.current = 0
+	b.logf("image %s ready in %s", b.result.Image, time.Since(total).Round(100*time.Millisecond))
+	return &b.result, nil
+}
+
+func (b *builder) logf(format string, a ...any) {
+	prefix := "nodeimage: "
+	if b.current > 0 {
+		prefix = fmt.Sprintf("nodeimage [%d/%d] ", b.current, b.steps)
+	}
+	fmt.Fprintf(b.opts.Log, prefix+format+"\n", a...)
+}
+
+// tools checks (and on Debian installs) the host commands the build needs and finds kind's source.
+func (b *builder) tools(ctx context.Context) (bool, error) {
+	var missing []string
+	for cmd, pkg := range map[string]string{"debootstrap": "debootstrap", "docker": "docker.io"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			missing = append(missing, pkg)
+		}
+	}
+	cached := len(missing) == 0
+	if !cached {
+		if _, err := exec.LookPath("apt-get"); err != nil {
+			return false, fmt.Errorf("missing %s and no apt-get to install them", strings.Join(missing, ", "))
+		}
+		b.logf("tools: apt-get install %s", strings.Join(missing, " "))
+		if err := b.run(ctx, "", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "update", "-qq"); err != nil {
+			return false, err
+		}
+		args := append([]string{"install", "-y", "-qq", "--no-install-recommends"}, missing...)
+		if err := b.run(ctx, "", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", args...); err != nil {
+			return false, err
+		}
+	}
+	v, err := b.output(ctx, b.module, "go", "env", "GOVERSION")
+	if err != nil {
+		return false, err
+	}
+	b.goVersion = strings.TrimSpace(v)
+	dir, err := b.output(ctx, b.module, "go", "mod", "download", "-json", "sigs.k8s.io/kind@"+KindVersion)
+	if err != nil {
+		return false, err
+	}
+	if b.kindDir = jsonField(dir, "Dir"); b.kindDir == "" {
+		return false, fmt.Errorf("go mod download sigs.k8s.io/kind@%s: no Dir in %q", KindVersion, dir)
+	}
+	return cached, nil
+}
+
+// key hashes a step's inputs; parts are strings or, prefixed "file:", file contents.
+func key(parts ...string) (string, error) {
+	h := sha256.New()
+	for _, p := range parts {
+		if f, ok := strings.CutPrefix(p, "file:"); ok {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return "", fmt.Errorf("hash input: %w", err)
+			}
+			h.Write(data)
+		} else {
+			h.Write([]byte(p))
+		}
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// cachedDir runs make into a fresh directory and renames it to cache/name once it succeeded,
+// unless cache/name already holds the artifact of the same key.
+func (b *builder) cachedDir(name, k string, make func(dir string) error) (bool, error) {
+	b.keys[name] = k
+	dir := filepath.Join(b.cache, name)
+	stamp := dir + ".key"
+	if old, err := os.ReadFile(stamp); err == nil && string(old) == k {
+		if _, err := os.Stat(dir); err == nil {
+			return true, nil
+		}
+	}
+	b.logf("%s: building (key %s)", name, k)
+	tmp := dir + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return false, err
+	}
+	if err := make(tmp); err != nil {
+		return false, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return false, err
+	}
+	return false, os.WriteFile(stamp, []byte(k), 0o644)
+}
+
+// KubernetesCommands are built from k8s.io/kubernetes/cmd.
+var KubernetesCommands = []string{"kubeadm", "kubelet", "kubectl", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+func (b *builder) ldflags() string {
+	// kubeadm and kind read the version from these (hack/lib/version.sh kube::version::ldflags).
+	v := KubernetesVersion
+	major, minor, _ := strings.Cut(strings.TrimPrefix(v, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var f []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		f = append(f, "-X", pkg+".gitVersion="+v, "-X", pkg+".gitMajor="+major, "-X", pkg+".gitMinor="+minor,
+			"-X", pkg+".gitTreeState=clean")
+	}
+	return "-s -w " + strings.Join(f, " ")
+}
+
+func (b *builder) moduleKey(extra ...string) (string, error) {
+	parts := []string{b.goVersion, "file:" + filepath.Join(b.module, "go.mod"), "file:" + filepath.Join(b.module, "go.sum")}
+	return key(append(parts, extra...)...)
+}
+
+func (b *builder) goBuild(ctx context.Context, out, ldflags string, pkgs ...string) error {
+	args := append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", out}, pkgs...)
+	return b.run(ctx, b.module, []string{"CGO_ENABLED=0"}, "go", args...)
+}
+
+func (b *builder) kubernetes(ctx context.Context) (bool, error) {
+	k, err := b.moduleKey(b.ldflags(), strings.Join(KubernetesCommands, ","))
+	if err != nil {
+		return false, err
+	}
+	return b.cachedDir("kubernetes", k, func(dir string) error {
+		var pkgs []string
+		for _, c := range KubernetesCommands {
+			pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
+		}
+		return b.goBuild(ctx, dir+"/", b.ldflags(), pkgs...)
+	})
+}
+
+func (b *builder) etcd(ctx context.Context) (bool, error) {
+	k, err := b.moduleKey("etcd")
+	if err != nil {
+		return false, err
+	}
+	return b.cachedDir("etcd", k, func(dir string) error {
+		return b.goBuild(ctx, filepath.Join(dir, "etcd"), "-s -w", "go.etcd.io/etcd/server/v3")
+	})
+}
+
+func (b *builder) pause(ctx context.Context) (bool, error) {
+	k, err := b.moduleKey("pause", "file:"+filepath.Join(b.module, "pause", "main.go"))
+	if err != nil {
+		return false, err
+	}
+	return b.cachedDir("pause", k, func(dir string) error {
+		return b.goBuild(ctx, filepath.Join(dir, "pause"), "-s -w", "./pause")
+	})
+}
+
+// rootfsCleanup is kind's images/base/Dockerfile clean-up of systemd units, as paths to remove
+// (globs) relative to the rootfs.
+var rootfsCleanup = []string{
+	"usr/lib/systemd/system/sysinit.target.wants/systemd-tmpfiles-setup.service",
+	"usr/lib/systemd/system/multi-user.target.wants/*",
+	"etc/systemd/system/*.wants/*",
+	"usr/lib/systemd/system/local-fs.target.wants/*",
+	"usr/lib/systemd/system/sockets.target.wants/*udev*",
+	"usr/lib/systemd/system/sockets.target.wants/*initctl*",
+	"usr/lib/systemd/system/basic.target.wants/*",
+	"var/cache/apt/archives/*.deb",
+}
+
+func (b *builder) rootfs(ctx context.Context) (bool, error) {
+	if os.Geteuid() != 0 {
+		return false, errors.New("debootstrap needs root")
+	}
+	k, err := key(Suite, b.opts.Mirror, strings.Join(Packages, ","), strings.Join(rootfsCleanup, ","), "ReadKMsg=no")
+	if err != nil {
+		return false, err
+	}
+	return b.cachedDir("rootfs", k, func(dir string) error {
+		err := b.run(ctx, "", nil, "debootstrap", "--variant=minbase", "--include="+strings.Join(Packages, ","),
+			Suite, dir, b.opts.Mirror)
+		if err != nil {
+			return err
+		}
+		for _, g := range rootfsCleanup {
+			matches, err := filepath.Glob(filepath.Join(dir, g))
+			if err != nil {
+				return err
+			}
+			for _, m := range matches {
+				if err := os.Remove(m); err != nil {
+					return fmt.Errorf("rootfs clean-up: %w", err)
+				}
+			}
+		}
+		// kind images/base/Dockerfile: journald must not read /dev/kmsg in a container.
+		f, err := os.OpenFile(filepath.Join(dir, "etc/systemd/journald.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := f.WriteString("ReadKMsg=no\n"); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	})
+}
+
+func (b *builder) run(ctx context.Context, dir string, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail(out, 30))
+	}
+	return nil
+}
+
+func (b *builder) output(ctx context.Context, dir string, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail([]byte(stderr.String()), 30))
+	}
+	return string(out), nil
+}
+
+// tail keeps the last n lines of out, for error messages.
+func tail(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,67 @@
+package kind
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
+)
+
+func init() {
+	framework.RegisterTarget(Name, "kind clusters created here from kind-config/ on a Kubernetes v1.37 node image built offline (cached), deleted after the run (--keep keeps them)", newTarget)
+}
+
+// newTarget builds the images it is not given (cached: a warm build takes a second), then the
+// target.
+func newTarget(o framework.TargetOptions) (framework.Target, error) {
+	if o.NodeImage == "" || o.ProbeImage == "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		images, err := BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
+		if err != nil {
+			return nil, err
+		}
+		if o.NodeImage == "" {
+			o.NodeImage = images.Image
+		}
+		if o.ProbeImage == "" {
+			o.ProbeImage = images.ProbeImage
+		}
+	}
+	return New(Options{NodeImage: o.NodeImage, ProbeImage: o.ProbeImage, Keep: o.Keep, Log: os.Stderr})
+}
+
+// Images are the probe image and the node image with it preloaded.
+type Images struct {
+	ProbeImage string `json:"probeImage"`
+	*nodeimage.Result
+}
+
+// BuildImages builds (or finds in the cache) the probe image and the kind node image that
+// preloads it. It needs this repository's checkout: the node's Kubernetes binaries are built from
+// build/kindnode, found from the working directory upwards.
+func BuildImages(ctx context.Context, opts nodeimage.Options) (*Images, error) {
+	if opts.ModuleDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if opts.ModuleDir, err = nodeimage.FindModuleDir(wd); err != nil {
+			return nil, err
+		}
+	}
+	probe, err := nodeimage.BuildProbeImage(ctx, opts, filepath.Dir(filepath.Dir(opts.ModuleDir)))
+	if err != nil {
+		return nil, err
+	}
+	opts.Preload = append(opts.Preload, probe)
+	res, err := nodeimage.Build(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Images{ProbeImage: probe, Result: res}, nil
+}
