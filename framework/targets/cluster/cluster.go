@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/knowndiff"
 )
 
 // Name is the target's registry name.
@@ -341,3 +342,6 @@ func init() {
 		return New(context.Background(), Options{Kubeconfig: o.Kubeconfig, Context: o.Context, ProbeImage: o.ProbeImage, Log: os.Stderr})
 	})
 }
+
+// KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
+func (t *Target) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/targets/cluster"
 	kindconfig "github.com/volperm/volperm/kind-config"
 )
@@ -378,3 +379,6 @@ func (i infoLogger) Info(m string) {
 }
 func (i infoLogger) Infof(f string, a ...any) { i.Info(fmt.Sprintf(f, a...)) }
 func (i infoLogger) Enabled() bool            { return i.on }
+
+// KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
+func (t *Target) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }

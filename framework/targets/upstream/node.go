@@ -27,6 +27,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
@@ -56,14 +57,7 @@ func (n *Node) Info() framework.TargetInfo { return info() }
 func (n *Node) Close() error { return n.roots.RemoveAll() }
 
 // KnownDifference explains a case upstream v1.37's kubelet is expected to fail (KnownDifferences).
-func (n *Node) KnownDifference(c *framework.Case) (string, bool) {
-	for _, k := range KnownDifferences {
-		if k.Match(c) {
-			return k.Why, true
-		}
-	}
-	return "", false
-}
+func (n *Node) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
 
 // SupportsNode reports whether the upstream kubelet can run c's node side here.
 func (n *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {

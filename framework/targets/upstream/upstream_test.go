@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/probe"
 )
 
@@ -229,7 +230,7 @@ func TestObserve(t *testing.T) {
 			}
 			tc.check(t, obs)
 			var known []string
-			for _, k := range KnownDifferences {
+			for _, k := range knowndiff.KnownDifferences {
 				if k.Match(&c) {
 					known = append(known, k.Why)
 				}

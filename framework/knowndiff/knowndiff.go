@@ -1,4 +1,7 @@
-package upstream
+// Package knowndiff lists where Kubernetes v1.37 is known to differ from the spec (docs/spec.md,
+// SEMANTICS.md "Known difference"): every target that runs the real kubelet (upstream, kind,
+// cluster) explains its failures with it.
+package knowndiff
 
 import (
 	"strings"
@@ -50,6 +53,16 @@ func kubeletGateEverOn(c *framework.Case, gate string) bool {
 	return false
 }
 
+// Explain returns the explanation of the first known difference c matches.
+func Explain(c *framework.Case) (string, bool) {
+	for _, k := range KnownDifferences {
+		if k.Match(c) {
+			return k.Why, true
+		}
+	}
+	return "", false
+}
+
 // otherFlexDriver matches cases whose pod has a flexVolume with a driver other than the
 // harness's fixture.
 func otherFlexDriver(c *framework.Case) bool {
@@ -57,7 +70,7 @@ func otherFlexDriver(c *framework.Case) bool {
 		return false
 	}
 	for _, v := range c.Pod.Spec.Volumes {
-		if v.FlexVolume != nil && v.FlexVolume.Driver != fixtureDriver {
+		if v.FlexVolume != nil && v.FlexVolume.Driver != "volperm/fixture" {
 			return true
 		}
 	}
