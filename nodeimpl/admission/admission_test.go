@@ -211,8 +211,8 @@ func TestAdmit(t *testing.T) {
 		{"downwardAPI second type: upstream's path spelling", Request{Pod: pod(vol("v", corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: "s"}, DownwardAPI: &corev1.DownwardAPIVolumeSource{},
 		}))}, want{errors: []string{notFoundV, "spec.volumes[0].downwarAPI: Forbidden: may not specify more than 1 volume type"}}},
-		{"no type", Request{Pod: pod(vol("v", corev1.VolumeSource{}))},
-			want{errors: []string{notFoundV, "spec.volumes[0]: Required value: must specify a volume type"}}},
+		{"no type: defaulted to an emptyDir (SetDefaults_Volume)", Request{Pod: pod(vol("v", corev1.VolumeSource{}))},
+			want{allowed: true}},
 		{"bad name", Request{Pod: pod(vol("Bad_Name", emptyDir(nil)))}, want{errors: []string{
 			`spec.containers[0].volumeMounts[0].name: Not found: "Bad_Name"`,
 			`spec.volumes[0].name: Invalid value: "Bad_Name": ` + dnsLabelDetail,

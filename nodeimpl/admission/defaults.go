@@ -8,11 +8,13 @@ import (
 const serviceAccountTokenExpiration int64 = 3600
 
 // setDefaultsPod applies the v1 defaults of pkg/apis/core/v1/defaults.go that concern volumes.
-// A volume without any source stays without one (docs/spec.md lists no SetDefaults_Volume), so
-// validation reports "must specify a volume type".
 func setDefaultsPod(pod *corev1.Pod) {
 	for i := range pod.Spec.Volumes {
 		src := &pod.Spec.Volumes[i].VolumeSource
+		// v1.37 defaults.go SetDefaults_Volume: a volume with no source becomes an emptyDir.
+		if !hasSource(podSources(src)) {
+			src.EmptyDir = &corev1.EmptyDirVolumeSource{}
+		}
 		// Every source is defaulted, as the generated defaulters do (not only the first set one).
 		if src.Secret != nil {
 			// v1.37 defaults.go SetDefaults_SecretVolumeSource: defaultMode nil -> 0644.
@@ -67,4 +69,14 @@ func defaultFieldRefs(items []corev1.DownwardAPIVolumeFile) {
 			fr.APIVersion = "v1"
 		}
 	}
+}
+
+// hasSource reports whether any member of a volume source is set.
+func hasSource(sources []source) bool {
+	for _, s := range sources {
+		if s.set {
+			return true
+		}
+	}
+	return false
 }
