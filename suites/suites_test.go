@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/probe"
@@ -29,25 +30,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// workDir is a work dir for the reference target that the probes' uids can search (t.TempDir's
-// parent is 0700).
-func workDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "vp-suites-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	return dir
-}
-
 // TestCatalogue runs the whole catalogue against the reference target: every case passes, or
 // (not as root) is reported as not run with its reason; with CI=true every case must run.
 func TestCatalogue(t *testing.T) {
-	target, err := framework.NewTarget("reference", framework.TargetOptions{WorkDir: workDir(t)})
+	target, err := framework.NewTarget("reference", framework.TargetOptions{WorkDir: caseroottest.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +348,7 @@ func benchmarkSample(b *testing.B, target framework.Target, size int) []*framewo
 
 // BenchmarkReferenceCases observes a fixed sample of 64 catalogue cases on the reference target.
 func BenchmarkReferenceCases(b *testing.B) {
-	target, err := framework.NewTarget("reference", framework.TargetOptions{WorkDir: workDir(b)})
+	target, err := framework.NewTarget("reference", framework.TargetOptions{WorkDir: caseroottest.TempDir(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

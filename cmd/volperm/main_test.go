@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 )
 
 // caseFile is a Case document and a plain Pod, the two kinds a case file may hold.
@@ -209,27 +210,15 @@ func TestDiff(t *testing.T) {
 		t.Skip("node-side cases need root")
 	}
 	memory := writeFile(t, "memory.yaml", strings.Replace(caseFile, "        mode: 0750", "        mode: 0750\n        medium: Memory", 1))
-	code, out, errs := runMain("diff", "--targets", "reference,reference", "--work-dir", reachableDir(t), "-f", memory)
+	code, out, errs := runMain("diff", "--targets", "reference,reference", "--work-dir", caseroottest.TempDir(t), "-f", memory)
 	if code != exitOK || !strings.Contains(out, "2 cases compared on reference and reference: 0 differ, 2 agree") {
 		t.Fatalf("reference vs itself: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = runMain("diff", "--targets", "reference,upstream", "--work-dir", reachableDir(t), "-f", memory)
+	code, out, errs = runMain("diff", "--targets", "reference,upstream", "--work-dir", caseroottest.TempDir(t), "-f", memory)
 	want := `volume "data" path ".": reference dir 0750 0:0, upstream dir 1777 0:0`
 	if code != exitFailed || !strings.Contains(out, want) || !strings.Contains(out, "1 differ, 1 agree") {
 		t.Fatalf("reference vs upstream: exit %d, want 1 and %q\n%s%s", code, want, out, errs)
 	}
-}
-
-// reachableDir is a temp dir other uids can pass through (t.TempDir's parent is 0700).
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
 }
 
 // TestExpectAgreesWithObserveOnCanonicalCases: for every file under manifests/cases, what
@@ -249,7 +238,7 @@ func TestExpectAgreesWithObserveOnCanonicalCases(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("expect -f %s: exit %d: %s", f, code, errs)
 		}
-		code, observed, errs := runMain("observe", "--target", "reference", "--work-dir", reachableDir(t), "-f", f)
+		code, observed, errs := runMain("observe", "--target", "reference", "--work-dir", caseroottest.TempDir(t), "-f", f)
 		if code != exitOK {
 			t.Fatalf("observe -f %s: exit %d: %s", f, code, errs)
 		}

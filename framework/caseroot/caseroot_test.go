@@ -1,6 +1,7 @@
 package caseroot
 
 import (
+	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ func TestRemoveUnmountsLeftovers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting tmpfs needs root")
 	}
-	r, err := New(reachable(t))
+	r, err := New(caseroottest.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,18 +53,6 @@ func TestNewRejectsMissingWorkDir(t *testing.T) {
 	if _, err := New("/nonexistent/volperm"); err == nil {
 		t.Fatal("want an error")
 	}
-}
-
-// reachable is a temp dir other uids can pass through (t.TempDir's parent is 0700).
-func reachable(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
 }
 
 func TestNewRejectsAWorkDirOthersCannotPass(t *testing.T) {

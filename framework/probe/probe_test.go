@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 )
 
 func TestMain(m *testing.M) {
@@ -24,7 +25,7 @@ func requireRoot(t *testing.T) {
 // The KEP-5502 user story 2: in a 01777 dir only the owner deletes or renames (seed 000).
 func TestStickyDirectoryAsRealUIDs(t *testing.T) {
 	requireRoot(t)
-	base := reachableDir(t)
+	base := caseroottest.TempDir(t)
 	vol := filepath.Join(base, "vol")
 	if err := os.Mkdir(vol, 0); err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestStickyDirectoryAsRealUIDs(t *testing.T) {
 // KEP-5502 user story 1: 0750 shuts out everyone but owner and group (seed 000).
 func TestRestrictedDirectoryDeniesOthers(t *testing.T) {
 	requireRoot(t)
-	base := reachableDir(t)
+	base := caseroottest.TempDir(t)
 	vol := filepath.Join(base, "vol")
 	if err := os.Mkdir(vol, 0750); err != nil {
 		t.Fatal(err)
@@ -97,18 +98,6 @@ func TestRestrictedDirectoryDeniesOthers(t *testing.T) {
 			t.Errorf("probe %d: got %+v, want %+v", i, got[i], want[i])
 		}
 	}
-}
-
-// reachableDir is a temp dir every uid can traverse (t.TempDir's parent is 0700).
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return base
 }
 
 func TestPathsMayNotLeaveTheVolume(t *testing.T) {

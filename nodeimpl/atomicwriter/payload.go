@@ -44,32 +44,18 @@ var errNoDefaultMode = errors.New("no defaultMode used, not even the default val
 
 // secretPayload is v1.37 secret.MakePayload.
 func secretPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool) (map[string]FileProjection, error) {
-	if defaultMode == nil {
-		return nil, errNoDefaultMode
-	}
-	payload := make(map[string]FileProjection, len(data))
-	if len(items) == 0 {
-		for name, content := range data {
-			payload[name] = FileProjection{Data: []byte(content), Mode: *defaultMode}
-		}
-		return payload, nil
-	}
-	for _, ktp := range items {
-		content, ok := data[ktp.Key]
-		if !ok {
-			// v1.37 secret.MakePayload: an optional secret skips missing keys.
-			if optional {
-				continue
-			}
-			return nil, fmt.Errorf("references non-existent secret key: %s", ktp.Key)
-		}
-		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode)}
-	}
-	return payload, nil
+	return keyedPayload(items, data, defaultMode, optional, "references non-existent secret key: %s")
 }
 
 // configMapPayload is v1.37 configmap.MakePayload (the Case carries no binaryData).
 func configMapPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool) (map[string]FileProjection, error) {
+	return keyedPayload(items, data, defaultMode, optional, "configmap references non-existent config key: %s")
+}
+
+// keyedPayload is what secret.MakePayload and configmap.MakePayload share: every key with
+// defaultMode, or the listed items with their own modes; a missing key fails with missingKey
+// unless the object is optional (then it is skipped).
+func keyedPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool, missingKey string) (map[string]FileProjection, error) {
 	if defaultMode == nil {
 		return nil, errNoDefaultMode
 	}
@@ -83,11 +69,10 @@ func configMapPayload(items []corev1.KeyToPath, data map[string]string, defaultM
 	for _, ktp := range items {
 		content, ok := data[ktp.Key]
 		if !ok {
-			// v1.37 configmap.MakePayload: an optional configMap skips missing keys.
 			if optional {
 				continue
 			}
-			return nil, fmt.Errorf("configmap references non-existent config key: %s", ktp.Key)
+			return nil, fmt.Errorf(missingKey, ktp.Key)
 		}
 		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode)}
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
@@ -153,26 +154,11 @@ func storyCases() []*framework.Case {
 	}
 }
 
-// workDir is a temporary directory that probes run as other uids can traverse (t.TempDir's
-// directories are 0700).
-func workDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "volperm-container-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	if err := os.Chmod(d, 0755); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // needEngine builds a target of mode arg, or skips (fails where the target is required) when
 // this machine cannot run it.
 func needEngine(t *testing.T, arg string) *Target {
 	t.Helper()
-	tg, err := New(framework.TargetOptions{Arg: arg, WorkDir: workDir(t)})
+	tg, err := New(framework.TargetOptions{Arg: arg, WorkDir: caseroottest.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +179,7 @@ func needEngine(t *testing.T, arg string) *Target {
 
 func TestStoriesMatchReference(t *testing.T) {
 	ctr := needEngine(t, "")
-	ref, err := reference.New(framework.TargetOptions{WorkDir: workDir(t)})
+	ref, err := reference.New(framework.TargetOptions{WorkDir: caseroottest.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +311,7 @@ func TestNoEngineNamesTheSocket(t *testing.T) {
 			t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 			t.Setenv("CI", tt.ci)
 			t.Setenv(EnvRequire, tt.require)
-			tg, err := New(framework.TargetOptions{WorkDir: workDir(t)})
+			tg, err := New(framework.TargetOptions{WorkDir: caseroottest.TempDir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +393,7 @@ func TestBatchedVsPerCase(t *testing.T) {
 func TestCancelLeavesNothing(t *testing.T) {
 	for _, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
-			dir := workDir(t)
+			dir := caseroottest.TempDir(t)
 			tg, err := New(framework.TargetOptions{WorkDir: dir})
 			if err != nil {
 				t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/execproto"
 	"github.com/volperm/volperm/framework/probe"
@@ -125,7 +126,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			work := reachable(t)
+			work := caseroottest.TempDir(t)
 			tg, err := New(framework.TargetOptions{Arg: agentScript(t, tt.mode), WorkDir: work})
 			if err != nil {
 				t.Fatal(err)
@@ -189,7 +190,7 @@ func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("node-side cases need root")
 	}
-	work := reachable(t)
+	work := caseroottest.TempDir(t)
 	ex, err := New(framework.TargetOptions{Arg: agentScript(t, "reference"), WorkDir: work})
 	if err != nil {
 		t.Fatal(err)
@@ -227,17 +228,4 @@ func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 	if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
 		t.Errorf("mounts left: %q", m)
 	}
-}
-
-// reachable is a temp dir other uids can pass through (t.TempDir's parent is 0700): probes run
-// as other uids.
-func reachable(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
 }

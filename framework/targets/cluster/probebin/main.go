@@ -17,22 +17,12 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
-	"github.com/volperm/volperm/framework/snapshot"
+	"github.com/volperm/volperm/framework/targets/container/incontainer"
 )
 
-// Request is one -request run: snapshot Volumes, then run Probes in order, each as its user.
-type Request struct {
-	Volumes []Volume     `json:"volumes,omitempty"`
-	Probes  []probe.Step `json:"probes,omitempty"`
-}
-
-// Volume is one volume to snapshot at Path (as the container sees it).
-type Volume struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
-	// Root observes only the root, following symlinks (hostPath); otherwise the whole tree.
-	Root bool `json:"root,omitempty"`
-}
+// Request is one -request run: snapshot Volumes, then run Probes in order, each as its user
+// (the container target's request, whose probes run as the container's own user instead).
+type Request = incontainer.Request
 
 // Chmod is one -chmod run: a container changing a mode (Case.After chmod steps).
 type Chmod struct {
@@ -116,18 +106,11 @@ func run(args []string, stdout io.Writer) int {
 }
 
 func observe(req Request) (*framework.Observation, error) {
-	obs := &framework.Observation{APIVersion: framework.ObservationVersion}
-	for _, v := range req.Volumes {
-		snap := snapshot.Tree
-		if v.Root {
-			snap = snapshot.Root
-		}
-		paths, err := snap(v.Path)
-		if err != nil {
-			return nil, fmt.Errorf("volume %q: %w", v.Name, err)
-		}
-		obs.Volumes = append(obs.Volumes, framework.VolumeObservation{Name: v.Name, Paths: paths})
+	vols, err := incontainer.Snapshot(req.Volumes)
+	if err != nil {
+		return nil, err
 	}
+	obs := &framework.Observation{APIVersion: framework.ObservationVersion, Volumes: vols}
 	roots := map[string]string{}
 	probes := make([]framework.Probe, 0, len(req.Probes))
 	for _, s := range req.Probes {

@@ -81,10 +81,10 @@ func ProbeMain(args []string, stdin io.Reader, stdout io.Writer) int {
 	return 0
 }
 
-// Run runs req as this process's identity.
-func Run(req Request) (*framework.Observation, error) {
-	obs := &framework.Observation{APIVersion: framework.ObservationVersion}
-	for _, v := range req.Volumes {
+// Snapshot observes each volume of vols (hostPath roots with stat, others as a tree).
+func Snapshot(vols []Volume) ([]framework.VolumeObservation, error) {
+	var out []framework.VolumeObservation
+	for _, v := range vols {
 		snap := snapshot.Tree
 		if v.Root {
 			snap = snapshot.Root
@@ -93,8 +93,18 @@ func Run(req Request) (*framework.Observation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("volume %q: %w", v.Name, err)
 		}
-		obs.Volumes = append(obs.Volumes, framework.VolumeObservation{Name: v.Name, Paths: paths})
+		out = append(out, framework.VolumeObservation{Name: v.Name, Paths: paths})
 	}
+	return out, nil
+}
+
+// Run runs req as this process's identity.
+func Run(req Request) (*framework.Observation, error) {
+	vols, err := Snapshot(req.Volumes)
+	if err != nil {
+		return nil, err
+	}
+	obs := &framework.Observation{APIVersion: framework.ObservationVersion, Volumes: vols}
 	if len(req.Probes) > 0 {
 		// docs/spec.md "Probes": processes in the pod run with umask 022.
 		old := syscall.Umask(022)
