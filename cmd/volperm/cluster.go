@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/volperm/volperm/framework/targets/kind"
@@ -48,5 +52,61 @@ func runCluster(s streams, args []string) int {
 	if err := enc.Encode(images); err != nil {
 		return fail(s, "cluster image", err)
 	}
+	return exitOK
+}
+
+// runImage is `volperm image save -o FILE`: build (or find in the cache) the cluster target's
+// probe image and write it as a `docker save` tarball, for clusters that pull from no registry
+// this machine can reach: load it on each node (`ctr -n k8s.io images import FILE`) or push it
+// to the cluster's own mirror, then pass its reference to --probe-image.
+func runImage(s streams, args []string) int {
+	if len(args) == 0 || args[0] != "save" {
+		return fail(s, "image", usagef("want a subcommand: volperm image save -o FILE"))
+	}
+	fs := flag.NewFlagSet("image save", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("o", "", "the tarball to write (required)")
+	cache := fs.String("cache", "", "artifact cache (default $XDG_CACHE_HOME/volperm/kindnode or ~/.cache/volperm/kindnode)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(s.out)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		return fail(s, "image save", usagef("%v", err))
+	}
+	if fs.NArg() > 0 {
+		return fail(s, "image save", usagef("unexpected argument %q", fs.Arg(0)))
+	}
+	if *out == "" {
+		return fail(s, "image save", usagef("-o FILE is required: where to write the probe image tarball"))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	wd, err := os.Getwd()
+	if err != nil {
+		return fail(s, "image save", err)
+	}
+	opts := nodeimage.Options{CacheDir: *cache, Log: s.err}
+	if opts.ModuleDir, err = nodeimage.FindModuleDir(wd); err != nil {
+		return fail(s, "image save", err)
+	}
+	tag, err := nodeimage.BuildProbeImage(ctx, opts, filepath.Dir(filepath.Dir(opts.ModuleDir)))
+	if err != nil {
+		return fail(s, "image save", err)
+	}
+	// Written beside the target and renamed, so that a failed save leaves no partial tarball.
+	tmp := *out + ".partial"
+	cmd := exec.CommandContext(ctx, "docker", "save", "-o", tmp, tag)
+	cmd.Stderr = s.err
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		return fail(s, "image save", fmt.Errorf("docker save %s: %w", tag, err))
+	}
+	if err := os.Rename(tmp, *out); err != nil {
+		os.Remove(tmp)
+		return fail(s, "image save", err)
+	}
+	fmt.Fprintf(s.out, "%s\t%s\n", tag, *out)
 	return exitOK
 }

@@ -76,6 +76,8 @@ func Main(args []string, s streams) int {
 		return exitOK
 	case "cluster":
 		return runCluster(s, args[1:])
+	case "image":
+		return runImage(s, args[1:])
 	}
 	for _, c := range cmds {
 		if c.name != args[0] {
@@ -119,6 +121,7 @@ func usage(w io.Writer, cmds []*command) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "  %-8s %s\n", "cluster", "cluster image: build the Kubernetes v1.37 kind node image and the probe image offline (cached)")
+	fmt.Fprintf(w, "  %-8s %s\n", "image", "image save -o FILE: write the cluster target's probe image as a tarball, for air-gapped clusters")
 	fmt.Fprintf(w, "  %-8s %s\n", "probe", "what runs inside a probe container: stat mounts and try probes as this uid (volperm probe -h)")
 	fmt.Fprintf(w, "  %-8s %s\n", "agent", "be the reference node agent of the exec protocol: volperm agent setup|teardown < request.json")
 	fmt.Fprintf(w, "\nRun 'volperm COMMAND -h' for a command's flags.\n")

@@ -88,6 +88,9 @@ func TestBadInput(t *testing.T) {
 		{"bad area", []string{"run", "-f", badArea}, []string{badArea, "area:", `"emptyDirs"`}},
 		{"bad label", []string{"run", "-f", badLabel}, []string{badLabel, `label "a/b"`}},
 		{"bad YAML", []string{"observe", "-f", badYAML}, []string{badYAML, "YAML"}},
+		{"image without subcommand", []string{"image"}, []string{"volperm image save -o FILE"}},
+		{"image save without -o", []string{"image", "save"}, []string{"-o FILE is required"}},
+		{"unknown kind option", []string{"run", "--target", "kind:fast", "-f", good}, []string{`unknown option "fast"`, "kind:per-cell"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

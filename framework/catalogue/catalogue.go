@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/manifests"
@@ -31,8 +32,43 @@ func All() []*framework.Case {
 	sort.SliceStable(cases, func(i, j int) bool { return rank[cases[i].Area] < rank[cases[j].Area] })
 	for _, c := range cases {
 		c.Complete()
+		c.Labels = append(c.Labels, needs(c)...)
 	}
 	return cases
+}
+
+// Labels naming what a case needs beyond a stock v1.37 cluster, so that a run on real nodes
+// can leave such cases out (--label-filter '!hugepages'), with runtime-defined (hostpath.go).
+const (
+	// LabelHugePages: an emptyDir on a HugePages medium needs huge pages allocated on the node.
+	LabelHugePages = "hugepages"
+	// LabelPreservePermissions: the proposed field (seed 002) is not in the v1 API, nor its
+	// gate in Kubernetes.
+	LabelPreservePermissions = "preserve-permissions"
+	// LabelPodUpdate: an update of a pod's volumes (Case.OldPod); v1 pod volumes are immutable,
+	// only workload templates change.
+	LabelPodUpdate = "pod-update"
+)
+
+// needs is the labels above that c carries.
+func needs(c *framework.Case) []string {
+	var out []string
+	if c.Pod != nil {
+		for _, v := range c.Pod.Spec.Volumes {
+			if v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages") {
+				out = append(out, LabelHugePages)
+				break
+			}
+		}
+	}
+	if len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 ||
+		c.Gates.APIServer[framework.GatePreservePermissions] || c.Gates.Kubelet[framework.GatePreservePermissions] {
+		out = append(out, LabelPreservePermissions)
+	}
+	if c.OldPod != nil {
+		out = append(out, LabelPodUpdate)
+	}
+	return out
 }
 
 // Filter returns the cases of area, in their order.

@@ -2,6 +2,8 @@ package catalogue
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -213,5 +215,38 @@ func TestCanonicalCases(t *testing.T) {
 		if !tt.check(c) {
 			t.Errorf("case %q is not what its seed says: %+v", tt.name, c)
 		}
+	}
+}
+
+// TestNeedsLabels: every case that needs more than a stock v1.37 cluster says so in a label,
+// and no other case carries one.
+func TestNeedsLabels(t *testing.T) {
+	count := map[string]int{}
+	for _, c := range All() {
+		for _, l := range c.Labels {
+			count[l]++
+		}
+		has := func(l string) bool { return slices.Contains(c.Labels, l) }
+		huge := false
+		if c.Pod != nil {
+			for _, v := range c.Pod.Spec.Volumes {
+				huge = huge || (v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages"))
+			}
+		}
+		if has(LabelHugePages) != huge {
+			t.Errorf("%q: label %s is %v, HugePages medium %v", c.Name, LabelHugePages, has(LabelHugePages), huge)
+		}
+		proposal := len(c.PreservePermissions)+len(c.OldPreservePermissions) > 0 ||
+			c.Gates.APIServer[framework.GatePreservePermissions] || c.Gates.Kubelet[framework.GatePreservePermissions]
+		if has(LabelPreservePermissions) != proposal {
+			t.Errorf("%q: label %s does not match its preservePermissions", c.Name, LabelPreservePermissions)
+		}
+		if has(LabelPodUpdate) != (c.OldPod != nil) {
+			t.Errorf("%q: label %s does not match its oldPod", c.Name, LabelPodUpdate)
+		}
+	}
+	// 1024 swept modes and 2 canonical cases on HugePages (emptydir.go, manifests/cases).
+	if count[LabelHugePages] < 1025 || count[LabelPreservePermissions] == 0 || count[LabelPodUpdate] == 0 {
+		t.Errorf("label counts %v", count)
 	}
 }

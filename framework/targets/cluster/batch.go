@@ -20,6 +20,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 
 // ProbeCommand is the probe image's program (cluster/probebin).
@@ -38,6 +39,7 @@ const (
 
 // caseRun is one case of a batch on its way through admission and the node.
 type caseRun struct {
+	id     int // unique in its ObserveBatch: names its objects
 	c      *framework.Case
 	obs    *framework.Observation
 	err    error
@@ -74,60 +76,63 @@ type probePod struct {
 	setUp map[string]string
 	// running is false when the pod never ran (a volume failed): nothing was observed inside.
 	running bool
+	// flex is true when a volume of the pod is the harness's flexVolume driver's.
+	flex bool
 }
 
-// ObserveBatch runs cases together in one namespace: admission one by one, set-up and
-// observation with many cases per pod. Results are in the order of cases.
+// ObserveBatch runs cases together: admission one by one, set-up and observation with many
+// cases per pod. With Options.Reconfigure the cluster's gates are changed in place for each
+// group of cases (reconfigure.go); otherwise every case runs on the gates the cluster has.
+// Results are in the order of cases.
 func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Result {
 	runs := make([]*caseRun, len(cases))
 	for i, c := range cases {
-		runs[i] = &caseRun{c: c, obs: &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Name}}
+		runs[i] = &caseRun{id: i, c: c, obs: &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Name}}
+		if ok, why := t.Supports(c); !ok {
+			runs[i].err = fmt.Errorf("case not supported by the cluster target: %s", why)
+		}
 	}
-	results := func(err error) []Result {
-		out := make([]Result, len(runs))
-		for i, r := range runs {
-			switch {
-			case r.err != nil:
-				out[i] = Result{Err: r.err}
-			case err != nil:
-				out[i] = Result{Err: err}
-			default:
-				r.obs.Normalize()
-				out[i] = Result{Observation: r.obs}
+	if t.opts.Reconfigure {
+		t.observeReconfiguring(ctx, runs)
+	} else {
+		t.observeRuns(ctx, runs)
+	}
+	out := make([]Result, len(runs))
+	for i, r := range runs {
+		if r.err != nil {
+			out[i] = Result{Err: r.err}
+			continue
+		}
+		r.obs.Normalize()
+		out[i] = Result{Observation: r.obs}
+	}
+	return out
+}
+
+// observeRuns runs runs on the cluster's current gates, in one namespace; a failure of the
+// batch becomes the error of every case that has none yet.
+func (t *Target) observeRuns(ctx context.Context, runs []*caseRun) {
+	if err := t.observeIn(ctx, runs); err != nil {
+		for _, r := range runs {
+			if r.err == nil {
+				r.err = err
 			}
 		}
-		return out
 	}
+}
+
+func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 	ns, err := t.createNamespace(ctx)
 	if err != nil {
-		return results(err)
+		return err
 	}
 	defer t.deleteNamespace(ns)
-	for _, r := range runs {
-		if ok, why := t.Supports(r.c); !ok {
-			r.err = fmt.Errorf("case not supported by the cluster target: %s", why)
-		}
-	}
-	bindings, err := t.bindPolicies(ctx, ns, runs)
-	defer t.unbindPolicies(bindings)
+	pods, cleanup, err := t.setUp(ctx, ns, "probe", runs)
+	defer cleanup()
 	if err != nil {
-		return results(err)
+		return err
 	}
-	for i, r := range runs {
-		if r.err == nil {
-			r.admit(ctx, t, ns, i)
-		}
-	}
-	pods, err := t.plan(runs, ns)
-	if err != nil {
-		return results(err)
-	}
-	if err := t.createFixtures(ctx, ns, runs); err != nil {
-		return results(err)
-	}
-	if err := t.createSources(ctx, ns, runs); err != nil {
-		return results(err)
-	}
+	t.count(len(pods))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	var withSteps []*probePod
@@ -141,23 +146,108 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Re
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := t.runPod(ctx, p); err != nil {
-				for _, r := range p.runs {
-					if r.err == nil {
-						r.err = err
-					}
-				}
-			}
+			p.fail(t.runPod(ctx, p))
 		}()
 	}
 	wg.Wait()
 	// Kubelet restarts disturb every pod of the node: cases with steps run alone, afterwards.
 	for _, p := range withSteps {
-		if err := t.runPod(ctx, p); err != nil {
-			p.runs[0].err = err
+		p.fail(t.runPod(ctx, p))
+	}
+	return nil
+}
+
+// setUp admits runs in namespace ns (under their flexVolume policies), plans their probe pods
+// (named prefix-N) and creates the hostPath fixtures and the Secrets and ConfigMaps they need.
+// cleanup removes the policy bindings.
+func (t *Target) setUp(ctx context.Context, ns, prefix string, runs []*caseRun) (pods []*probePod, cleanup func(), err error) {
+	bindings, err := t.bindPolicies(ctx, ns, runs)
+	cleanup = func() { t.unbindPolicies(bindings) }
+	if err != nil {
+		return nil, cleanup, err
+	}
+	for _, r := range runs {
+		if r.err == nil {
+			r.admit(ctx, t, ns)
 		}
 	}
-	return results(nil)
+	if pods, err = t.plan(runs, ns, prefix); err != nil {
+		return nil, cleanup, err
+	}
+	if err := t.createFixtures(ctx, ns, prefix, runs); err != nil {
+		return nil, cleanup, err
+	}
+	if err := t.createSources(ctx, ns, runs); err != nil {
+		return nil, cleanup, err
+	}
+	for _, p := range pods {
+		if p.flex {
+			if err := t.installFlexDriver(ctx, ns, prefix); err != nil {
+				return nil, cleanup, err
+			}
+			break
+		}
+	}
+	return pods, cleanup, nil
+}
+
+// installFlexDriver puts the probe program, which is also the harness's flexVolume driver
+// (fixturedriver.Main), into the node's kubelet plugin dir as volperm~fixture/fixture, from a
+// pod that mounts the plugin dir; once per target. The kubelet's prober watches the dir (v1.37
+// pkg/volume/flexvolume probe.go) and finds the driver at the next volume it sets up.
+func (t *Target) installFlexDriver(ctx context.Context, ns, prefix string) error {
+	t.mu.Lock()
+	done := t.flexInstalled
+	t.mu.Unlock()
+	if done {
+		return nil
+	}
+	pod := t.probePodSpec(prefix+"-driver", ns, nil)
+	dirOrCreate := corev1.HostPathDirectoryOrCreate
+	pod.Spec.Volumes = []corev1.Volume{{Name: "plugins", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: t.opts.FlexPluginDir, Type: &dirOrCreate}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "plugins", MountPath: "/plugins"}}
+	if _, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create flexVolume driver pod: %w", err)
+	}
+	t.count(1)
+	if err := t.waitRunning(ctx, ns, pod.Name); err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, ns, pod.Name, []string{ProbeCommand, "-install-driver", "/plugins"}, nil); err != nil {
+		return fmt.Errorf("install flexVolume driver %s in %s: %w", fixturedriver.Driver, t.opts.FlexPluginDir, err)
+	}
+	t.logf("flexVolume driver %s installed in %s on %s", fixturedriver.Driver, t.opts.FlexPluginDir, t.node)
+	t.mu.Lock()
+	t.flexInstalled = true
+	t.mu.Unlock()
+	return nil
+}
+
+// fail makes err the error of every case of p that has none yet.
+func (p *probePod) fail(err error) {
+	if err == nil {
+		return
+	}
+	for _, r := range p.runs {
+		if r.err == nil {
+			r.err = err
+		}
+	}
+}
+
+// count adds n to the probe pods this target has started (PodStarts).
+func (t *Target) count(n int) {
+	t.mu.Lock()
+	t.podStarts += n
+	t.mu.Unlock()
+}
+
+// PodStarts is the number of probe pods this target has created so far.
+func (t *Target) PodStarts() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.podStarts
 }
 
 func (t *Target) createNamespace(ctx context.Context) (string, error) {
@@ -189,7 +279,8 @@ func (t *Target) deleteNamespace(ns string) {
 
 // admit sends the case's object to the apiserver as a dry-run create: the answer is what the
 // apiserver would store (defaulted, disabled fields dropped) or its rejection.
-func (r *caseRun) admit(ctx context.Context, t *Target, ns string, i int) {
+func (r *caseRun) admit(ctx context.Context, t *Target, ns string) {
+	i := r.id
 	c := r.c
 	if c.Pod == nil && c.PersistentVolume != nil {
 		pv := c.PersistentVolume.DeepCopy()
@@ -268,19 +359,23 @@ func (r *caseRun) setAdmission(err error) {
 // context share pods (up to BatchVolumes volumes); a case with a hostPath volume gets a pod of
 // its own, since a failing hostPath keeps the whole pod from running, and so does a case with
 // steps.
-func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
+func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
+	t.mu.Lock()
+	alone := t.opts.PodPerCase
+	t.mu.Unlock()
 	var pods []*probePod
 	open := map[string]*probePod{}
-	for i, r := range runs {
-		if r.pod == nil {
+	for _, r := range runs {
+		if r.pod == nil || r.err != nil {
 			continue
 		}
+		i := r.id
 		sc, err := json.Marshal(r.pod.Spec.SecurityContext)
 		if err != nil {
 			return nil, err
 		}
 		group := string(sc)
-		if len(r.c.After) > 0 {
+		if len(r.c.After) > 0 || alone {
 			group = fmt.Sprintf("alone-%d", i)
 		}
 		for _, v := range r.pod.Spec.Volumes {
@@ -291,7 +386,7 @@ func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
 		}
 		p := open[group]
 		if p == nil || len(p.vols)+len(r.pod.Spec.Volumes) > t.opts.BatchVolumes {
-			p = &probePod{name: fmt.Sprintf("probe-%d", len(pods)), setUp: map[string]string{}}
+			p = &probePod{name: fmt.Sprintf("%s-%d", prefix, len(pods)), setUp: map[string]string{}}
 			p.pod = t.probePodSpec(p.name, ns, r.pod.Spec.SecurityContext)
 			pods = append(pods, p)
 			open[group] = p
@@ -309,7 +404,19 @@ func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
 			if v.HostPath != nil {
 				v.HostPath.Path = path.Join(r.host, v.HostPath.Path)
 			}
-			r.renameSources(i, &v.VolumeSource)
+			if v.FlexVolume != nil && v.FlexVolume.Driver == fixturedriver.Driver {
+				// The driver reads the volume's storage from its options (fixturedriver.Main).
+				storage, err := json.Marshal(r.c.Storage[r.pod.Spec.Volumes[vi].Name])
+				if err != nil {
+					return nil, err
+				}
+				if v.FlexVolume.Options == nil {
+					v.FlexVolume.Options = map[string]string{}
+				}
+				v.FlexVolume.Options[fixturedriver.StorageOption] = string(storage)
+				p.flex = true
+			}
+			r.renameSources(&v.VolumeSource)
 			p.pod.Spec.Volumes = append(p.pod.Spec.Volumes, v)
 			p.pod.Spec.Containers[0].VolumeMounts = append(p.pod.Spec.Containers[0].VolumeMounts,
 				corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u})
@@ -323,7 +430,8 @@ func (t *Target) plan(runs []*caseRun, ns string) ([]*probePod, error) {
 }
 
 // renameSources points the volume's Secret and ConfigMap references at the case's own copies.
-func (r *caseRun) renameSources(i int, v *corev1.VolumeSource) {
+func (r *caseRun) renameSources(v *corev1.VolumeSource) {
+	i := r.id
 	rename := func(kind string, name *string) {
 		u := fmt.Sprintf("c%d-%s-%s", i, kind, *name)
 		r.sources = append(r.sources, source{kind: kind, name: *name, unique: u})
@@ -403,7 +511,7 @@ func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *c
 
 // createFixtures makes every hostPath case's host objects on the node, under the case's root,
 // from a pod that mounts HostRoot at the same path (symlinks resolve alike).
-func (t *Target) createFixtures(ctx context.Context, ns string, runs []*caseRun) error {
+func (t *Target) createFixtures(ctx context.Context, ns, prefix string, runs []*caseRun) error {
 	var need []*caseRun
 	for _, r := range runs {
 		if r.host != "" {
@@ -415,7 +523,7 @@ func (t *Target) createFixtures(ctx context.Context, ns string, runs []*caseRun)
 	}
 	// Not privileged: root with the runtime's default capabilities (CAP_MKNOD for device
 	// fixtures) is enough, and privileged asks for capabilities some nodes lack (KIND-OFFLINE.md).
-	pod := t.probePodSpec("fixtures", ns, nil)
+	pod := t.probePodSpec(prefix+"-fixtures", ns, nil)
 	dirOrCreate := corev1.HostPathDirectoryOrCreate
 	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: HostRoot, Type: &dirOrCreate}}}}
@@ -467,14 +575,29 @@ func containerFailure(p *corev1.Pod) error {
 	return nil
 }
 
-// runPod creates p, waits until it runs (or its volumes fail to mount), observes it, and
-// fills the observations of its cases.
+// runPod creates p, waits until it runs (or its volumes fail to mount), applies its case's
+// steps, observes it, and fills the observations of its cases.
 func (t *Target) runPod(ctx context.Context, p *probePod) error {
+	if err := t.startPod(ctx, p); err != nil {
+		return err
+	}
+	if p.running && len(p.runs) == 1 && len(p.runs[0].c.After) > 0 {
+		restore, err := t.runSteps(ctx, p)
+		defer restore()
+		if err != nil {
+			return err
+		}
+	}
+	return t.finishPod(ctx, p)
+}
+
+// startPod creates p and waits until it runs, or until its volumes have failed to mount.
+func (t *Target) startPod(ctx context.Context, p *probePod) error {
 	if _, err := t.client.CoreV1().Pods(p.pod.Namespace).Create(ctx, p.pod, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create probe pod: %w", err)
 	}
 	var firstFailure time.Time
-	err := waitFor(ctx, podTimeout, 300*time.Millisecond, "probe pod "+p.name, func() (bool, error) {
+	return waitFor(ctx, podTimeout, 300*time.Millisecond, "probe pod "+p.name, func() (bool, error) {
 		pod, err := t.client.CoreV1().Pods(p.pod.Namespace).Get(ctx, p.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -494,18 +617,13 @@ func (t *Target) runPod(ctx context.Context, p *probePod) error {
 		}
 		return !firstFailure.IsZero() && time.Since(firstFailure) > failedMountSettle, nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// finishPod observes p (when it runs) and fills the observations of its cases.
+func (t *Target) finishPod(ctx context.Context, p *probePod) error {
 	var answer *framework.Observation
-	if p.running && len(p.runs) == 1 && len(p.runs[0].c.After) > 0 {
-		restore, err := t.runSteps(ctx, p)
-		defer restore()
-		if err != nil {
-			return err
-		}
-	}
 	if p.running {
+		var err error
 		if answer, err = t.observePod(ctx, p); err != nil {
 			return err
 		}

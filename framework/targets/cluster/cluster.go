@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/knowndiff"
+	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 
 // Name is the target's registry name.
@@ -49,6 +51,18 @@ type Options struct {
 	BatchVolumes int
 	// NodeControl, when set, lets cases flip kubelet gates and restart the kubelet (Case.After).
 	NodeControl NodeControl
+	// Reconfigure (needs NodeControl) changes the cluster's gates in place to the ones each
+	// group of cases needs, and runs gate steps (Case.After) on the apiserver too: see
+	// reconfigure.go. Without it, a case runs only on the gates the cluster has.
+	Reconfigure bool
+	// PodPerCase gives every case a probe pod of its own (to measure what batching saves).
+	PodPerCase bool
+	// InstallFlexDriver installs the harness's flexVolume driver (fixturedriver) in the node's
+	// kubelet plugin dir, FlexPluginDir, before the first case that sets one up.
+	InstallFlexDriver bool
+	// FlexPluginDir is the kubelet's volumePluginDir ("" = the kubelet's default,
+	// /usr/libexec/kubernetes/kubelet-plugins/volume/exec).
+	FlexPluginDir string
 	// Log receives progress lines (nil = discarded).
 	Log io.Writer
 }
@@ -60,6 +74,9 @@ type NodeControl interface {
 	SetKubeletGates(ctx context.Context, gates map[string]bool) error
 	// RestartKubelet restarts the kubelet (the target then waits until it answers).
 	RestartKubelet(ctx context.Context) error
+	// SetAPIServerGates restarts the apiserver with these feature gates (the target then
+	// waits until it reports them).
+	SetAPIServerGates(ctx context.Context, gates map[string]bool) error
 }
 
 // Target runs cases on a cluster.
@@ -72,12 +89,23 @@ type Target struct {
 	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
 	gates framework.Gates
 	batch *Batch
+
+	mu        sync.Mutex
+	podStarts int
+	// flexInstalled is set once the fixture driver is on the node.
+	flexInstalled bool
 }
 
 // New connects to the cluster, picks the node and reads both components' feature gates.
 func New(ctx context.Context, opts Options) (*Target, error) {
 	if opts.ProbeImage == "" {
 		return nil, errors.New("cluster target: no probe image (--probe-image)")
+	}
+	if opts.Reconfigure && opts.NodeControl == nil {
+		return nil, errors.New("cluster target: reconfiguring gates in place needs control of the node")
+	}
+	if opts.FlexPluginDir == "" {
+		opts.FlexPluginDir = "/usr/libexec/kubernetes/kubelet-plugins/volume/exec"
 	}
 	if opts.BatchVolumes == 0 {
 		opts.BatchVolumes = 64
@@ -187,19 +215,31 @@ func gateWord(m map[string]bool, g string) string {
 	return "off"
 }
 
+// SetPodPerCase switches between batching (many cases a pod) and one pod per case, for the
+// batches that start afterwards.
+func (t *Target) SetPodPerCase(on bool) {
+	t.mu.Lock()
+	t.opts.PodPerCase = on
+	t.mu.Unlock()
+}
+
 // Gates are the gates the cluster's apiserver and kubelet report.
 func (t *Target) Gates() framework.Gates { return t.gates }
 
 // Supports says whether the cluster runs c: the gates must be the ones the cluster runs with,
 // and only what a stock cluster can set up is run on the node.
 func (t *Target) Supports(c *framework.Case) (bool, string) {
-	if r := GatesMismatch(c.Gates, t.gates); r != "" {
+	if t.opts.Reconfigure {
+		if r := t.unsettable(c.Gates); r != "" {
+			return false, r
+		}
+	} else if r := GatesMismatch(c.Gates, t.gates); r != "" {
 		return false, r
 	}
 	if t.opts.NodeControl == nil && needsNodeControl(c) {
 		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
 	}
-	return Runnable(c)
+	return Runnable(c, t.opts.InstallFlexDriver)
 }
 
 // needsNodeControl says whether a step of c changes or restarts the kubelet.
@@ -231,8 +271,9 @@ func GatesMismatch(want, have framework.Gates) string {
 	return ""
 }
 
-// Runnable says whether a stock cluster can run c at all, whatever its gates.
-func Runnable(c *framework.Case) (bool, string) {
+// Runnable says whether a stock cluster can run c at all, whatever its gates; flexDriver says
+// whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver).
+func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 	switch {
 	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
 		return false, "preservePermissions is not a field of the v1 API"
@@ -248,6 +289,15 @@ func Runnable(c *framework.Case) (bool, string) {
 				return false, "emptyDir medium HugePages needs pre-allocated huge pages on the node"
 			}
 		case v.HostPath != nil, v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil:
+		case v.VolumeSource == (corev1.VolumeSource{}):
+			// The apiserver makes it an emptyDir (v1.37 SetDefaults_Volume).
+		case v.FlexVolume != nil:
+			switch {
+			case v.FlexVolume.Driver != fixturedriver.Driver:
+				return false, fmt.Sprintf("flexVolume driver %q: only the harness's driver %s is set up by this target", v.FlexVolume.Driver, fixturedriver.Driver)
+			case !flexDriver:
+				return false, "flexVolume set-up needs the harness's driver " + fixturedriver.Driver + " on the node (the kind target installs it)"
+			}
 		case v.Projected != nil:
 			for _, p := range v.Projected.Sources {
 				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil {
@@ -255,7 +305,7 @@ func Runnable(c *framework.Case) (bool, string) {
 				}
 			}
 		default:
-			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI and projected volumes are set up by this target"
+			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI, projected and the harness's flexVolume volumes are set up by this target"
 		}
 	}
 	return true, ""

@@ -49,12 +49,16 @@ func TestRunnable(t *testing.T) {
 		{"secret", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
 		{"token projection", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})}, false, "projections"},
-		{"flexVolume on the node", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{}})}, false, "only emptyDir"},
+		{"flexVolume of another driver", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "example/nfs"}})}, false, `driver "example/nfs"`},
+		{"fixture flexVolume without the driver", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "volperm/fixture"}})}, false, "the kind target installs it"},
+		{"fixture flexVolume with the driver", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "volperm/fixture"}})}, true, ""},
+		{"no source (defaulted to emptyDir)", framework.Case{Pod: pod(corev1.VolumeSource{})}, true, ""},
+		{"iscsi", framework.Case{Pod: pod(corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{}})}, false, "only emptyDir"},
 		{"flexVolume at admission only", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{}})}, true, ""},
 		{"preservePermissions", framework.Case{PreservePermissions: []string{"v"}}, false, "not a field of the v1 API"},
 		{"policy at admission", framework.Case{AdmissionOnly: true, FlexVolumePolicy: &framework.FlexVolumePolicy{}}, true, ""},
 	} {
-		ok, why := Runnable(&tc.c)
+		ok, why := Runnable(&tc.c, tc.name == "fixture flexVolume with the driver")
 		if ok != tc.ok || !strings.Contains(why, tc.why) {
 			t.Errorf("%s: (%v, %q), want (%v, containing %q)", tc.name, ok, why, tc.ok, tc.why)
 		}

@@ -64,9 +64,9 @@ func (t *Target) installPolicy(ctx context.Context) (string, error) {
 // apiserver's policy informer has seen them. It returns the bindings to delete.
 func (t *Target) bindPolicies(ctx context.Context, ns string, runs []*caseRun) ([]string, error) {
 	keys := map[*caseRun]string{}
-	for i, r := range runs {
+	for _, r := range runs {
 		if r.err == nil && r.c.FlexVolumePolicy != nil {
-			keys[r] = fmt.Sprintf("p%d", i)
+			keys[r] = fmt.Sprintf("p%d", r.id)
 		}
 	}
 	if len(keys) == 0 {

@@ -78,19 +78,23 @@ func (t *Target) runSteps(ctx context.Context, p *probePod) (restore func(), err
 // restartKubelet restarts the kubelet and waits until it reports want (its gates in force),
 // then lets the volume manager set the pod's volumes up again.
 func (t *Target) restartKubelet(ctx context.Context, want map[string]bool) error {
+	if err := t.restartKubeletOnly(ctx, want); err != nil {
+		return err
+	}
+	time.Sleep(kubeletSettle)
+	return nil
+}
+
+// restartKubeletOnly restarts the kubelet and waits until it reports want.
+func (t *Target) restartKubeletOnly(ctx context.Context, want map[string]bool) error {
 	if err := t.opts.NodeControl.RestartKubelet(ctx); err != nil {
 		return err
 	}
-	err := waitFor(ctx, 90*time.Second, 500*time.Millisecond, "kubelet of "+t.node+" back", func() (bool, error) {
+	return waitFor(ctx, 90*time.Second, 500*time.Millisecond, "kubelet of "+t.node+" back", func() (bool, error) {
 		got, err := t.featureGates(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics")
 		if err != nil {
 			return false, nil // restarting
 		}
 		return GatesMismatch(framework.Gates{Kubelet: want}, framework.Gates{Kubelet: got}) == "", nil
 	})
-	if err != nil {
-		return err
-	}
-	time.Sleep(kubeletSettle)
-	return nil
 }

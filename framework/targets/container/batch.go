@@ -14,7 +14,7 @@ import (
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/container/incontainer"
-	"github.com/volperm/volperm/nodeimpl/flexvolume"
+	"github.com/volperm/volperm/framework/targets/fixturedriver"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
 )
@@ -301,7 +301,7 @@ func (t *Target) setUpHost(ctx context.Context, c *framework.Case, prefix string
 	if err != nil {
 		return nil, errors.Join(err, t.roots.Remove(root))
 	}
-	p.pod = &kubelet.Pod{Pod: res.Pod, PreservePermissions: res.Admission.PreservePermissions, Sources: c.Sources, Storage: storage(c.Storage)}
+	p.pod = &kubelet.Pod{Pod: res.Pod, PreservePermissions: res.Admission.PreservePermissions, Sources: c.Sources, Storage: fixturedriver.Storage(c.Storage)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, t.tearDownHost(p))
@@ -395,14 +395,4 @@ func mustMountRO(v corev1.Volume) bool {
 // tearDownHost is docs/spec.md step 8 on the host side.
 func (t *Target) tearDownHost(p *prepared) error {
 	return errors.Join(p.k.TearDown(p.pod), t.roots.Remove(p.root))
-}
-
-func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile {
-	out := map[string][]flexvolume.StorageFile{}
-	for vol, files := range in {
-		for _, f := range files {
-			out[vol] = append(out[vol], flexvolume.StorageFile{Path: f.Path, Dir: f.Dir, Symlink: f.Symlink, Mode: f.Mode, UID: f.UID, GID: f.GID})
-		}
-	}
-	return out
 }

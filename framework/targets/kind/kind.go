@@ -1,7 +1,8 @@
-// Package kind is the `kind` target: it creates kind clusters from kind-config/ (one per
-// combination of apiserver and kubelet gates the cases need) with sigs.k8s.io/kind as a
-// library, runs the cases through the cluster target, and deletes each cluster when its cases
-// are done, on failure, and on SIGINT/SIGTERM, unless asked to keep it.
+// Package kind is the `kind` target: it creates a kind cluster from kind-config/ with
+// sigs.k8s.io/kind as a library, runs the cases through the cluster target, reconfiguring the
+// cluster's gates in place for each cell of the skew matrix (cluster.Options.Reconfigure), and
+// deletes the cluster at the end, on failure, and on SIGINT/SIGTERM, unless asked to keep it.
+// With PerCell it creates one cluster per kind-config instead (for comparison).
 package kind
 
 import (
@@ -26,6 +27,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/targets/cluster"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 	kindconfig "github.com/volperm/volperm/kind-config"
 )
 
@@ -40,6 +42,11 @@ type Options struct {
 	ProbeImage string
 	// Keep leaves the clusters running (their names and kubeconfigs are logged).
 	Keep bool
+	// PerCell creates one cluster per kind-config that the cases' gates need (each deleted
+	// when its cases are done) instead of reconfiguring one cluster in place.
+	PerCell bool
+	// PodPerCase gives every case a probe pod of its own (cluster.Options.PodPerCase).
+	PodPerCase bool
 	// Log receives progress lines (nil = os.Stderr).
 	Log io.Writer
 }
@@ -179,12 +186,30 @@ func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
 	return Config{}, "no kind-config has the case's gates (" + strings.Join(why, "; ") + ")"
 }
 
-// Supports says whether a kind-config has c's gates and a stock cluster can run c.
+// nodeGates are the volperm gates the v1.37 components have (v1.37 pkg/features): the only
+// ones a reconfigured cluster can turn on.
+var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true}
+
+// Supports says whether the cluster can be given c's gates (PerCell: a kind-config has them)
+// and a stock cluster can run c.
 func (t *Target) Supports(c *framework.Case) (bool, string) {
-	if _, why := t.ConfigFor(c); why != "" {
-		return false, why
+	if t.opts.PerCell {
+		if _, why := t.ConfigFor(c); why != "" {
+			return false, why
+		}
+	} else {
+		for _, comp := range []struct {
+			name  string
+			gates map[string]bool
+		}{{"apiserver", c.Gates.APIServer}, {"kubelet", c.Gates.Kubelet}} {
+			for g, on := range comp.gates {
+				if on && !nodeGates[g] {
+					return false, fmt.Sprintf("needs %s gate %s=true, not a gate of Kubernetes %s", comp.name, g, nodeimage.KubernetesVersion)
+				}
+			}
+		}
 	}
-	return cluster.Runnable(c)
+	return cluster.Runnable(c, true)
 }
 
 // Prepare runs cases in one batch per cluster config (framework.Batcher).
@@ -197,9 +222,68 @@ func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Obs
 	return t.batch.Observe(ctx, c)
 }
 
-// ObserveBatch runs cases one config at a time (configs in name order): create the cluster,
-// run its cases in one batch, delete it (unless Keep).
+// ObserveBatch runs cases on the target's one cluster, created by the first batch from the
+// kind-config that most of its cases need and kept until Close; the cluster target moves its
+// gates from cell to cell. PerCell: observePerCell.
 func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cluster.Result {
+	if t.opts.PerCell {
+		return t.observePerCell(ctx, cases)
+	}
+	out := make([]cluster.Result, len(cases))
+	if len(cases) == 0 {
+		return out
+	}
+	lc, err := t.cluster(ctx, t.startConfig(cases))
+	if err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	start, pods := time.Now(), lc.target.PodStarts()
+	out = lc.target.ObserveBatch(ctx, cases)
+	t.logf("%s: %d cases, %d pod starts, in %s", lc.name, len(cases), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
+	return out
+}
+
+// Cluster is the target's one cluster (created, if need be, from the kind-config most of
+// cases need), for callers that drive the cluster target themselves. Not with PerCell.
+func (t *Target) Cluster(ctx context.Context, cases []*framework.Case) (*cluster.Target, error) {
+	if t.opts.PerCell {
+		return nil, errors.New("kind target: one cluster per config has no single cluster")
+	}
+	lc, err := t.cluster(ctx, t.startConfig(cases))
+	if err != nil {
+		return nil, err
+	}
+	return lc.target, nil
+}
+
+// startConfig is the kind-config whose gates most cases need (the first config when none
+// has): the cluster then starts in the biggest cell. Once created it serves every batch.
+func (t *Target) startConfig(cases []*framework.Case) string {
+	t.mu.Lock()
+	for n := range t.live {
+		t.mu.Unlock()
+		return n
+	}
+	t.mu.Unlock()
+	count := map[string]int{}
+	best := t.configs[0].Name
+	for _, c := range cases {
+		if cfg, why := t.ConfigFor(c); why == "" {
+			count[cfg.Name]++
+			if count[cfg.Name] > count[best] {
+				best = cfg.Name
+			}
+		}
+	}
+	return best
+}
+
+// observePerCell runs cases one config at a time (configs in name order): create the cluster,
+// run its cases in one batch, delete it (unless Keep).
+func (t *Target) observePerCell(ctx context.Context, cases []*framework.Case) []cluster.Result {
 	out := make([]cluster.Result, len(cases))
 	groups := map[string][]int{}
 	for i, c := range cases {
@@ -223,9 +307,9 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cl
 			for j, i := range idx {
 				batch[j] = cases[i]
 			}
-			start := time.Now()
+			start, pods := time.Now(), lc.target.PodStarts()
 			res := lc.target.ObserveBatch(ctx, batch)
-			t.logf("%s: %d cases in %s", lc.name, len(batch), time.Since(start).Round(100*time.Millisecond))
+			t.logf("%s: %d cases, %d pod starts, in %s", lc.name, len(batch), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
 			for j, i := range idx {
 				out[i] = res[j]
 			}
@@ -274,7 +358,8 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		return nil, fmt.Errorf("kind target: cluster %s: want one node, have %d (%v)", lc.name, len(nodes), err)
 	}
 	ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
-		NodeControl: nodeControl{nodes[0]}})
+		NodeControl: nodeControl{nodes[0]}, Reconfigure: !t.opts.PerCell, PodPerCase: t.opts.PodPerCase,
+		InstallFlexDriver: true})
 	if err != nil {
 		return nil, fmt.Errorf("kind target: cluster %s: %w", lc.name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/oracle"
+	"github.com/volperm/volperm/framework/targets/cluster"
 	"github.com/volperm/volperm/framework/targets/kind"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
@@ -44,18 +45,19 @@ var e2eCases = []struct {
 	{name: "flexVolume allowlist: an allowlist denies an unlisted driver (PersistentVolume)"},
 	{name: "flexVolume allowlist: two flexVolumes, the second driver not in the allowlist (pod)"},
 	{name: "flexVolume allowlist: a policy with an empty driver name is invalid (pod)"},
+	{name: "fsGroup 2000 ORs 0660 into a 0410 file of a flexVolume at first set-up"},
+	{name: "fsGroupChangePolicy Always walks a flexVolume again after a kubelet restart"},
+	{name: "emptyDir mode 0750 through upgrade, downgrade, re-upgrade, created before the upgrade"},
+	{name: "emptyDir mode 0750 through upgrade, downgrade, re-upgrade, created after the kubelet downgrade"},
 }
 
-// TestKindEndToEnd builds (or reuses) the node image, creates a kind cluster per gate
-// combination, runs e2eCases (the flexVolume ones under manifests/flexvolume-vap.yaml) and
-// deletes the clusters. It needs root and a Docker engine
-// (hack/docker-up.sh); set VOLPERM_KIND_E2E=1 to run it.
-func TestKindEndToEnd(t *testing.T) {
+// newTarget builds (or reuses) the node image and returns a kind target (one cluster,
+// reconfigured in place); the cluster is deleted when the test ends. It needs root and a
+// Docker engine (hack/docker-up.sh); set VOLPERM_KIND_E2E=1 to run it.
+func newTarget(t *testing.T, ctx context.Context) *kind.Target {
 	if os.Getenv("VOLPERM_KIND_E2E") != "1" {
 		t.Skip("set VOLPERM_KIND_E2E=1 to create kind clusters (needs root and Docker)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
-	defer cancel()
 	_, here, _, _ := runtime.Caller(0)
 	repo := filepath.Join(filepath.Dir(here), "..", "..", "..")
 	opts := nodeimage.Options{ModuleDir: filepath.Join(repo, "build", "kindnode"), Log: testWriter{t}}
@@ -73,11 +75,22 @@ func TestKindEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := target.Close(); err != nil {
 			t.Error(err)
 		}
-	}()
+	})
+	return target
+}
+
+// TestKindEndToEnd runs e2eCases (the flexVolume allowlist ones under
+// manifests/flexvolume-vap.yaml, the flexVolume set-up ones through the harness's driver, the
+// skew ones through real apiserver and kubelet flips) on one kind cluster and compares them
+// with the oracle.
+func TestKindEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	target := newTarget(t, ctx)
 
 	byName := map[string]*framework.Case{}
 	for _, c := range catalogue.All() {
@@ -116,4 +129,50 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestKindBatchedAgainstPodPerCase runs the same cases on the same cluster twice, batched (many
+// cases a pod) and with one pod per case, and checks that both observe the same; it logs the pod
+// starts and wall time of each. VOLPERM_KIND_BATCH_CASES picks the cases: "all" for every case
+// the target supports without steps, else a sample of every 25th.
+func TestKindBatchedAgainstPodPerCase(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Minute)
+	defer cancel()
+	target := newTarget(t, ctx)
+	var cases []*framework.Case
+	for i, c := range catalogue.All() {
+		// Cases with steps run alone in both ways; the gates are one cell's (no reconfiguring).
+		if ok, _ := target.Supports(c); !ok || len(c.After) > 0 || len(c.Gates.APIServer)+len(c.Gates.Kubelet) > 0 {
+			continue
+		}
+		if os.Getenv("VOLPERM_KIND_BATCH_CASES") == "all" || i%25 == 0 {
+			cases = append(cases, c)
+		}
+	}
+	ct, err := target.Cluster(ctx, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(perCase bool) ([]cluster.Result, int, time.Duration) {
+		ct.SetPodPerCase(perCase)
+		pods, start := ct.PodStarts(), time.Now()
+		res := ct.ObserveBatch(ctx, cases)
+		return res, ct.PodStarts() - pods, time.Since(start)
+	}
+	batched, bPods, bTime := run(false)
+	single, sPods, sTime := run(true)
+	t.Logf("%d cases: batched %d pod starts in %s; one pod per case %d pod starts in %s (%.1fx the time)",
+		len(cases), bPods, bTime.Round(100*time.Millisecond), sPods, sTime.Round(100*time.Millisecond), sTime.Seconds()/bTime.Seconds())
+	if sPods <= bPods {
+		t.Errorf("one pod per case started %d pods, batched %d", sPods, bPods)
+	}
+	for i, c := range cases {
+		if batched[i].Err != nil || single[i].Err != nil {
+			t.Errorf("%s: batched error %v, one pod per case error %v", c.Name, batched[i].Err, single[i].Err)
+			continue
+		}
+		if d := framework.Diff(batched[i].Observation, single[i].Observation); len(d) > 0 {
+			t.Errorf("%s: batched and one pod per case differ:\n%s", c.Name, strings.Join(d, "\n"))
+		}
+	}
 }

@@ -2,9 +2,11 @@ package kind
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/volperm/volperm/framework"
@@ -12,12 +14,34 @@ import (
 )
 
 func init() {
-	framework.RegisterTarget(Name, "kind clusters created here from kind-config/ on a Kubernetes v1.37 node image built offline (cached), deleted after the run (--keep keeps them)", newTarget)
+	framework.RegisterTarget(Name, "a kind cluster created here from kind-config/ on a Kubernetes v1.37 node image built offline (cached), its gates reconfigured in place per skew cell, deleted after the run (--keep keeps it); kind:per-cell makes one cluster per kind-config, kind:pod-per-case one probe pod per case", newTarget)
+}
+
+// parseArg reads the target's argument: a comma-separated list of per-cell and pod-per-case.
+func parseArg(arg string, o *Options) error {
+	if arg == "" {
+		return nil
+	}
+	for _, w := range strings.Split(arg, ",") {
+		switch w {
+		case "per-cell":
+			o.PerCell = true
+		case "pod-per-case":
+			o.PodPerCase = true
+		default:
+			return fmt.Errorf("kind target: unknown option %q in %q: write kind, kind:per-cell, kind:pod-per-case or kind:per-cell,pod-per-case", w, "kind:"+arg)
+		}
+	}
+	return nil
 }
 
 // newTarget builds the images it is not given (cached: a warm build takes a second), then the
 // target.
 func newTarget(o framework.TargetOptions) (framework.Target, error) {
+	opts := Options{Keep: o.Keep, Log: os.Stderr}
+	if err := parseArg(o.Arg, &opts); err != nil {
+		return nil, err
+	}
 	if o.NodeImage == "" || o.ProbeImage == "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -32,7 +56,8 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 			o.ProbeImage = images.ProbeImage
 		}
 	}
-	return New(Options{NodeImage: o.NodeImage, ProbeImage: o.ProbeImage, Keep: o.Keep, Log: os.Stderr})
+	opts.NodeImage, opts.ProbeImage = o.NodeImage, o.ProbeImage
+	return New(opts)
 }
 
 // Images are the probe image and the node image with it preloaded.

@@ -21,6 +21,7 @@ import (
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
+	"github.com/volperm/volperm/framework/targets/fixturedriver"
 	"github.com/volperm/volperm/nodeimpl/admission"
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/gates"
@@ -150,7 +151,7 @@ func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 	if err != nil {
 		return nil, nil, errors.Join(err, n.roots.Remove(root))
 	}
-	pod := &kubelet.Pod{Pod: a.Pod, PreservePermissions: a.Admission.PreservePermissions, Sources: c.Sources, Storage: storage(c.Storage)}
+	pod := &kubelet.Pod{Pod: a.Pod, PreservePermissions: a.Admission.PreservePermissions, Sources: c.Sources, Storage: fixturedriver.Storage(c.Storage)}
 	defer func() {
 		// Teardown runs on every path, including a cancelled ctx (SIGINT).
 		if terr := errors.Join(k.TearDown(pod), n.roots.Remove(root)); terr != nil {
@@ -223,17 +224,7 @@ func (n *Node) Close() error { return n.roots.RemoveAll() }
 // PopulateStorage plays the volperm/fixture flexVolume driver for targets whose kubelet is not
 // ours: it creates dir (0750, kubelet's prepareForMount) holding files.
 func PopulateStorage(dir string, files []framework.File) error {
-	return flexvolume.Populate(dir, storage(map[string][]framework.File{"": files})[""])
-}
-
-func storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile {
-	out := map[string][]flexvolume.StorageFile{}
-	for vol, files := range in {
-		for _, f := range files {
-			out[vol] = append(out[vol], flexvolume.StorageFile{Path: f.Path, Dir: f.Dir, Symlink: f.Symlink, Mode: f.Mode, UID: f.UID, GID: f.GID})
-		}
-	}
-	return out
+	return flexvolume.Populate(dir, fixturedriver.StorageOf(files))
 }
 
 func kernelRelease() string {

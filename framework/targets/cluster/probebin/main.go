@@ -1,7 +1,9 @@
 // Command probebin is the program of the cluster target's probe image (/volperm-probe in
 // volperm/probe:<tag>). In a pod's container, running as root, it keeps the container alive
 // (-wait), creates host fixtures under a node directory (-fixtures), changes a mode (-chmod), or
-// snapshots volumes and runs probes each as its case's user (-request), printing JSON on stdout.
+// snapshots volumes and runs probes each as its case's user (-request), printing JSON on stdout,
+// or installs itself as the harness's flexVolume driver (-install-driver), which it then is
+// when called as "fixture".
 package main
 
 import (
@@ -12,12 +14,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/container/incontainer"
+	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 
 // Request is one -request run: snapshot Volumes, then run Probes in order, each as its user
@@ -38,7 +42,30 @@ type Fixtures struct {
 
 func main() {
 	probe.MaybeRunChild()
+	// Installed in a kubelet's plugin dir (-install-driver), the program is the harness's
+	// flexVolume driver.
+	if filepath.Base(os.Args[0]) == fixturedriver.Program {
+		os.Exit(fixturedriver.Main(os.Args[1:], os.Stdout))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout))
+}
+
+// installDriver copies this program to DIR/volperm~fixture/fixture (a flexVolume plugin dir),
+// through a temporary name so that the kubelet never runs half a file.
+func installDriver(dir string) error {
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	d := filepath.Join(dir, fixturedriver.Dir)
+	if err := os.MkdirAll(d, 0755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(d, "."+fixturedriver.Program+".new")
+	if err := os.WriteFile(tmp, self, 0755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(d, fixturedriver.Program))
 }
 
 func run(args []string, stdout io.Writer) int {
@@ -47,6 +74,7 @@ func run(args []string, stdout io.Writer) int {
 	request := fs.String("request", "", "a Request as JSON (- reads it from stdin): print the Observation")
 	fixtures := fs.String("fixtures", "", "a Fixtures as JSON: create them")
 	chmod := fs.String("chmod", "", "a Chmod as JSON: change the mode")
+	driver := fs.String("install-driver", "", "a kubelet flexVolume plugin dir: install this program as the volperm/fixture driver")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return 2
 	}
@@ -55,6 +83,12 @@ func run(args []string, stdout io.Writer) int {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 		<-sig
+		return 0
+	case *driver != "":
+		if err := installDriver(*driver); err != nil {
+			fmt.Fprintf(os.Stderr, "volperm-probe: install driver: %v\n", err)
+			return 1
+		}
 		return 0
 	case *fixtures != "":
 		var f Fixtures
@@ -101,7 +135,7 @@ func run(args []string, stdout io.Writer) int {
 		}
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "usage: volperm-probe -wait | -request JSON | -fixtures JSON | -chmod JSON")
+	fmt.Fprintln(os.Stderr, "usage: volperm-probe -wait | -request JSON | -fixtures JSON | -chmod JSON | -install-driver DIR")
 	return 2
 }
 

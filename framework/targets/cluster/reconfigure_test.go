@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/catalogue"
+)
+
+// TestTimelinesOfTheSkewArea: the skew area's gate-step cases merge into shared histories. The
+// upgrade, downgrade, re-upgrade sequence takes its 6 cases with steps (its last phase has
+// none and runs in its cell), the "gates on, off, on" case created while off (its remaining
+// history is the re-upgrade's) and the flip case whose one step is the re-upgrade's last.
+// The on/off/on case created while on and the other 7 flip cases have histories of their own.
+func TestTimelinesOfTheSkewArea(t *testing.T) {
+	tg := &Target{gates: framework.Gates{
+		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false},
+		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: false},
+	}}
+	var lines []*timeline
+	var histories []*caseRun
+	for i, c := range catalogue.All() {
+		if c.Area == framework.AreaSkew && hasGateSteps(c) && !hasChmodSteps(c) {
+			histories = append(histories, &caseRun{id: i, c: c})
+		}
+	}
+	if len(histories) == 0 {
+		t.Fatal("no skew case has gate steps")
+	}
+	sortByHistory(histories)
+	for _, r := range histories {
+		lines = attach(lines, r, tg.fullGates(r.c.Gates))
+	}
+	var created []int
+	total := 0
+	for _, tl := range lines {
+		n := 0
+		for k, rs := range tl.created {
+			n += len(rs)
+			for _, r := range rs {
+				// Every case starts where the history is in its own gates, with its own steps left.
+				g, settled := tl.at(k)
+				if !settled || cellKey(g) != cellKey(tg.fullGates(r.c.Gates)) || stepsKey(tl.steps[k:]) != stepsKey(r.c.After) {
+					t.Errorf("case %q attached at step %d of a timeline that is elsewhere", r.c.Name, k)
+				}
+			}
+		}
+		created = append(created, n)
+		total += n
+	}
+	if total != len(histories) {
+		t.Errorf("%d cases in timelines, want %d", total, len(histories))
+	}
+	want := map[int]int{8: 1, 1: 8}
+	got := map[int]int{}
+	for _, n := range created {
+		got[n]++
+	}
+	for n, k := range want {
+		if got[n] != k {
+			t.Errorf("timelines with %d cases: %d, want %d (all: %v)", n, got[n], k, created)
+		}
+	}
+}
+
+func TestTimelineAt(t *testing.T) {
+	off := map[string]bool{"G": false}
+	on := map[string]bool{"G": true}
+	tl := &timeline{start: framework.Gates{APIServer: off, Kubelet: off}, steps: []framework.Step{
+		{SetGates: &framework.Gates{APIServer: on}},
+		{SetGates: &framework.Gates{Kubelet: on}},
+		{RestartKubelet: true},
+	}}
+	for k, want := range []struct {
+		api, kubelet, settled bool
+	}{{false, false, true}, {true, false, true}, {true, false, false}, {true, true, true}} {
+		g, settled := tl.at(k)
+		if g.APIServer["G"] != want.api || g.Kubelet["G"] != want.kubelet || settled != want.settled {
+			t.Errorf("at(%d) = %v settled %v, want apiserver %v kubelet %v settled %v", k, g, settled, want.api, want.kubelet, want.settled)
+		}
+	}
+}
+
+func TestUnsettable(t *testing.T) {
+	tg := &Target{gates: framework.Gates{
+		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false},
+		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: true},
+	}}
+	if r := tg.unsettable(framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: true}}); r != "" {
+		t.Errorf("a gate the cluster has: %q", r)
+	}
+	if r := tg.unsettable(framework.Gates{Kubelet: map[string]bool{framework.GatePreservePermissions: false}}); r != "" {
+		t.Errorf("a gate the cluster lacks, off: %q", r)
+	}
+	want := "needs kubelet gate PreservePermissions=true, a gate this cluster's kubelet does not have"
+	if r := tg.unsettable(framework.Gates{Kubelet: map[string]bool{framework.GatePreservePermissions: true}}); r != want {
+		t.Errorf("a gate the cluster lacks, on: %q, want %q", r, want)
+	}
+}
