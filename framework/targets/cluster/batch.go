@@ -20,10 +20,11 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/targets/container/incontainer"
 	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 
-// ProbeCommand is the probe image's program (cluster/probebin).
+// ProbeCommand is the probe image's program (cmd/volperm-probe).
 const ProbeCommand = "/volperm-probe"
 
 // HostRoot is the node directory under which each case's hostPath fixtures get their own root.
@@ -147,14 +148,27 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			p.fail(t.runPod(ctx, p))
+			t.deletePod(p)
 		}()
 	}
 	wg.Wait()
 	// Kubelet restarts disturb every pod of the node: cases with steps run alone, afterwards.
 	for _, p := range withSteps {
 		p.fail(t.runPod(ctx, p))
+		t.deletePod(p)
 	}
 	return nil
+}
+
+// deletePod deletes an observed probe pod at once, so that a node's pod limit (110 by default)
+// bounds only the pods running together, not a whole batch.
+func (t *Target) deletePod(p *probePod) {
+	zero := int64(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := t.client.CoreV1().Pods(p.pod.Namespace).Delete(ctx, p.name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+		t.logf("delete pod %s/%s: %v", p.pod.Namespace, p.name, err)
+	}
 }
 
 // setUp admits runs in namespace ns (under their flexVolume policies), plans their probe pods
@@ -256,7 +270,13 @@ func (t *Target) createNamespace(ctx context.Context) (string, error) {
 	if _, err := t.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("create namespace: %w", err)
 	}
-	// The ServiceAccount admission plugin rejects pods until the namespace's default account exists.
+	// The ServiceAccount admission plugin rejects pods until the namespace's default account
+	// exists. The controller-manager creates it, but after an apiserver restart (Reconfigure) it
+	// is often in CrashLoopBackOff (it lost its leader lease), so the target creates it itself.
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns.Name}}
+	if _, err := t.client.CoreV1().ServiceAccounts(ns.Name).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("create service account %s/default: %w", ns.Name, err)
+	}
 	err := waitFor(ctx, 60*time.Second, 200*time.Millisecond, "service account "+ns.Name+"/default", func() (bool, error) {
 		_, err := t.client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -656,18 +676,10 @@ func (t *Target) failedMounts(ctx context.Context, p *probePod) error {
 // observePod runs one request in the probe container: every volume's snapshot, then every
 // case's probes in case order.
 func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observation, error) {
-	type volume struct {
-		Name string `json:"name"`
-		Path string `json:"path"`
-		Root bool   `json:"root,omitempty"`
-	}
-	var req struct {
-		Volumes []volume     `json:"volumes"`
-		Probes  []probe.Step `json:"probes,omitempty"`
-	}
+	req := incontainer.Request{EachAsItsUser: true}
 	for _, v := range p.vols {
 		src := v.run.pod.Spec.Volumes[v.index]
-		req.Volumes = append(req.Volumes, volume{Name: v.unique, Path: "/volumes/" + v.unique, Root: src.HostPath != nil})
+		req.Volumes = append(req.Volumes, incontainer.Volume{Name: v.unique, Path: "/volumes/" + v.unique, Root: src.HostPath != nil})
 	}
 	for _, r := range p.runs {
 		for _, pr := range r.probes {

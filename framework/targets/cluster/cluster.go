@@ -42,7 +42,7 @@ type Options struct {
 	// Kubeconfig and Context select the cluster ("" = client-go's defaults: $KUBECONFIG, ~/.kube/config).
 	Kubeconfig string
 	Context    string
-	// ProbeImage holds /volperm-probe (cluster/probebin); it must already be on the node
+	// ProbeImage holds /volperm-probe (cmd/volperm-probe); it must already be on the node
 	// (pods use imagePullPolicy Never).
 	ProbeImage string
 	// Node pins every pod to this node ("" = the first Ready node).

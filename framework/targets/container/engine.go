@@ -46,7 +46,7 @@ const ImageRepo = "volperm/probe"
 const probePath = "/volperm-probe"
 
 // probePackage is the main package of the probe binary, built from this module's source.
-const probePackage = "github.com/volperm/volperm/framework/targets/container/probebin"
+const probePackage = "github.com/volperm/volperm/cmd/volperm-probe"
 
 // EnvProbeBinary names a prebuilt static probe binary to use instead of building one.
 const EnvProbeBinary = "VOLPERM_PROBE_BINARY"
@@ -159,7 +159,7 @@ func (e *engine) ensureImage(ctx context.Context) error {
 
 // probeBinary is the static probe binary: $VOLPERM_PROBE_BINARY, or `go build` (CGO_ENABLED=0,
 // -trimpath, no VCS stamp: the same source gives the same bytes, hence the same image tag) of
-// probebin in the volperm module that contains the working directory.
+// cmd/volperm-probe in the volperm module that contains the working directory.
 func probeBinary(ctx context.Context) ([]byte, error) {
 	if p := os.Getenv(EnvProbeBinary); p != "" {
 		b, err := os.ReadFile(p)

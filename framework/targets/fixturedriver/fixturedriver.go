@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
@@ -53,11 +55,17 @@ type result struct {
 	Capabilities map[string]bool `json:"capabilities,omitempty"`
 }
 
+// StateDir holds the driver's "storage is created" markers on a real node, one per volume dir
+// (its path with / as _). Not beside the volume dir as on the reference node: a kubelet that
+// restarts reconstructs every entry of .../volumes/volperm~fixture/ as a volume, and would tear
+// a marker down as an orphaned one. /run outlives kubelet restarts, not node reboots.
+var StateDir = "/run/volperm/fixture"
+
 // Main runs one flexVolume driver call (args without the program name) and returns the exit
 // code: init (no attach), mount DIR OPTIONS (on the first mount of DIR, create the storage in
-// it, parents first, each entry owned and moded exactly, and leave a marker beside DIR so that
+// it, parents first, each entry owned and moded exactly, and leave a marker in StateDir so that
 // later mounts do not create it again; like the reference driver it mounts nothing, so the
-// kubelet calls it, then walks for fsGroup, on every SetUp), unmount DIR (remove DIR and the
+// kubelet calls it, then walks for fsGroup, on every SetUp), unmount DIR (remove DIR and its
 // marker). Anything else is "Not supported".
 func Main(args []string, stdout io.Writer) int {
 	reply := func(r result, code int) int {
@@ -83,7 +91,7 @@ func Main(args []string, stdout io.Writer) int {
 		if len(args) != 2 {
 			return fail(errors.New("usage: unmount DIR"))
 		}
-		if err := flexvolume.TearDown(args[1]); err != nil {
+		if err := errors.Join(os.RemoveAll(args[1]), os.RemoveAll(marker(args[1]))); err != nil {
 			return fail(err)
 		}
 		return reply(result{Status: "Success"}, 0)
@@ -96,8 +104,8 @@ func mount(dir, options string) error {
 	if err := json.Unmarshal([]byte(options), &opts); err != nil {
 		return fmt.Errorf("options: %w", err)
 	}
-	marker := dir + flexvolume.MarkerSuffix
-	if _, err := os.Lstat(marker); err == nil {
+	done := marker(dir)
+	if _, err := os.Lstat(done); err == nil {
 		return nil
 	}
 	var files []framework.File
@@ -109,5 +117,13 @@ func mount(dir, options string) error {
 	if err := flexvolume.Populate(dir, StorageOf(files)); err != nil {
 		return err
 	}
-	return os.WriteFile(marker, nil, 0600)
+	if err := os.MkdirAll(StateDir, 0700); err != nil {
+		return err
+	}
+	return os.WriteFile(done, nil, 0600)
+}
+
+// marker is the file that says dir's storage was created.
+func marker(dir string) string {
+	return filepath.Join(StateDir, strings.ReplaceAll(filepath.Clean(dir), "/", "_"))
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
-	"github.com/volperm/volperm/nodeimpl/flexvolume"
 )
 
 func call(t *testing.T, args ...string) (int, result) {
@@ -46,7 +45,9 @@ func TestMountCreatesStorageOnce(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the driver chowns")
 	}
-	dir := filepath.Join(caseroottest.TempDir(t), "volumes", Dir, "data")
+	base := caseroottest.TempDir(t)
+	StateDir = filepath.Join(base, "state")
+	dir := filepath.Join(base, "volumes", Dir, "data")
 	storage, _ := json.Marshal([]framework.File{
 		{Path: "conf", Dir: true, Mode: 0o700, UID: 1000, GID: 1000},
 		{Path: "conf/key", Mode: 0o410, UID: 1000, GID: 3000},
@@ -71,10 +72,13 @@ func TestMountCreatesStorageOnce(t *testing.T) {
 	if fi, err := os.Lstat(filepath.Join(dir, "conf/key")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("second mount re-created the storage: %v %v", fi.Mode(), err)
 	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Errorf("the plugin's volumes dir holds %d entries, want only the volume (no marker beside it)", len(entries))
+	}
 	if code, _ := call(t, "unmount", dir); code != 0 {
 		t.Fatal("unmount failed")
 	}
-	for _, p := range []string{dir, dir + flexvolume.MarkerSuffix} {
+	for _, p := range []string{dir, marker(dir)} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("%s left after unmount: %v", p, err)
 		}

@@ -170,7 +170,15 @@ func New(opts Options) (*Target, error) {
 
 // Info names the target and its images.
 func (t *Target) Info() framework.TargetInfo {
-	return framework.TargetInfo{Name: Name, Details: map[string]string{"nodeImage": t.opts.NodeImage, "probeImage": t.opts.ProbeImage}}
+	d := map[string]string{"nodeImage": t.opts.NodeImage, "probeImage": t.opts.ProbeImage,
+		"clusters": "one, reconfigured in place per skew cell", "pods": "batched"}
+	if t.opts.PerCell {
+		d["clusters"] = "one per kind-config"
+	}
+	if t.opts.PodPerCase {
+		d["pods"] = "one per case"
+	}
+	return framework.TargetInfo{Name: Name, Details: d}
 }
 
 // ConfigFor is the config whose gates are the ones c needs.

@@ -515,7 +515,7 @@ func jsonField(doc, field string) string {
 }
 
 // ProbePackage is the probe image's program.
-const ProbePackage = "github.com/volperm/volperm/framework/targets/cluster/probebin"
+const ProbePackage = "github.com/volperm/volperm/cmd/volperm-probe"
 
 // BuildProbeImage compiles ProbePackage statically in the volperm module at repoRoot and imports
 // it as volperm/probe:<hash of the binary> holding /volperm-probe, unless that image exists.
