@@ -90,6 +90,7 @@ func TestBadInput(t *testing.T) {
 		{"bad YAML", []string{"observe", "-f", badYAML}, []string{badYAML, "YAML"}},
 		{"image without subcommand", []string{"image"}, []string{"volperm image save -o FILE"}},
 		{"image save without -o", []string{"image", "save"}, []string{"-o FILE is required"}},
+		{"unknown cluster option", []string{"run", "--target", "cluster:fast", "-f", good}, []string{`unknown option "fast"`, "cluster:flex-driver"}},
 		{"unknown kind option", []string{"run", "--target", "kind:fast", "-f", good}, []string{`unknown option "fast"`, "kind:per-cell"}},
 	}
 	for _, tt := range tests {

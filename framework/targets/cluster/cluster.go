@@ -296,7 +296,7 @@ func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 			case v.FlexVolume.Driver != fixturedriver.Driver:
 				return false, fmt.Sprintf("flexVolume driver %q: only the harness's driver %s is set up by this target", v.FlexVolume.Driver, fixturedriver.Driver)
 			case !flexDriver:
-				return false, "flexVolume set-up needs the harness's driver " + fixturedriver.Driver + " on the node (the kind target installs it)"
+				return false, "flexVolume set-up needs the harness's driver " + fixturedriver.Driver + " on the node (the kind target installs it; cluster:flex-driver does on your cluster)"
 			}
 		case v.Projected != nil:
 			for _, p := range v.Projected.Sources {
@@ -388,8 +388,16 @@ func waitFor(ctx context.Context, timeout, interval time.Duration, what string, 
 }
 
 func init() {
-	framework.RegisterTarget(Name, "any existing cluster by kubeconfig (--kubeconfig, --context, --probe-image): pods on its real apiserver and kubelet, through client-go", func(o framework.TargetOptions) (framework.Target, error) {
-		return New(context.Background(), Options{Kubeconfig: o.Kubeconfig, Context: o.Context, ProbeImage: o.ProbeImage, Log: os.Stderr})
+	framework.RegisterTarget(Name, "any existing cluster by kubeconfig (--kubeconfig, --context, --probe-image): pods on its real apiserver and kubelet, through client-go; cluster:flex-driver installs the harness's flexVolume driver on the node for the flexVolume set-up cases", func(o framework.TargetOptions) (framework.Target, error) {
+		opts := Options{Kubeconfig: o.Kubeconfig, Context: o.Context, ProbeImage: o.ProbeImage, Log: os.Stderr}
+		switch o.Arg {
+		case "":
+		case "flex-driver":
+			opts.InstallFlexDriver = true
+		default:
+			return nil, fmt.Errorf("cluster target: unknown option %q: write cluster or cluster:flex-driver", o.Arg)
+		}
+		return New(context.Background(), opts)
 	})
 }
 
