@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sort"
@@ -131,14 +132,20 @@ func configGates(raw []byte) (framework.Gates, error) {
 type Target struct {
 	opts    Options
 	configs []Config
-	dir     string // kubeconfigs
+	dir     string // kubeconfigs, made with the first cluster
 
 	mu       sync.Mutex
 	provider *kindcluster.Provider
 	live     map[string]*liveCluster // by config name
 	stopSig  chan struct{}
 	batch    *cluster.Batch
+	// madeNetwork: the Docker network kindNetwork did not exist before this target's first
+	// cluster, so the target removes it at the end.
+	networkChecked, madeNetwork bool
 }
+
+// kindNetwork is the Docker network kind puts its nodes on.
+const kindNetwork = "kind"
 
 type liveCluster struct {
 	name       string
@@ -158,11 +165,7 @@ func New(opts Options) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kind target: %w", err)
 	}
-	dir, err := os.MkdirTemp("", "volperm-kind-")
-	if err != nil {
-		return nil, err
-	}
-	t := &Target{opts: opts, configs: cfgs, dir: dir, live: map[string]*liveCluster{}}
+	t := &Target{opts: opts, configs: cfgs, live: map[string]*liveCluster{}}
 	t.batch = cluster.NewBatch(t.ObserveBatch, t.Supports)
 	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
 	return t, nil
@@ -348,6 +351,19 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		}
 	}
 	t.watchSignals()
+	if !t.networkChecked {
+		// kind makes its Docker network "kind" at the first create and never removes it.
+		t.networkChecked = true
+		t.madeNetwork = exec.Command("docker", "network", "inspect", kindNetwork).Run() != nil
+	}
+	if t.dir == "" {
+		dir, err := os.MkdirTemp("", "volperm-kind-")
+		if err != nil {
+			t.mu.Unlock()
+			return nil, err
+		}
+		t.dir = dir
+	}
 	lc := &liveCluster{name: "volperm-" + name, kubeconfig: filepath.Join(t.dir, name+".kubeconfig")}
 	// Registered before Create: a failed or interrupted create leaves a node container to delete.
 	t.live[name] = lc
@@ -412,6 +428,8 @@ func (t *Target) watchSignals() {
 		case s := <-sig:
 			t.logf("%v: deleting clusters", s)
 			t.deleteAll()
+			t.removeNetwork()
+			t.removeDir()
 			signal.Stop(sig)
 			_ = syscall.Kill(os.Getpid(), s.(syscall.Signal))
 		case <-t.stopSig:
@@ -444,7 +462,36 @@ func (t *Target) Close() error {
 	if t.opts.Keep {
 		return nil
 	}
-	return os.RemoveAll(t.dir)
+	t.removeNetwork()
+	return t.removeDir()
+}
+
+// removeDir removes the kubeconfigs' directory (not with Keep: it holds the kept clusters').
+func (t *Target) removeDir() error {
+	t.mu.Lock()
+	dir := t.dir
+	t.mu.Unlock()
+	if dir == "" || t.opts.Keep {
+		return nil
+	}
+	return os.RemoveAll(dir)
+}
+
+// removeNetwork removes kind's Docker network when this target made it and nothing uses it
+// any more (Docker refuses while a container is attached: then it stays, and is logged).
+func (t *Target) removeNetwork() {
+	t.mu.Lock()
+	made := t.madeNetwork && !t.opts.Keep
+	t.madeNetwork = false
+	t.mu.Unlock()
+	if !made {
+		return
+	}
+	if out, err := exec.Command("docker", "network", "rm", kindNetwork).CombinedOutput(); err != nil {
+		t.logf("docker network %s left: %v: %s", kindNetwork, err, strings.TrimSpace(string(out)))
+		return
+	}
+	t.logf("docker network %s removed", kindNetwork)
 }
 
 func (t *Target) logf(format string, a ...any) {
