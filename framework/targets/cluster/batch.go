@@ -293,7 +293,7 @@ func (t *Target) deleteNamespace(ns string) {
 	zero := int64(0)
 	_ = t.client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
 	if err := t.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		fmt.Fprintf(t.opts.Log, "cluster: delete namespace %s: %v\n", ns, err)
+		t.logf("delete namespace %s: %v", ns, err)
 	}
 }
 
@@ -718,7 +718,7 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 	for _, r := range p.runs {
 		for _, bv := range r.vols {
 			src := r.pod.Spec.Volumes[bv.index]
-			vo := framework.VolumeObservation{Name: src.Name, Type: volumeType(src), SetUp: framework.SetUpOK}
+			vo := framework.VolumeObservation{Name: src.Name, Type: framework.VolumeType(src), SetUp: framework.SetUpOK}
 			if src.EmptyDir != nil {
 				vo.Medium = string(src.EmptyDir.Medium)
 			}
@@ -738,27 +738,6 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 			results = results[n:]
 		}
 	}
-}
-
-func volumeType(v corev1.Volume) string {
-	s := v.VolumeSource
-	switch {
-	case s.EmptyDir != nil:
-		return "emptyDir"
-	case s.HostPath != nil:
-		return "hostPath"
-	case s.Secret != nil:
-		return "secret"
-	case s.ConfigMap != nil:
-		return "configMap"
-	case s.DownwardAPI != nil:
-		return "downwardAPI"
-	case s.Projected != nil:
-		return "projected"
-	case s.FlexVolume != nil:
-		return "flexVolume"
-	}
-	return "other"
 }
 
 // exec runs cmd in the pod's probe container, stdin from in, and returns stdout.

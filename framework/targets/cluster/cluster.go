@@ -331,6 +331,11 @@ type Result struct {
 	Err error
 }
 
+// logf writes one progress line to Options.Log.
+func (t *Target) logf(format string, a ...any) {
+	fmt.Fprintf(t.opts.Log, "cluster: "+format+"\n", a...)
+}
+
 func randomSuffix() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

@@ -128,7 +128,7 @@ func (t *Target) unbindPolicies(bindings []string) {
 	defer cancel()
 	for _, b := range bindings {
 		if err := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, b, metav1.DeleteOptions{}); err != nil {
-			fmt.Fprintf(t.opts.Log, "cluster: delete policy binding %s: %v\n", b, err)
+			t.logf("delete policy binding %s: %v", b, err)
 		}
 	}
 }

@@ -346,7 +346,3 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 	}
 	return nil
 }
-
-func (t *Target) logf(format string, a ...any) {
-	fmt.Fprintf(t.opts.Log, "cluster: "+format+"\n", a...)
-}

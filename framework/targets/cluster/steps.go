@@ -39,7 +39,7 @@ func (t *Target) runSteps(ctx context.Context, p *probePod) (restore func(), err
 			err = t.restartKubelet(ctx, t.gates.Kubelet)
 		}
 		if err != nil {
-			fmt.Fprintf(t.opts.Log, "cluster: restore kubelet gates: %v\n", err)
+			t.logf("restore kubelet gates: %v", err)
 		}
 	}
 	for i, s := range r.c.After {
