@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/hostfeature"
 )
 
 // Admitted is what an apiserver hands a kubelet: its answer and, when a pod was admitted, the
@@ -45,6 +47,13 @@ type Node interface {
 	Info() TargetInfo
 	// Close releases what the node holds across cases.
 	Close() error
+}
+
+// NodeHostNeeds is implemented by a kubelet half whose set-up needs features of this machine
+// (framework.HostNeeds for the pair).
+type NodeHostNeeds interface {
+	// HostNeeds lists the features of this machine the node needs to run c after admission a.
+	HostNeeds(c *Case, a Admitted) []hostfeature.Feature
 }
 
 // APIServerFactory builds an apiserver half; NodeFactory a kubelet half.
@@ -140,7 +149,8 @@ func (p *Pair) Info() TargetInfo {
 	return info
 }
 
-// Supports asks the apiserver, then, for a case that reaches a node, the kubelet.
+// Supports asks the apiserver, then, for a case that reaches a node, whether this machine has
+// what the kubelet needs (HostNeeds) and the kubelet itself.
 func (p *Pair) Supports(c *Case) (bool, string) {
 	if ok, why := p.api.SupportsAdmission(c); !ok {
 		return false, why
@@ -154,7 +164,31 @@ func (p *Pair) Supports(c *Case) (bool, string) {
 	if !a.ReachesNode(cc) {
 		return true, ""
 	}
+	if m := hostfeature.First(p.nodeHostNeeds(cc, a)); m != nil {
+		return false, m.Error()
+	}
 	return p.node.SupportsNode(cc, a)
+}
+
+// HostNeeds is what the kubelet half needs of this machine for c, when c reaches it.
+func (p *Pair) HostNeeds(c *Case) []hostfeature.Feature {
+	if ok, _ := p.api.SupportsAdmission(c); !ok {
+		return nil
+	}
+	cc := c.DeepCopy()
+	cc.Complete()
+	a, err := p.api.Admit(cc)
+	if err != nil || !a.ReachesNode(cc) {
+		return nil
+	}
+	return p.nodeHostNeeds(cc, a)
+}
+
+func (p *Pair) nodeHostNeeds(c *Case, a Admitted) []hostfeature.Feature {
+	if hn, ok := p.node.(NodeHostNeeds); ok {
+		return hn.HostNeeds(c, a)
+	}
+	return nil
 }
 
 // Observe admits c, then has the kubelet set it up and observe it.
@@ -167,6 +201,9 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 	}
 	obs := &Observation{APIVersion: ObservationVersion, Case: c.Name, Source: p.name, Admission: a.Admission}
 	if a.ReachesNode(c) {
+		if m := hostfeature.First(p.nodeHostNeeds(c, a)); m != nil {
+			return nil, fmt.Errorf("case %q cannot run on this kubelet here: %v", c.Name, m)
+		}
 		if ok, why := p.node.SupportsNode(c, a); !ok {
 			return nil, fmt.Errorf("case %q cannot run on this kubelet here: %s", c.Name, why)
 		}

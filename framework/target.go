@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/volperm/volperm/hostfeature"
 )
 
 // Target is an implementation under test: it turns a Case into an observed Observation.
@@ -28,6 +30,26 @@ type Target interface {
 // before its specs, and each Observe then returns what Prepare observed.
 type Batcher interface {
 	Prepare(ctx context.Context, cases []*Case) error
+}
+
+// HostNeeds is implemented by a target whose cases need features of this machine (root, a huge
+// page size, a container engine): the suites ask it before Supports, so that a case this machine
+// cannot run is "not run" with the feature named, or a failure when the run requires that feature
+// (hostfeature.Required), whatever the target.
+type HostNeeds interface {
+	// HostNeeds lists the features of this machine c needs on the target; none for a case that
+	// never reaches a node here.
+	HostNeeds(c *Case) []hostfeature.Feature
+}
+
+// MissingHostFeature returns the first feature of this machine that t needs for c and that the
+// machine lacks, nil when there is none (or t needs none).
+func MissingHostFeature(t Target, c *Case) *hostfeature.Missing {
+	hn, ok := t.(HostNeeds)
+	if !ok {
+		return nil
+	}
+	return hostfeature.First(hn.HostNeeds(c))
 }
 
 // KnownDifferences is implemented by a target that is expected to disagree with the spec in

@@ -21,6 +21,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/report"
+	"github.com/volperm/volperm/hostfeature"
 )
 
 // Config is what the suites run.
@@ -47,11 +48,11 @@ const (
 	RunLog          = "run.log"
 )
 
-// RequireFromEnv reports whether this run is one where every case must run: CI=true (as CI
-// systems set it) or VOLPERM_REQUIRE set to anything (DESIGN.md "Unsupported is not registered").
-func RequireFromEnv() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("VOLPERM_REQUIRE") != ""
-}
+// RequireFromEnv reports whether this run is one where every case must run on the target: CI=true
+// (as CI systems set it) or VOLPERM_REQUIRE naming "cases" or "all" (hostfeature.RequireCases).
+// A case this machine cannot run for want of a host feature (a huge page size, a container
+// engine) fails only when that feature is required (hostfeature.Required).
+func RequireFromEnv() bool { return hostfeature.RequireCases() }
 
 // area is one Ginkgo container: the cases of one spec area.
 type area struct {
@@ -181,9 +182,15 @@ func Describe(cfg *Config) {
 // Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
+	if m := framework.MissingHostFeature(cfg.Target, c); m != nil {
+		if hostfeature.Required(m.Feature) {
+			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, m, m.Feature, hostfeature.EnvRequire))
+		}
+		ginkgo.Skip(m.Error())
+	}
 	if ok, reason := cfg.Target.Supports(c); !ok {
 		if cfg.Require {
-			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %s (this run requires every case: CI=true or VOLPERM_REQUIRE is set)", name, reason))
+			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %s (this run requires every case: CI=true or %s names cases)", name, reason, hostfeature.EnvRequire))
 		}
 		ginkgo.Skip(reason)
 	}

@@ -142,7 +142,7 @@ func TestSpecOutcomes(t *testing.T) {
 			failures: map[string]string{
 				"[emptydir] differs [target=fake]": "admission.allowed: expected true, observed false",
 				"[hostpath] errs [target=fake]":    `target fake failed on case "errs": agent crashed`,
-				"[skew] unsupported [target=fake]": "cannot run on target fake: needs a capability the fake lacks (this run requires every case: CI=true or VOLPERM_REQUIRE is set)",
+				"[skew] unsupported [target=fake]": "cannot run on target fake: needs a capability the fake lacks (this run requires every case: CI=true or VOLPERM_REQUIRE names cases)",
 			},
 			notRun: map[string]string{},
 		},

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 )
@@ -210,9 +212,7 @@ func TestDocExamples(t *testing.T) {
 // TestDiff: a target compared with itself agrees on every case; reference and upstream differ
 // exactly where upstream's known differences are (emptyDir mode on Memory).
 func TestDiff(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("node-side cases need root")
-	}
+	hostfeature.Need(t, hostfeature.Root) // node-side cases need root
 	memory := writeFile(t, "memory.yaml", strings.Replace(caseFile, "        mode: 0750", "        mode: 0750\n        medium: Memory", 1))
 	code, out, errs := runMain("diff", "--targets", "reference,reference", "--work-dir", caseroottest.TempDir(t), "-f", memory)
 	if code != exitOK || !strings.Contains(out, "2 cases compared on reference and reference: 0 differ, 2 agree") {
@@ -229,9 +229,7 @@ func TestDiff(t *testing.T) {
 // `volperm expect` prints (the oracle) and what `volperm observe --target reference` prints are
 // the same Observations (issue: "agree on every canonical case under manifests/").
 func TestExpectAgreesWithObserveOnCanonicalCases(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("observe on the reference target needs root for node-side cases")
-	}
+	hostfeature.Need(t, hostfeature.Root) // observe on the reference target needs root for node-side cases
 	files, err := filepath.Glob("../../manifests/cases/*.yaml")
 	if err != nil || len(files) < 6 {
 		t.Fatalf("canonical case files: %v, %v", files, err)

@@ -13,6 +13,8 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/report"
+	"github.com/volperm/volperm/framework/sweep"
+	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/suites"
 )
 
@@ -54,6 +56,13 @@ func runRun(s streams, f *runFlags) int {
 	profiles, err := parseProfiles(f.profiles)
 	if err != nil {
 		return fail(s, "run", err)
+	}
+	if err := hostfeature.CheckRequireList(); err != nil {
+		return fail(s, "run", usageError{err.Error()})
+	}
+	// What killed runs left (case roots, mounts, containers, clusters) goes first (docs/cleanup.md).
+	if err := sweepLeftovers(s.err, "run", sweep.Options{WorkDir: f.targetOpts.opts.WorkDir}, false); err != nil {
+		fmt.Fprintf(s.err, "volperm run: cleaning up after dead runs: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	source := "catalogue"
 	cases := catalogue.All()
@@ -105,8 +114,8 @@ func runRun(s streams, f *runFlags) int {
 	}
 	if summary != nil {
 		fmt.Fprintf(s.out, "\n%s on target %s: %s\n", strings.ToUpper(summary.Result), summary.Target.Name, summary.Totals)
-		if summary.Totals.Skipped > 0 && !cfg.Require {
-			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (CI=true makes them failures)\n", summary.Totals.Skipped)
+		if summary.Totals.Skipped > 0 {
+			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (%s=cases, or CI=true, makes the target's gaps failures; %s=<feature> a missing feature of this machine)\n", summary.Totals.Skipped, hostfeature.EnvRequire, hostfeature.EnvRequire)
 		}
 	}
 	fmt.Fprintf(s.out, "reports:\n")

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volperm/volperm/hostfeature"
 
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/report"
@@ -151,9 +154,7 @@ func exitCode(err error) int {
 // case is torn down, the target closed, the reports written so far are flushed, the exit code
 // is not 0, and no mount, work dir entry or temp file is left.
 func TestRunInterrupted(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the cases running when SIGINT arrives must hold mounts to tear down")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: the cases running when SIGINT arrives must hold mounts to tear down
 	d := newRunDirs(t, 0)
 	cmd := exec.Command(binary(t), "run", "--report-dir", d.reports, "--work-dir", d.work)
 	cmd.Env = d.env()
@@ -214,15 +215,47 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
+// TestRunKilled kills runs of the whole catalogue with SIGKILL at random moments (nothing of
+// theirs runs after the signal), then runs `volperm cleanup`: the work dir, TMPDIR and the mount
+// table are exactly as clean as before the first run. Each run's own start sweeps what the
+// previous kill left, so the leftovers never pile up beyond one run's.
+func TestRunKilled(t *testing.T) {
+	hostfeature.Need(t, hostfeature.Root) // the cases killed must hold mounts (tmpfs, hugetlbfs) and chowned trees
+	d := newRunDirs(t, 0)
+	bin := binary(t)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for i := 0; i < 6; i++ {
+		cmd := exec.Command(bin, "run", "--report-dir", d.reports, "--work-dir", d.work, "--focus", "Memory|HugePages|fsGroup|restart")
+		cmd.Env = d.env()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Somewhere from its start-up to well inside the catalogue.
+		time.Sleep(time.Duration(200+rng.IntN(2500)) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	cleanup := exec.Command(bin, "cleanup", "--work-dir", d.work)
+	cleanup.Env = d.env()
+	out, err := cleanup.CombinedOutput()
+	if err != nil {
+		t.Fatalf("volperm cleanup: %v\n%s", err, out)
+	}
+	if left := d.leftovers(t); len(left) > 0 {
+		t.Errorf("left behind after SIGKILL and cleanup: %q\ncleanup said:\n%s", left, out)
+	}
+	if !strings.Contains(string(out), "left by a run that is no longer alive") && !strings.Contains(string(out), "nothing left") {
+		t.Errorf("cleanup says neither what it removed nor that there was nothing:\n%s", out)
+	}
+}
+
 // nobody is the uid and gid of the non-root runs.
 const nobody = 65534
 
 // TestRunAsNonRoot runs the catalogue as uid 65534: the cases that need root are listed as not
 // run, with their reason, and the run passes; with CI=true each of them is a failure.
 func TestRunAsNonRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a process as uid 65534")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root to start a process as uid 65534
 	bin := binary(t)
 	run := func(t *testing.T, env ...string) (*report.Summary, int) {
 		d := newRunDirs(t, nobody)
@@ -250,7 +283,7 @@ func TestRunAsNonRoot(t *testing.T) {
 	notRun := map[string]string{}
 	for _, r := range s.NotRun {
 		notRun[r.Name] = r.Message
-		if !strings.HasPrefix(r.Message, "needs root") {
+		if !strings.HasPrefix(r.Message, "this machine lacks root") {
 			t.Errorf("case %q not run: reason %q, want one that names root", r.Name, r.Message)
 		}
 	}
@@ -273,9 +306,7 @@ func TestRunAsNonRoot(t *testing.T) {
 
 // TestRunFile runs the cases of a file as root: they pass and the reports name them.
 func TestRunFile(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the reference target mounts and chowns")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: the reference target mounts and chowns
 	d := newRunDirs(t, 0)
 	file := filepath.Join(d.root, "cases.yaml")
 	if err := os.WriteFile(file, []byte(caseFile), 0o644); err != nil {

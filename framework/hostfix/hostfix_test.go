@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/snapshot"
 )
 
 func TestCreateEveryKind(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mknod of devices needs root")
-	}
+	hostfeature.Need(t, hostfeature.Root) // mknod of devices needs root
 	root := t.TempDir()
 	objs := []framework.HostObject{
 		{Path: "/a/dir", Kind: framework.KindDirectory},

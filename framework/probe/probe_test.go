@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 )
@@ -17,9 +19,7 @@ func TestMain(m *testing.M) {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("probes as other uids need root")
-	}
+	hostfeature.Need(t, hostfeature.Root) // probes as other uids need root
 }
 
 // The KEP-5502 user story 2: in a 01777 dir only the owner deletes or renames (seed 000).

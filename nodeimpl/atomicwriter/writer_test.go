@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	"github.com/volperm/volperm/nodeimpl/ownership"
 )
 
@@ -24,9 +26,7 @@ const fsGroup = int64(2000)
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the layout is checked with fsGroup ownership")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: the layout is checked with fsGroup ownership
 }
 
 var tsName = regexp.MustCompile(`^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.\d+$`)

@@ -59,7 +59,7 @@ func SetUp(v Volume) error {
 	}
 	if ready(v.ReadyDir) {
 		switch {
-		case mounted != nil && (v.Source.Medium == corev1.StorageMediumMemory || isHugePageMedium(v.Source.Medium)):
+		case mounted != nil && (v.Source.Medium == corev1.StorageMediumMemory || IsHugePageMedium(v.Source.Medium)):
 			return nil
 		case v.Source.Medium == corev1.StorageMediumDefault:
 			if _, err := os.Stat(v.Dir); err == nil {
@@ -77,7 +77,7 @@ func SetUp(v Volume) error {
 		err = setupDir(v.Dir, mode)
 	case v.Source.Medium == corev1.StorageMediumMemory:
 		err = setupTmpfs(v, mode, mounted)
-	case isHugePageMedium(v.Source.Medium):
+	case IsHugePageMedium(v.Source.Medium):
 		err = setupHugepages(v, mode, mounted)
 	default:
 		err = fmt.Errorf("unknown storage medium %q", v.Source.Medium)

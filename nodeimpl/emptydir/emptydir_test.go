@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,17 +17,13 @@ import (
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the emptyDir set-up mounts tmpfs/hugetlbfs and chowns")
-	}
+	hostfeature.Need(t, hostfeature.Root)
 }
 
+// requireHugetlbfs: the tests mount hugetlbfs with 2Mi pages.
 func requireHugetlbfs(t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile("/proc/filesystems")
-	if err != nil || !strings.Contains(string(b), "\thugetlbfs\n") {
-		t.Skip("needs hugetlbfs in /proc/filesystems")
-	}
+	hostfeature.Need(t, hostfeature.HugePages(resource.MustParse("2Mi")))
 }
 
 func int32p(v int32) *int32 { return &v }
@@ -315,7 +313,7 @@ func superOptions(t *testing.T, dir string) string {
 // getPageSizeMountOption's outcomes and texts (v1.37 emptydir).
 func TestHugePagesPageSize(t *testing.T) {
 	requireRoot(t)
-	requireHugetlbfs(t)
+	hostfeature.Need(t, hostfeature.Hugetlbfs)
 	for _, tc := range []struct {
 		medium   corev1.StorageMedium
 		requests []string
@@ -332,6 +330,10 @@ func TestHugePagesPageSize(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/%v", tc.medium, tc.requests), func(t *testing.T) {
 			v := newVolume(t, tc.medium, nil, true, podWith(nil, tc.requests...))
+			if size, err := PageSize(tc.medium, v.Pod); err == nil {
+				// Only a size the kernel offers can be mounted (pagesize=1G on a 2M-only host: EINVAL).
+				hostfeature.Need(t, hostfeature.HugePages(size))
+			}
 			err := SetUp(v)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {

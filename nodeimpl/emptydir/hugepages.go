@@ -8,14 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// isHugePageMedium is v1.37 pkg/apis/core/v1/helper IsHugePageMedium.
-func isHugePageMedium(medium corev1.StorageMedium) bool {
+// IsHugePageMedium is v1.37 pkg/apis/core/v1/helper IsHugePageMedium.
+func IsHugePageMedium(medium corev1.StorageMedium) bool {
 	return medium == corev1.StorageMediumHugePages || strings.HasPrefix(string(medium), string(corev1.StorageMediumHugePagesPrefix))
 }
 
 // hugePageSizeFromMedium is v1.37 helper HugePageSizeFromMedium, texts included.
 func hugePageSizeFromMedium(medium corev1.StorageMedium) (resource.Quantity, error) {
-	if !isHugePageMedium(medium) {
+	if !IsHugePageMedium(medium) {
 		return resource.Quantity{}, fmt.Errorf("medium: %s is not a hugepage medium", medium)
 	}
 	if medium == corev1.StorageMediumHugePages {
@@ -60,10 +60,20 @@ func isPodLevelResourcesSet(pod *corev1.Pod) bool {
 	return false
 }
 
-// getPageSizeMountOption is v1.37 emptydir getPageSizeMountOption, texts included: the page
-// size comes from the hugepages-<size> requests of the pod (pod level: gate PodLevelResources,
-// beta and on by default since v1.34) and of its containers and init containers.
+// getPageSizeMountOption is v1.37 emptydir getPageSizeMountOption, texts included.
 func getPageSizeMountOption(medium corev1.StorageMedium, pod *corev1.Pod) (string, error) {
+	pageSize, err := PageSize(medium, pod)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("pagesize=%s", pageSize.String()), nil
+}
+
+// PageSize is the huge page size a HugePages emptyDir of pod is mounted with (v1.37 emptydir
+// getPageSizeMountOption, texts included): it comes from the hugepages-<size> requests of the
+// pod (pod level: gate PodLevelResources, beta and on by default since v1.34) and of its
+// containers and init containers.
+func PageSize(medium corev1.StorageMedium, pod *corev1.Pod) (resource.Quantity, error) {
 	pageSizeFound := false
 	pageSize := resource.Quantity{}
 
@@ -71,7 +81,7 @@ func getPageSizeMountOption(medium corev1.StorageMedium, pod *corev1.Pod) (strin
 	if medium != corev1.StorageMediumHugePages {
 		var err error
 		if mediumPageSize, err = hugePageSizeFromMedium(medium); err != nil {
-			return "", err
+			return resource.Quantity{}, err
 		}
 	}
 
@@ -90,12 +100,12 @@ func getPageSizeMountOption(medium corev1.StorageMedium, pod *corev1.Pod) (strin
 			}
 			current, err := hugePageSizeFromResourceName(name)
 			if err != nil {
-				return "", err
+				return resource.Quantity{}, err
 			}
 			if medium == corev1.StorageMediumHugePages {
 				// One page size for the whole pod when the medium names none.
 				if pageSizeFound && pageSize.Cmp(current) != 0 {
-					return "", fmt.Errorf("medium: %s can't be used if container requests multiple huge page sizes", medium)
+					return resource.Quantity{}, fmt.Errorf("medium: %s can't be used if container requests multiple huge page sizes", medium)
 				}
 				pageSizeFound = true
 				pageSize = current
@@ -107,7 +117,7 @@ func getPageSizeMountOption(medium corev1.StorageMedium, pod *corev1.Pod) (strin
 	}
 
 	if !pageSizeFound {
-		return "", fmt.Errorf("medium %s: hugePages storage requested, but there is no resource request for huge pages", medium)
+		return resource.Quantity{}, fmt.Errorf("medium %s: hugePages storage requested, but there is no resource request for huge pages", medium)
 	}
-	return fmt.Sprintf("pagesize=%s", pageSize.String()), nil
+	return pageSize, nil
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -21,9 +23,7 @@ func TestMain(m *testing.M) {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the fixture driver chowns")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: the fixture driver chowns
 }
 
 func ptr(v int64) *int64 { return &v }

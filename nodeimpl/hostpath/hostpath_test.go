@@ -7,15 +7,15 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 )
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the fixtures are device nodes (mknod)")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: the fixtures are device nodes (mknod)
 }
 
 // object is what exists at the pod's path before set-up.

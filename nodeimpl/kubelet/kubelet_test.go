@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/volperm/volperm/hostfeature"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,17 +25,13 @@ func TestMain(m *testing.M) {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the kubelet mounts tmpfs/hugetlbfs and chowns")
-	}
+	hostfeature.Need(t, hostfeature.Root)
 }
 
+// requireHugetlbfs: the tests mount hugetlbfs with 2Mi pages.
 func requireHugetlbfs(t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile("/proc/filesystems")
-	if err != nil || !strings.Contains(string(b), "\thugetlbfs\n") {
-		t.Skip("needs hugetlbfs in /proc/filesystems")
-	}
+	hostfeature.Need(t, hostfeature.HugePages(resource.MustParse("2Mi")))
 }
 
 func int32p(v int32) *int32 { return &v }

@@ -100,17 +100,3 @@ func unescape(s string) string {
 	}
 	return b.String()
 }
-
-// KernelHas reports whether the kernel lists filesystem type fs in /proc/filesystems.
-func KernelHas(fs string) bool {
-	b, err := os.ReadFile("/proc/filesystems")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] == fs {
-			return true
-		}
-	}
-	return false
-}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/volperm/volperm/hostfeature"
 )
 
 func TestUnescape(t *testing.T) {
@@ -16,9 +18,7 @@ func TestUnescape(t *testing.T) {
 }
 
 func TestAtAndAtOrBelow(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting tmpfs needs root")
-	}
+	hostfeature.Need(t, hostfeature.Root) // mounting tmpfs needs root
 	dir := t.TempDir()
 	mp := filepath.Join(dir, "with space", "m")
 	if err := os.MkdirAll(mp, 0755); err != nil {

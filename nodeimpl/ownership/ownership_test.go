@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -15,9 +17,7 @@ const fsGroup = int64(2000)
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the walk chowns")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: the walk chowns
 }
 
 // unixMode turns 4-digit Unix permission bits into an os.FileMode.

@@ -266,7 +266,7 @@ func (t *Target) PodStarts() int {
 
 func (t *Target) createNamespace(ctx context.Context) (string, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.Namespace + "-" + randomSuffix(),
-		Labels: map[string]string{"app.kubernetes.io/managed-by": "volperm"}}}
+		Labels: ownedLabels()}}
 	if _, err := t.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("create namespace: %w", err)
 	}

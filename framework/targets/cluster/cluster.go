@@ -134,6 +134,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 		return nil, fmt.Errorf("cluster target: server version: %w", err)
 	}
 	t.version = v.GitVersion
+	t.sweep(ctx)
 	if t.node, err = t.pickNode(ctx); err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (t *Target) bindPolicies(ctx context.Context, ns string, runs []*caseRun) (
 		}
 		deny := admissionv1.DenyAction
 		b := &admissionv1.ValidatingAdmissionPolicyBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + key},
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + key, Labels: ownedLabels()},
 			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
 				PolicyName:        policy,
 				ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},

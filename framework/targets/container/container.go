@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +29,9 @@ import (
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/framework/targets/reference"
+	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/hostpath"
+	"github.com/volperm/volperm/nodeimpl/kubelet"
 )
 
 // Name is the name the target registers under.
@@ -38,10 +39,6 @@ const Name = "container"
 
 // ArgPerCase is the target argument ("container:per-case") that turns batching off.
 const ArgPerCase = "per-case"
-
-// EnvRequire is the environment variable that, naming this target (or CI=true), makes a missing
-// engine a failure of the suites instead of a report line (Supports still says why).
-const EnvRequire = "VOLPERM_REQUIRE"
 
 func init() {
 	framework.RegisterTarget(Name, "volumes prepared by the reference node, seen from inside real Docker containers run as the pod's users (testcontainers-go; arg per-case turns batching off)", New)
@@ -174,8 +171,8 @@ func (t *Target) Supports(c *framework.Case) (bool, string) {
 	}
 	if _, err := t.engine(context.Background()); err != nil {
 		why := err.Error()
-		if required() {
-			why += " (required here: " + EnvRequire + " or CI=true)"
+		if hostfeature.Required(hostfeature.ContainerEngine) {
+			why += " (required here: " + hostfeature.EnvRequire + " or CI=true)"
 		}
 		return false, why
 	}
@@ -183,6 +180,18 @@ func (t *Target) Supports(c *framework.Case) (bool, string) {
 		return false, why
 	}
 	return true, ""
+}
+
+// HostNeeds: a case that reaches a node needs what the reference node needs here
+// (kubelet.HostNeeds) and a container engine.
+func (t *Target) HostNeeds(c *framework.Case) []hostfeature.Feature {
+	cc := c.DeepCopy()
+	cc.Complete()
+	res := admit(cc)
+	if !reachesNode(cc, res) {
+		return nil
+	}
+	return append(kubelet.HostNeeds(res.Pod), hostfeature.ContainerEngine)
 }
 
 // mutating are the probe ops a read-only mount refuses with EROFS.
@@ -214,20 +223,6 @@ func readOnlyWrite(c *framework.Case, pod *corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-// required reports whether this run must have the container target (CI=true or
-// VOLPERM_REQUIRE naming "container" in its comma-separated list).
-func required() bool {
-	if os.Getenv("CI") == "true" {
-		return true
-	}
-	for _, n := range strings.Split(os.Getenv(EnvRequire), ",") {
-		if strings.TrimSpace(n) == Name {
-			return true
-		}
-	}
-	return false
 }
 
 func reachesNode(c *framework.Case, res framework.Admitted) bool {

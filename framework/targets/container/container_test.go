@@ -16,6 +16,7 @@ import (
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/reference"
+	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
@@ -169,7 +170,7 @@ func needEngine(t *testing.T, arg string) *Target {
 	})
 	ct := tg.(*Target)
 	if ok, why := ct.Supports(storyCases()[0]); !ok {
-		if required() {
+		if hostfeature.Required(hostfeature.ContainerEngine) {
 			t.Fatalf("container target required here but unsupported: %s", why)
 		}
 		t.Skipf("container target unsupported here: %s", why)
@@ -295,9 +296,7 @@ func TestUnsupportedSaysWhy(t *testing.T) {
 }
 
 func TestNoEngineNamesTheSocket(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the engine is only reached for node-side cases, which need root first")
-	}
+	hostfeature.Need(t, hostfeature.Root) // the engine is only reached for node-side cases, which need root first
 	tests := []struct {
 		name, ci, require string
 		wantRequired      bool
@@ -310,7 +309,7 @@ func TestNoEngineNamesTheSocket(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 			t.Setenv("CI", tt.ci)
-			t.Setenv(EnvRequire, tt.require)
+			t.Setenv(hostfeature.EnvRequire, tt.require)
 			tg, err := New(framework.TargetOptions{WorkDir: caseroottest.TempDir(t)})
 			if err != nil {
 				t.Fatal(err)
@@ -331,8 +330,8 @@ func TestNoEngineNamesTheSocket(t *testing.T) {
 	}
 }
 
-// sweep is cases enough to measure batching: emptyDir modes, each probed by two users.
-func sweep() []*framework.Case {
+// modeSweep is cases enough to measure batching: emptyDir modes, each probed by two users.
+func modeSweep() []*framework.Case {
 	var out []*framework.Case
 	for _, m := range []int32{0700, 0750, 0755, 0770, 0777, 01777, 02770, 03777} {
 		out = append(out, &framework.Case{
@@ -352,7 +351,7 @@ func sweep() []*framework.Case {
 // TestBatchedVsPerCase runs the same cases both ways, checks they observe the same and measures
 // container starts and wall time.
 func TestBatchedVsPerCase(t *testing.T) {
-	cases := append(sweep(), storyCases()...)
+	cases := append(modeSweep(), storyCases()...)
 	ctx := context.Background()
 	results := map[string]map[string]*framework.Observation{}
 	for _, mode := range []string{"", ArgPerCase} {
@@ -400,14 +399,14 @@ func TestCancelLeavesNothing(t *testing.T) {
 			}
 			ctr := tg.(*Target)
 			if ok, why := ctr.Supports(storyCases()[0]); !ok {
-				if required() {
+				if hostfeature.Required(hostfeature.ContainerEngine) {
 					t.Fatal(why)
 				}
 				t.Skip(why)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), after)
 			defer cancel()
-			err = ctr.Prepare(ctx, append(sweep(), storyCases()...))
+			err = ctr.Prepare(ctx, append(modeSweep(), storyCases()...))
 			t.Logf("Prepare cancelled after %v: %v", after, err)
 			if err := ctr.Close(); err != nil {
 				t.Fatalf("close: %v", err)

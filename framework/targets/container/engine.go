@@ -28,6 +28,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/targets/container/incontainer"
 )
 
@@ -181,6 +182,10 @@ func probeBinary(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	// Marked, so that the next run removes it if this one is killed while building.
+	if err := owner.Write(dir); err != nil {
+		return nil, err
+	}
 	out := filepath.Join(dir, "volperm-probe")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, probePackage)
 	cmd.Dir = filepath.Dir(mod)
@@ -226,7 +231,7 @@ func (e *engine) start(ctx context.Context, user framework.User, binds []bind) (
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:  e.image,
-			Labels: map[string]string{LabelTarget: "container", LabelRun: e.run},
+			Labels: containerLabels(e.run),
 			ConfigModifier: func(c *dcontainer.Config) {
 				c.User = fmt.Sprintf("%d:%d", user.UID, user.GID)
 			},

@@ -30,7 +30,9 @@ import (
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/framework/targets/reference"
+	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/kubelet"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
@@ -101,8 +103,12 @@ func (t *Node) Info() framework.TargetInfo {
 }
 
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
-func (t *Node) SupportsNode(_ *framework.Case, a framework.Admitted) (bool, string) {
-	return reference.SupportsNodeHere(a.Pod)
+func (t *Node) SupportsNode(*framework.Case, framework.Admitted) (bool, string) { return true, "" }
+
+// HostNeeds: the harness creates the host fixtures and runs the probes as other uids, and the
+// agent sets the pod up on this machine as the reference kubelet would (kubelet.HostNeeds).
+func (t *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.Feature {
+	return kubelet.HostNeeds(a.Pod)
 }
 
 // Close removes every case root left by a cancelled run.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
@@ -107,9 +109,7 @@ func emptyDirCase() *framework.Case {
 }
 
 func TestVerdicts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("node-side cases need root")
-	}
+	hostfeature.Need(t, hostfeature.Root) // node-side cases need root
 	t.Setenv("VOLPERM_AGENT_TIMEOUT", "2s")
 	tests := []struct {
 		mode string
@@ -187,9 +187,7 @@ func TestNewRejectsBadAgents(t *testing.T) {
 // every tenth case of the catalogue, every area; the whole catalogue runs in CI through
 // `volperm run --target exec:bin/volperm-agent`.
 func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("node-side cases need root")
-	}
+	hostfeature.Need(t, hostfeature.Root) // node-side cases need root
 	work := caseroottest.TempDir(t)
 	ex, err := New(framework.TargetOptions{Arg: agentScript(t, "reference"), WorkDir: work})
 	if err != nil {

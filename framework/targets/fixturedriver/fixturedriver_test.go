@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 )
@@ -42,9 +44,7 @@ func TestUnsupportedAndBadCalls(t *testing.T) {
 // TestMountCreatesStorageOnce: the first mount creates the storage exactly as given; a second
 // mount (a kubelet restart) leaves what a container changed; unmount removes dir and marker.
 func TestMountCreatesStorageOnce(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the driver chowns")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: the driver chowns
 	base := caseroottest.TempDir(t)
 	StateDir = filepath.Join(base, "state")
 	dir := filepath.Join(base, "volumes", Dir, "data")

@@ -27,6 +27,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/knowndiff"
+	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/targets/cluster"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 	kindconfig "github.com/volperm/volperm/kind-config"
@@ -142,6 +143,8 @@ type Target struct {
 	// madeNetwork: the Docker network kindNetwork did not exist before this target's first
 	// cluster, so the target removes it at the end.
 	networkChecked, madeNetwork bool
+	// state is what sweep.go needs to delete this run's clusters if it is killed.
+	state state
 }
 
 // kindNetwork is the Docker network kind puts its nodes on.
@@ -357,7 +360,7 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		t.madeNetwork = exec.Command("docker", "network", "inspect", kindNetwork).Run() != nil
 	}
 	if t.dir == "" {
-		dir, err := os.MkdirTemp("", "volperm-kind-")
+		dir, err := os.MkdirTemp("", stateDirPrefix)
 		if err != nil {
 			t.mu.Unlock()
 			return nil, err
@@ -367,6 +370,14 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	lc := &liveCluster{name: "volperm-" + name, kubeconfig: filepath.Join(t.dir, name+".kubeconfig")}
 	// Registered before Create: a failed or interrupted create leaves a node container to delete.
 	t.live[name] = lc
+	// Recorded before Create too: a killed run's clusters are deleted by the next run (sweep.go).
+	t.state.Owner = owner.Self()
+	t.state.Clusters = append(t.state.Clusters, lc.name)
+	t.state.MadeNetwork = t.madeNetwork
+	if err := writeState(t.dir, t.state); err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
 	t.mu.Unlock()
 	start := time.Now()
 	t.logf("creating cluster %s (config %s, image %s)", lc.name, name, t.opts.NodeImage)

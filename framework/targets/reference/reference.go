@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,11 +21,11 @@ import (
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/framework/targets/fixturedriver"
+	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/admission"
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
-	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // Name is the name the target registers under.
@@ -110,34 +109,22 @@ func NewNode(opts framework.TargetOptions) (*Node, error) {
 // Info names the reference kubelet.
 func (n *Node) Info() framework.TargetInfo { return info() }
 
-// SupportsNode: see SupportsNodeHere.
-func (n *Node) SupportsNode(_ *framework.Case, a framework.Admitted) (bool, string) {
-	return SupportsNodeHere(a.Pod)
+// SupportsNode: the reference kubelet runs every admitted pod; what this machine must have for it
+// is HostNeeds.
+func (n *Node) SupportsNode(*framework.Case, framework.Admitted) (bool, string) { return true, "" }
+
+// HostNeeds is kubelet.HostNeeds of the admitted pod (framework.NodeHostNeeds).
+func (n *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.Feature {
+	return kubelet.HostNeeds(a.Pod)
 }
 
 // SupportsNodeHere tells whether a node running on this machine as this process's user can
-// set pod up: it needs root (mounts, chown, mknod, probes as other uids), and hugetlbfs for
-// HugePages.
+// set pod up (kubelet.HostNeeds), and if not, what the machine lacks and how to get it.
 func SupportsNodeHere(pod *corev1.Pod) (bool, string) {
-	if os.Geteuid() != 0 {
-		return false, "needs root: the node mounts tmpfs/hugetlbfs, chowns, creates devices and runs probes as other uids"
-	}
-	if usesHugePages(pod) && !mountinfo.KernelHas("hugetlbfs") {
-		return false, "needs hugetlbfs: the kernel does not list it in /proc/filesystems"
+	if m := hostfeature.First(kubelet.HostNeeds(pod)); m != nil {
+		return false, m.Error()
 	}
 	return true, ""
-}
-
-func usesHugePages(p *corev1.Pod) bool {
-	if p == nil {
-		return false
-	}
-	for _, v := range p.Spec.Volumes {
-		if v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(corev1.StorageMediumHugePages)) {
-			return true
-		}
-	}
-	return false
 }
 
 // ObserveNode sets the admitted pod up on nodeimpl/kubelet (docs/spec.md steps 3-8).

@@ -30,7 +30,8 @@ import (
 	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
-	"github.com/volperm/volperm/nodeimpl/mountinfo"
+	"github.com/volperm/volperm/hostfeature"
+	refkubelet "github.com/volperm/volperm/nodeimpl/kubelet"
 )
 
 // Node is the kubelet half: the real v1.37 volume plugins under a fresh root per case.
@@ -183,12 +184,15 @@ func reachable(root string, volumeRoots map[string]string) error {
 	return nil
 }
 
-// NodeSupports reports whether the upstream node can run c's node side here: root, hugetlbfs,
-// and only gates upstream has.
+// HostNeeds: the upstream volume plugins mount tmpfs/hugetlbfs and chown on this machine, and
+// probes run as other uids: what the reference kubelet needs for the same pod (kubelet.HostNeeds).
+func (n *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.Feature {
+	return refkubelet.HostNeeds(a.Pod)
+}
+
+// NodeSupports reports whether the upstream node can run c's node side: only gates upstream
+// has. What this machine must have for it is HostNeeds.
 func NodeSupports(c *framework.Case) (bool, string) {
-	if os.Geteuid() != 0 {
-		return false, "needs root: the upstream volume plugins mount tmpfs/hugetlbfs and chown, and probes run as other uids"
-	}
 	if ok, why := gateSupport(c.Gates.Kubelet); !ok {
 		return false, why
 	}
@@ -196,13 +200,6 @@ func NodeSupports(c *framework.Case) (bool, string) {
 		if s.SetGates != nil {
 			if ok, why := gateSupport(s.SetGates.Kubelet); !ok {
 				return false, why
-			}
-		}
-	}
-	if c.Pod != nil {
-		for _, v := range c.Pod.Spec.Volumes {
-			if v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(corev1.StorageMediumHugePages)) && !mountinfo.KernelHas("hugetlbfs") {
-				return false, "needs hugetlbfs: the kernel does not list it in /proc/filesystems"
 			}
 		}
 	}

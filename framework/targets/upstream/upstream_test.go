@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volperm/volperm/hostfeature"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,9 +71,7 @@ func TestRegistered(t *testing.T) {
 }
 
 func TestObserve(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: mounts tmpfs, chowns, runs probes as other uids")
-	}
+	hostfeature.Need(t, hostfeature.Root) // needs root: mounts tmpfs, chowns, runs probes as other uids
 	cases := []struct {
 		name  string
 		c     framework.Case

@@ -1,0 +1,62 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/volperm/volperm/framework/owner"
+	"github.com/volperm/volperm/framework/sweep"
+	"github.com/volperm/volperm/hostfeature"
+)
+
+// containerLabels mark a probe container with the target, the run and the run's owner, so that
+// the next run removes it when this one is killed (sweep).
+func containerLabels(run string) map[string]string {
+	l := owner.Self().Labels()
+	l[LabelTarget] = Name
+	l[LabelRun] = run
+	return l
+}
+
+func init() {
+	sweep.Register("probe containers", sweepContainers)
+}
+
+// sweepContainers removes the probe containers (label volperm.dev/target=container) whose run
+// is no longer alive. Without an engine there is nothing to sweep.
+func sweepContainers(ctx context.Context, o sweep.Options) ([]string, error) {
+	if hostfeature.Check(hostfeature.ContainerEngine) != nil {
+		return nil, nil
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	list, err := cli.ContainerList(lctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelTarget+"="+Name)})
+	if err != nil {
+		return nil, fmt.Errorf("list probe containers: %w", err)
+	}
+	var found []string
+	var errs []error
+	for _, c := range list.Items {
+		m, ok := owner.FromLabels(c.Labels)
+		if !ok || m.Alive() {
+			continue
+		}
+		found = append(found, fmt.Sprintf("container %.12s of %s", c.ID, m))
+		if o.DryRun {
+			continue
+		}
+		if _, err := cli.ContainerRemove(lctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
+		}
+	}
+	return found, errors.Join(errs...)
+}

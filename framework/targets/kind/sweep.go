@@ -1,0 +1,116 @@
+package kind
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/volperm/volperm/framework/owner"
+	"github.com/volperm/volperm/framework/sweep"
+	"github.com/volperm/volperm/hostfeature"
+)
+
+// stateDirPrefix names the directory a kind run keeps its kubeconfigs and its state in, under
+// os.TempDir().
+const stateDirPrefix = "volperm-kind-"
+
+// stateFile holds a run's state in that directory. It is not owner.MarkerFile: the case-root
+// sweeper must not remove the directory before this one has deleted the clusters it names.
+const stateFile = ".volperm-kind.json"
+
+// state is what the next run needs to clean up after this one if it is killed.
+type state struct {
+	Owner owner.Mark `json:"owner"`
+	// Clusters are the kind clusters this run created (or was creating).
+	Clusters []string `json:"clusters"`
+	// MadeNetwork: the Docker network "kind" did not exist before this run.
+	MadeNetwork bool `json:"madeNetwork"`
+}
+
+func writeState(dir string, s state) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, stateFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("kind target: record this run's clusters: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, stateFile))
+}
+
+func readState(dir string) (state, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return state{}, false
+	}
+	var s state
+	if json.Unmarshal(b, &s) != nil || s.Owner.PID <= 0 {
+		return state{}, false
+	}
+	return s, true
+}
+
+func init() {
+	sweep.Register("kind clusters", sweepClusters)
+}
+
+// sweepClusters deletes the kind clusters of runs that are no longer alive, then kind's Docker
+// network when such a run made it and nothing is attached to it any more, then the run's
+// directory. Clusters of live runs and clusters volperm did not record are never touched.
+func sweepClusters(_ context.Context, o sweep.Options) ([]string, error) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), stateDirPrefix+"*"))
+	var found []string
+	var errs []error
+	var provider *kindcluster.Provider
+	for _, dir := range dirs {
+		st, ok := readState(dir)
+		if !ok || st.Owner.Alive() {
+			continue
+		}
+		for _, name := range st.Clusters {
+			found = append(found, fmt.Sprintf("kind cluster %s of %s", name, st.Owner))
+		}
+		if st.MadeNetwork {
+			found = append(found, fmt.Sprintf("docker network %s of %s, if nothing else uses it", kindNetwork, st.Owner))
+		}
+		found = append(found, fmt.Sprintf("directory %s of %s", dir, st.Owner))
+		if o.DryRun {
+			continue
+		}
+		if len(st.Clusters) > 0 && hostfeature.Check(hostfeature.ContainerEngine) != nil {
+			errs = append(errs, fmt.Errorf("%s names clusters of a dead run, but no Docker engine answers: start one (hack/docker-up.sh) and run `volperm cleanup`", dir))
+			continue
+		}
+		if provider == nil {
+			provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{io.Discard}))
+		}
+		var derr []error
+		for _, name := range st.Clusters {
+			kubeconfig := filepath.Join(dir, strings.TrimPrefix(name, "volperm-")+".kubeconfig")
+			if err := provider.Delete(name, kubeconfig); err != nil {
+				derr = append(derr, fmt.Errorf("delete kind cluster %s: %w", name, err))
+			}
+		}
+		if st.MadeNetwork {
+			if out, err := exec.Command("docker", "network", "rm", kindNetwork).CombinedOutput(); err != nil && !strings.Contains(string(out), "not found") {
+				// Another run's nodes may use it: it stays, which is what that run expects.
+				found = append(found, fmt.Sprintf("docker network %s kept: %s", kindNetwork, strings.TrimSpace(string(out))))
+			}
+		}
+		if len(derr) > 0 {
+			errs = append(errs, derr...)
+			continue
+		}
+		errs = append(errs, os.RemoveAll(dir))
+	}
+	return found, errors.Join(errs...)
+}
