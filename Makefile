@@ -1,7 +1,7 @@
 # volperm: the README's two commands are `go run ./cmd/volperm run` and `make test`.
 GO ?= go
 
-.PHONY: test build bench run
+.PHONY: test build bench run fuzz
 
 # The suites run the whole catalogue; cmd/volperm builds and runs the binary several times.
 test:
@@ -18,3 +18,8 @@ bench:
 
 run:
 	$(GO) run ./cmd/volperm run
+
+# Every fuzz target for FUZZTIME each (docs/fuzzing.md); CI runs it with 10s.
+FUZZTIME ?= 30s
+fuzz:
+	hack/fuzz.sh $(FUZZTIME)

@@ -39,8 +39,18 @@ type document struct {
 	data  []byte
 }
 
+// Bounds on what a case file may hold, so that a hostile or broken file gets a one-line error in
+// bounded time and memory. The catalogue's largest case has a few volumes; these are far above.
+const (
+	MaxFileBytes = 16 << 20
+	MaxVolumes   = 1000
+)
+
 // LoadFile reads path with LoadCases, naming the file in every error.
 func LoadFile(path string, defaults Gates) ([]*Case, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes; a case file may have at most %d (16 MiB): split it", path, st.Size(), MaxFileBytes)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read cases: %w", err)
@@ -55,6 +65,9 @@ func LoadFile(path string, defaults Gates) ([]*Case, error) {
 // Decoding is strict (unknown fields are errors) and YAML 1.1 octal literals are numbers (0750 = 488).
 // Every case is validated and Complete()d; every error is one line naming the file.
 func LoadCases(name string, data []byte, defaults Gates) ([]*Case, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes; a case file may have at most %d (16 MiB): split it", name, len(data), MaxFileBytes)
+	}
 	var cases []*Case
 	seen := map[string]int{}
 	for _, d := range splitDocuments(data) {
@@ -397,6 +410,12 @@ func (c *Case) validate() error {
 	case len(c.OldPreservePermissions) > 0 && c.OldPod == nil:
 		return errors.New("oldPreservePermissions: names volumes of oldPod, which is not set")
 	}
+	for _, p := range []*corev1.Pod{c.Pod, c.OldPod} {
+		if p != nil && len(p.Spec.Volumes) > MaxVolumes {
+			return fmt.Errorf("pod: %d volumes; a case may have at most %d: a case checks a rule, split a larger one", len(p.Spec.Volumes), MaxVolumes)
+		}
+	}
+
 	vols := volumeTypes(c.Pod)
 	for i, n := range c.PreservePermissions {
 		if err := atomicWriterVolume(fmt.Sprintf("preservePermissions[%d]", i), "pod", n, vols); err != nil {

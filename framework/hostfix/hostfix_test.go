@@ -3,6 +3,7 @@ package hostfix
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/volperm/volperm/hostfeature"
@@ -47,5 +48,43 @@ func TestCreateEveryKind(t *testing.T) {
 	}
 	if l, _ := os.Readlink(Path(root, "/b/link-to-sock")); l != Path(root, "/a/sock") {
 		t.Errorf("symlink must point into the host root, got %q", l)
+	}
+}
+
+// Fixtures that try to reach outside the host root (.., absolute symlink targets climbing out,
+// a fixture path through a fixture symlink) stay inside it: a canary beside the host root is
+// untouched, and nothing is created outside.
+func TestFixturesStayInsideHostRoot(t *testing.T) {
+	hostfeature.Need(t, hostfeature.Root) // mknod of devices needs root
+	parent := t.TempDir()
+	hostRoot := filepath.Join(parent, "host")
+	if err := os.Mkdir(hostRoot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	canary := filepath.Join(parent, "canary")
+	if err := os.WriteFile(canary, []byte("canary"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objs := []framework.HostObject{
+		{Path: "../../canary", Kind: framework.KindFile, Mode: 0o777},
+		{Path: "/../../../escaped-dir", Kind: framework.KindDirectory},
+		{Path: "/up", Kind: framework.KindSymlink, Target: "/../.."},
+		{Path: "/etc/../../../etc-escape", Kind: framework.KindSocket},
+	}
+	err := Create(hostRoot, objs)
+	t.Logf("Create: %v", err)
+	if b, err := os.ReadFile(canary); err != nil || string(b) != "canary" {
+		t.Errorf("canary changed: %q %v", b, err)
+	}
+	if st, err := os.Stat(canary); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("canary mode changed: %v %v", st, err)
+	}
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 2 {
+		t.Errorf("something was created beside the host root: %v", entries)
+	}
+	// The symlink points into the host root, whatever its target climbs.
+	if got, err := os.Readlink(filepath.Join(hostRoot, "up")); err != nil || !strings.HasPrefix(got, hostRoot) {
+		t.Errorf("symlink up -> %q (%v), want a target inside %s", got, err, hostRoot)
 	}
 }

@@ -37,8 +37,8 @@ func MaybeRunChild() {
 	if os.Getenv(childEnv) != "1" {
 		return
 	}
-	var steps []Step
-	if err := json.NewDecoder(os.Stdin).Decode(&steps); err != nil {
+	steps, err := DecodeSteps(os.Stdin)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "volperm probe child: read request: %v\n", err)
 		os.Exit(2)
 	}
@@ -76,12 +76,9 @@ func RunAs(ctx context.Context, user framework.User, steps []Step) ([]framework.
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("probe child as uid %d gid %d: %v: %s", user.UID, user.GID, err, strings.TrimSpace(stderr.String()))
 	}
-	var results []framework.ProbeResult
-	if err := json.Unmarshal(stdout.Bytes(), &results); err != nil {
+	results, err := DecodeResults(stdout.Bytes(), len(steps))
+	if err != nil {
 		return nil, fmt.Errorf("probe child as uid %d: bad answer %q: %w", user.UID, stdout.String(), err)
-	}
-	if len(results) != len(steps) {
-		return nil, fmt.Errorf("probe child as uid %d: %d answers for %d probes", user.UID, len(results), len(steps))
 	}
 	return results, nil
 }

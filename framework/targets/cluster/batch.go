@@ -694,15 +694,11 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 	if err != nil {
 		return nil, err
 	}
-	var obs framework.Observation
-	if err := json.Unmarshal(out, &obs); err != nil {
+	obs, err := incontainer.DecodeAnswer(out, req)
+	if err != nil {
 		return nil, fmt.Errorf("probe answer of %s: %w: %q", p.name, err, out)
 	}
-	if len(obs.Probes) != len(req.Probes) || len(obs.Volumes) != len(req.Volumes) {
-		return nil, fmt.Errorf("probe answer of %s: %d volumes and %d probes for %d and %d asked",
-			p.name, len(obs.Volumes), len(obs.Probes), len(req.Volumes), len(req.Probes))
-	}
-	return &obs, nil
+	return obs, nil
 }
 
 // fill writes the pod's answer into each case's Observation, under the case's own names.

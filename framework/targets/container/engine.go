@@ -272,12 +272,11 @@ func (e *engine) probe(ctx context.Context, id string, req incontainer.Request) 
 	if code != 0 {
 		return nil, fmt.Errorf("probe in container %.12s exited %d: %s", id, code, strings.TrimSpace(stderr))
 	}
-	answer := []byte(stdout)
-	var obs framework.Observation
-	if err := json.Unmarshal(answer, &obs); err != nil {
-		return nil, fmt.Errorf("probe in container %.12s: bad answer %q: %w", id, answer, err)
+	obs, err := incontainer.DecodeAnswer([]byte(stdout), req)
+	if err != nil {
+		return nil, fmt.Errorf("probe in container %.12s: bad answer %q: %w", id, stdout, err)
 	}
-	return &obs, nil
+	return obs, nil
 }
 
 // exec runs cmd in container id as the container's user and waits for it. It talks to the

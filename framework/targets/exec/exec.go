@@ -9,6 +9,8 @@ package exec
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -246,6 +249,20 @@ func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map
 	if err := g.check(); err != nil {
 		return nil, err
 	}
+	return decodeSetUp(out, volumeNames(req))
+}
+
+func volumeNames(req *execproto.Request) []string {
+	var names []string
+	for _, v := range req.Pod.Spec.Volumes {
+		names = append(names, v.Name)
+	}
+	return names
+}
+
+// decodeSetUp reads an agent's setup answer: one SetUpResponse of this protocol version with
+// exactly one result per volume of the pod, each failed one with its text (FuzzDecodeSetUp).
+func decodeSetUp(out []byte, volumes []string) (map[string]execproto.VolumeResult, error) {
 	var resp execproto.SetUpResponse
 	if err := decode(out, &resp); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", execproto.OpSetUp, err)
@@ -260,11 +277,11 @@ func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map
 		}
 		got[r.Name] = r
 	}
-	for _, v := range req.Pod.Spec.Volumes {
-		if _, ok := got[v.Name]; !ok {
-			return nil, fmt.Errorf("agent setup gave no result for volume %q", v.Name)
+	for _, v := range volumes {
+		if _, ok := got[v]; !ok {
+			return nil, fmt.Errorf("agent setup gave no result for volume %q", v)
 		}
-		delete(got, v.Name)
+		delete(got, v)
 	}
 	for name := range got {
 		return nil, fmt.Errorf("agent setup answered for volume %q, which the pod does not have", name)
@@ -286,8 +303,15 @@ func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]b
 	cmd := osexec.Command(t.agent, op)
 	cmd.Dir = req.StateDir
 	cmd.Stdin = bytes.NewReader(in)
-	stdout, stderr := &limited{max: maxOutput}, &limited{max: maxOutput}
+	// Every process the agent starts inherits this token: whatever still carries it after the
+	// call is a process the agent left running (survivors).
+	token := callToken()
+	cmd.Env = append(os.Environ(), envCallToken+"="+token)
+	stdout, stderr := newLimited(maxOutput), newLimited(maxOutput)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A child that keeps stdout open after the agent exited (a daemon) must not hold the
+	// harness: Wait gives up on the pipes this long after the agent's exit.
+	cmd.WaitDelay = 500 * time.Millisecond
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent %s %s: %w", t.agent, op, err)
@@ -296,13 +320,25 @@ func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]b
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
+	case <-stdout.full:
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		killSurvivors(token)
+		return nil, fmt.Errorf("agent %s wrote more than %d bytes to stdout: killed it; answer with one JSON object", op, maxOutput)
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the agent and every child it started
 		<-done
+		killSurvivors(token)
 		if ctx.Err() == context.DeadlineExceeded {
 			return nil, fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", op, t.timeout)
 		}
 		return nil, ctx.Err()
+	}
+	if left := killSurvivors(token); len(left) > 0 {
+		return nil, fmt.Errorf("agent %s left %d process(es) running (%s): killed them; an agent must exit with everything it started", op, len(left), strings.Join(left, ", "))
+	}
+	if errors.Is(err, osexec.ErrWaitDelay) {
+		return nil, fmt.Errorf("agent %s exited but something kept its stdout open: an agent must exit with everything it started", op)
 	}
 	if err != nil {
 		var exit *osexec.ExitError
@@ -317,6 +353,41 @@ func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]b
 	return stdout.Bytes(), nil
 }
 
+// envCallToken carries each call's token into the agent and everything it starts.
+const envCallToken = "VOLPERM_AGENT_CALL"
+
+func callToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// killSurvivors kills every process whose environment carries token (the agent's daemons,
+// however detached: setsid, double fork) and names each as "pid N (comm)".
+func killSurvivors(token string) []string {
+	want := []byte(envCallToken + "=" + token + "\x00")
+	var left []string
+	// Twice: a survivor may fork while the first pass runs.
+	for pass := 0; pass < 2; pass++ {
+		procs, _ := os.ReadDir("/proc")
+		for _, p := range procs {
+			pid, err := strconv.Atoi(p.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + p.Name() + "/environ")
+			if err != nil || !bytes.Contains(env, want) {
+				continue
+			}
+			comm, _ := os.ReadFile("/proc/" + p.Name() + "/comm")
+			if syscall.Kill(pid, syscall.SIGKILL) == nil && pass == 0 {
+				left = append(left, fmt.Sprintf("pid %d (%s)", pid, strings.TrimSpace(string(comm))))
+			}
+		}
+	}
+	return left
+}
+
 // errVersion marks an answer in another protocol version.
 type errVersion struct{ got string }
 
@@ -326,13 +397,8 @@ func (e errVersion) Error() string {
 
 // decode reads exactly one JSON object with the right protocolVersion.
 func decode(out []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := probe.DecodeOne(out, v); err != nil {
 		return fmt.Errorf("invalid JSON on stdout (%v): %q", err, tail(string(out)))
-	}
-	if dec.More() {
-		return fmt.Errorf("invalid JSON on stdout: more than one value: %q", tail(string(out)))
 	}
 	var ver struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -367,22 +433,37 @@ func allGates(s gates.Set) map[string]bool {
 }
 
 // limited is a buffer that stops growing at max bytes and says so.
+// Past max it closes full once, so that the harness stops an agent flooding its output at once
+// rather than reading it to the end.
+//
+// The buffer is a field, not embedded: an embedded bytes.Buffer's ReadFrom would let io.Copy
+// (which os/exec uses) read the whole stream past Write and its limit.
 type limited struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
+	full chan struct{}
 }
 
+func newLimited(max int) *limited { return &limited{max: max, full: make(chan struct{})} }
+
 func (l *limited) Write(p []byte) (int, error) {
-	if room := l.max - l.Len(); len(p) > room {
-		l.over = true
+	if room := l.max - l.buf.Len(); len(p) > room {
+		if !l.over {
+			l.over = true
+			close(l.full)
+		}
 		if room > 0 {
-			l.Buffer.Write(p[:room])
+			l.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return l.Buffer.Write(p)
+	return l.buf.Write(p)
 }
+
+// Bytes and String are what was kept.
+func (l *limited) Bytes() []byte  { return l.buf.Bytes() }
+func (l *limited) String() string { return l.buf.String() }
 
 var _ io.Writer = (*limited)(nil)
 
@@ -395,7 +476,8 @@ func tail(s string) string {
 }
 
 // guard detects writes outside the directories the agent was given: every entry of the case
-// root outside them is recorded before the first call and compared after each call.
+// root outside them (its mode, owner, size and time; the case root's own mode and owner) is
+// recorded before the first call and compared after each call.
 type guard struct {
 	root    string
 	allowed []string
@@ -426,7 +508,16 @@ func (g *guard) list() (map[string]string, error) {
 				return nil
 			}
 		}
-		out[p] = fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		owner := ""
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			owner = fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+		}
+		if p == g.root || p == filepath.Join(g.root, "volumes") {
+			// Entries appear in these as volumes are set up: their mode and owner must not change.
+			out[p] = fmt.Sprintf("%v %s", info.Mode(), owner)
+			return nil
+		}
+		out[p] = fmt.Sprintf("%v %s %d %d", info.Mode(), owner, info.Size(), info.ModTime().UnixNano())
 		return nil
 	})
 	return out, err
@@ -439,7 +530,7 @@ func (g *guard) check() error {
 	}
 	var bad []string
 	for p, v := range now {
-		if g.before[p] != v && p != g.root && p != filepath.Join(g.root, "volumes") {
+		if g.before[p] != v {
 			bad = append(bad, p)
 		}
 	}

@@ -1,10 +1,12 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -63,6 +65,37 @@ func testAgent(mode, op string) int {
 		_ = os.WriteFile(filepath.Join(filepath.Dir(req.StateDir), "volumes", "stray"), nil, 0644)
 	case mode == "missing" && op == execproto.OpSetUp:
 		return answer(execproto.SetUpResponse{ProtocolVersion: execproto.Version})
+	case mode == "flood" && op == execproto.OpSetUp:
+		// A gigabyte on stdout, then a good answer.
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for i := 0; i < 1024; i++ {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				return 0
+			}
+		}
+	case (mode == "daemon" || mode == "holdstdout") && op == execproto.OpSetUp:
+		// A detached child (its own session) that outlives the agent; "holdstdout" also keeps
+		// the agent's stdout open.
+		d := osexec.Command("/bin/sleep", "300")
+		d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if mode == "holdstdout" {
+			d.Stdout = os.Stdout
+		}
+		if err := d.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	case mode == "chmodroot" && op == execproto.OpSetUp:
+		_ = os.Chmod(filepath.Dir(req.StateDir), 0700)
+	case mode == "linkout" && op == execproto.OpSetUp:
+		// A symlink and a hard link to the canary from inside the volume: the harness observes
+		// the volume without following either, and removes both without touching the canary.
+		canary := os.Getenv("VOLPERM_TEST_CANARY")
+		for _, v := range req.Volumes {
+			_ = os.MkdirAll(v.Dir, 0777)
+			_ = os.Symlink(canary, filepath.Join(v.Dir, "out"))
+			_ = os.Link(canary, filepath.Join(v.Dir, "hard"))
+		}
 	}
 	if op == execproto.OpTearDown {
 		for _, v := range req.Volumes {
@@ -123,10 +156,21 @@ func TestVerdicts(t *testing.T) {
 		{"stray", "agent wrote outside the directories it was given: "},
 		{"missing", `agent setup gave no result for volume "data"`},
 		{"mountleft", "agent teardown left 1 mount(s) behind"},
+		{"flood", "agent setup wrote more than 4194304 bytes to stdout"},
+		{"daemon", "agent setup left 1 process(es) running (pid "},
+		{"holdstdout", "agent setup left 1 process(es) running (pid "},
+		{"chmodroot", "agent wrote outside the directories it was given: "},
+		{"linkout", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			work := caseroottest.TempDir(t)
+			// A canary outside the case root: no agent may change it.
+			canary := filepath.Join(t.TempDir(), "canary")
+			if err := os.WriteFile(canary, []byte("canary"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("VOLPERM_TEST_CANARY", canary)
 			tg, err := New(framework.TargetOptions{Arg: agentScript(t, tt.mode), WorkDir: work})
 			if err != nil {
 				t.Fatal(err)
@@ -155,6 +199,15 @@ func TestVerdicts(t *testing.T) {
 			}
 			if left, _ := os.ReadDir(work); len(left) > 0 {
 				t.Errorf("work dir not empty: %v", left)
+			}
+			if b, err := os.ReadFile(canary); err != nil || string(b) != "canary" {
+				t.Errorf("the canary outside the case root changed: %q, %v", b, err)
+			}
+			if st, err := os.Stat(canary); err == nil && (st.Mode().Perm() != 0o600 || st.Sys().(*syscall.Stat_t).Nlink != 1) {
+				t.Errorf("the canary's mode or links changed: %v, %d links", st.Mode(), st.Sys().(*syscall.Stat_t).Nlink)
+			}
+			if n := countSleepers(); n > 0 {
+				t.Errorf("%d process(es) the agent started are still running", n)
 			}
 		})
 	}
@@ -226,4 +279,16 @@ func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 	if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
 		t.Errorf("mounts left: %q", m)
 	}
+}
+
+// countSleepers counts the "sleep 300" processes the daemon agents start.
+func countSleepers() int {
+	n := 0
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if b, err := os.ReadFile("/proc/" + p.Name() + "/cmdline"); err == nil && string(b) == "/bin/sleep\x00300\x00" {
+			n++
+		}
+	}
+	return n
 }

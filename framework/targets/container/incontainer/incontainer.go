@@ -134,13 +134,14 @@ func ProbeMain(args []string, stdin io.Reader, stdout io.Writer) int {
 		}
 		return 0
 	}
-	var req Request
-	var err error
-	if *reqArg != "" && *reqArg != "-" {
-		err = json.Unmarshal([]byte(*reqArg), &req)
-	} else {
-		err = json.NewDecoder(stdin).Decode(&req)
+	raw := []byte(*reqArg)
+	if *reqArg == "" || *reqArg == "-" {
+		var err error
+		if raw, err = io.ReadAll(io.LimitReader(stdin, maxRequest)); err != nil {
+			return failed("read request", err, 2)
+		}
 	}
+	req, err := DecodeRequest(raw)
 	if err != nil {
 		return failed("read request", err, 2)
 	}
@@ -153,6 +154,10 @@ func ProbeMain(args []string, stdin io.Reader, stdout io.Writer) int {
 	}
 	return 0
 }
+
+// maxRequest bounds the request read from stdin: a batch of a few hundred volumes and probes is
+// a few hundred KiB.
+const maxRequest = 64 << 20
 
 // installDriver copies this program to DIR/volperm~fixture/fixture (a flexVolume plugin dir),
 // through a temporary name so that the kubelet never runs half a file.
