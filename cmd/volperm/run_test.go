@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,38 +217,80 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
-// TestRunKilled kills runs of the whole catalogue with SIGKILL at random moments (nothing of
-// theirs runs after the signal), then runs `volperm cleanup`: the work dir, TMPDIR and the mount
-// table are exactly as clean as before the first run. Each run's own start sweeps what the
-// previous kill left, so the leftovers never pile up beyond one run's.
+// TestRunKilled kills runs with SIGKILL at random moments (nothing of theirs runs after the
+// signal) on the reference, exec and container targets, then runs `volperm cleanup`: the work
+// dir, TMPDIR, the mount table and the engine's containers are exactly as clean as before the
+// first run. Each run's own start sweeps what the previous kill left, so the leftovers never
+// pile up beyond one run's. (kind: framework/targets/kind TestKindKilled, with VOLPERM_KIND_E2E.)
 func TestRunKilled(t *testing.T) {
 	hostfeature.Need(t, hostfeature.Root) // the cases killed must hold mounts (tmpfs, hugetlbfs) and chowned trees
-	d := newRunDirs(t, 0)
 	bin := binary(t)
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	for i := 0; i < 6; i++ {
-		cmd := exec.Command(bin, "run", "--report-dir", d.reports, "--work-dir", d.work, "--focus", "Memory|HugePages|fsGroup|restart")
-		cmd.Env = d.env()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	agent := filepath.Join(filepath.Dir(bin), "volperm-agent")
+	if err := os.Symlink("volperm", agent); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		target, focus string
+		upTo          time.Duration
+		needs         []hostfeature.Feature
+	}{
+		{"reference", "Memory|HugePages|fsGroup|restart", 2700 * time.Millisecond, nil},
+		{"exec:" + agent, "Memory|HugePages|fsGroup|restart", 2700 * time.Millisecond, nil},
+		{"container", "hostpath|fsgroup", 8 * time.Second, []hostfeature.Feature{hostfeature.ContainerEngine}},
+	} {
+		t.Run(strings.Split(tc.target, ":")[0], func(t *testing.T) {
+			hostfeature.Need(t, tc.needs...)
+			d := newRunDirs(t, 0)
+			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+			var killed []string
+			for i := 0; i < 5; i++ {
+				cmd := exec.Command(bin, "run", "--target", tc.target, "--report-dir", d.reports, "--work-dir", d.work, "--focus", tc.focus)
+				cmd.Env = d.env(goEnv()...)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				// Somewhere from its start-up to well inside its cases.
+				time.Sleep(200*time.Millisecond + time.Duration(rng.Int64N(int64(tc.upTo))))
+				cmd.Process.Kill()
+				cmd.Wait()
+				killed = append(killed, strconv.Itoa(cmd.Process.Pid))
+			}
+			cleanup := exec.Command(bin, "cleanup", "--work-dir", d.work)
+			cleanup.Env = d.env(goEnv()...)
+			out, err := cleanup.CombinedOutput()
+			if err != nil {
+				t.Fatalf("volperm cleanup: %v\n%s", err, out)
+			}
+			if left := d.leftovers(t); len(left) > 0 {
+				t.Errorf("left behind after SIGKILL and cleanup: %q\ncleanup said:\n%s", left, out)
+			}
+			if hostfeature.Check(hostfeature.ContainerEngine) == nil {
+				ps, err := exec.Command("docker", "ps", "-aq", "--filter", "label=volperm.dev/target=container", "--format", `{{.Label "volperm.dev/owner-pid"}}`).Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, pid := range strings.Fields(string(ps)) {
+					if slices.Contains(killed, pid) {
+						t.Errorf("a probe container of killed run %s is left", pid)
+					}
+				}
+			}
+			if !strings.Contains(string(out), "left by a run that is no longer alive") && !strings.Contains(string(out), "nothing left") {
+				t.Errorf("cleanup says neither what it removed nor that there was nothing:\n%s", out)
+			}
+		})
+	}
+}
+
+// goEnv passes the Go caches on to a run with its own HOME, for the probe binary it builds.
+func goEnv() []string {
+	var env []string
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY"} {
+		if v, err := exec.Command("go", "env", k).Output(); err == nil && len(strings.TrimSpace(string(v))) > 0 {
+			env = append(env, k+"="+strings.TrimSpace(string(v)))
 		}
-		// Somewhere from its start-up to well inside the catalogue.
-		time.Sleep(time.Duration(200+rng.IntN(2500)) * time.Millisecond)
-		cmd.Process.Kill()
-		cmd.Wait()
 	}
-	cleanup := exec.Command(bin, "cleanup", "--work-dir", d.work)
-	cleanup.Env = d.env()
-	out, err := cleanup.CombinedOutput()
-	if err != nil {
-		t.Fatalf("volperm cleanup: %v\n%s", err, out)
-	}
-	if left := d.leftovers(t); len(left) > 0 {
-		t.Errorf("left behind after SIGKILL and cleanup: %q\ncleanup said:\n%s", left, out)
-	}
-	if !strings.Contains(string(out), "left by a run that is no longer alive") && !strings.Contains(string(out), "nothing left") {
-		t.Errorf("cleanup says neither what it removed nor that there was nothing:\n%s", out)
-	}
+	return env
 }
 
 // nobody is the uid and gid of the non-root runs.

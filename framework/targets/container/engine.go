@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -177,7 +178,7 @@ func probeBinary(ctx context.Context) ([]byte, error) {
 	if mod == "" || mod == os.DevNull {
 		return nil, fmt.Errorf("build the probe binary: the working directory is not inside the volperm module: run from the repository or set %s to a static volperm-probe", EnvProbeBinary)
 	}
-	dir, err := os.MkdirTemp("", "volperm-probe-build-")
+	dir, err := os.MkdirTemp("", "volperm-probe-build-"+owner.Self().Tag()+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +191,8 @@ func probeBinary(ctx context.Context) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, probePackage)
 	cmd.Dir = filepath.Dir(mod)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	// The build dies with this run: a killed run leaves no compiler writing into its dir.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the probe binary in %s: %w: %s", cmd.Dir, err, strings.TrimSpace(string(msg)))
 	}
