@@ -22,7 +22,7 @@ const (
 // Areas lists every area in report order.
 var Areas = []Area{AreaEmptyDir, AreaHostPath, AreaFSGroup, AreaAtomicWriter, AreaFlexVolume, AreaSkew}
 
-// Profile is the certification profile of a case (DESIGN.md "Profiles").
+// Profile is the certification profile of a case (README.md "Profiles").
 type Profile string
 
 const (

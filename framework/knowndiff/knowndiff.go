@@ -1,5 +1,5 @@
-// Package knowndiff lists where Kubernetes v1.37 is known to differ from the spec (docs/spec.md,
-// SEMANTICS.md "Known difference"): every target that runs the real kubelet (upstream, kind,
+// Package knowndiff lists where Kubernetes v1.37 is known to differ from the spec (docs/spec.md
+// "known difference"): every target that runs the real kubelet (upstream, kind,
 // cluster) explains its failures with it.
 package knowndiff
 
@@ -18,7 +18,7 @@ type KnownDifference struct {
 	Why   string
 }
 
-// KnownDifferences lists them, one line each (docs/spec.md, SEMANTICS.md "Known difference").
+// KnownDifferences lists them, one line each (docs/spec.md "known difference").
 var KnownDifferences = []KnownDifference{
 	{Match: emptyDirModeOn(corev1.StorageMediumMemory), Why: "upstream v1.37 chmods a Memory emptyDir before mounting tmpfs, so the pod sees tmpfs' root mode (1777), not `mode` (KEP-5502 test plan)"},
 	{Match: emptyDirModeOn(corev1.StorageMediumHugePages), Why: "upstream v1.37 chmods a HugePages emptyDir before mounting hugetlbfs, so the pod sees hugetlbfs' root mode (0755), not `mode` (KEP-5502 test plan)"},

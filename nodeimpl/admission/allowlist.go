@@ -64,8 +64,8 @@ func allowPod(p *FlexVolumePolicy, pod *corev1.Pod) field.ErrorList {
 	return allErrs
 }
 
-// allowPersistentVolume is seed 004's check of a PersistentVolume (SEMANTICS.md: cover PVs,
-// `spec.flexVolume.driver`). Its source is a field of spec, so the type error names it:
+// allowPersistentVolume is seed 004's check of a PersistentVolume (docs/spec.md "flexVolume allowlist": PVs
+// too, `spec.flexVolume.driver`). Its source is a field of spec, so the type error names it:
 // `spec.flexVolume`.
 func allowPersistentVolume(p *FlexVolumePolicy, pv *corev1.PersistentVolume) field.ErrorList {
 	var driver string

@@ -542,7 +542,7 @@ func (t *Target) createFixtures(ctx context.Context, ns, prefix string, runs []*
 		return nil
 	}
 	// Not privileged: root with the runtime's default capabilities (CAP_MKNOD for device
-	// fixtures) is enough, and privileged asks for capabilities some nodes lack (KIND-OFFLINE.md).
+	// fixtures) is enough, and privileged asks for capabilities some nodes lack (docs/host-features.md: cap-sys-resource).
 	pod := t.probePodSpec(prefix+"-fixtures", ns, nil)
 	dirOrCreate := corev1.HostPathDirectoryOrCreate
 	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{
