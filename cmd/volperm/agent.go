@@ -24,10 +24,11 @@ func agentArgs(argv []string) ([]string, bool) {
 	return nil, false
 }
 
-// runAgent answers one protocol call: `volperm agent setup|teardown`, request on stdin.
+// runAgent answers one protocol call (`volperm agent setup|teardown`, request on stdin) or serves
+// (`volperm agent serve`).
 func runAgent(args []string) int {
 	if len(args) != 1 {
-		fmt.Fprintf(os.Stderr, "volperm agent: want one operation, setup or teardown, with the request on stdin (docs/exec-protocol.md); got %q\n", args)
+		fmt.Fprintf(os.Stderr, "volperm agent: want one operation: setup or teardown with the request on stdin, or serve (docs/exec-protocol.md); got %q\n", args)
 		return exitUsage
 	}
 	return agent.Main(args[0], os.Stdin, os.Stdout, os.Stderr)

@@ -1,6 +1,7 @@
 // Package execproto is the command-line protocol between volperm and an out-of-tree node agent
 // (docs/exec-protocol.md): the JSON the harness writes to `AGENT setup` / `AGENT teardown` on
-// stdin and the JSON it reads back on stdout. Plain data, versioned.
+// stdin and the JSON it reads back on stdout, or the same as lines to one long-lived
+// `AGENT serve`. Plain data, versioned.
 package execproto
 
 import (
@@ -11,11 +12,35 @@ import (
 // refused with a verdict that names both.
 const Version = "volperm.dev/exec/v1"
 
-// Operations, the agent's first argument.
+// VersionServe is the protocol version of the long-lived mode (`AGENT serve`): the same
+// requests and answers, one JSON object per line, in one agent process for the whole run.
+// Agents of Version, one process per call, keep working.
+const VersionServe = "volperm.dev/exec/v2"
+
+// Operations, the agent's first argument (setup, teardown, serve) or a Message's op (setup,
+// teardown, hello).
 const (
 	OpSetUp    = "setup"
 	OpTearDown = "teardown"
+	OpServe    = "serve"
+	OpHello    = "hello"
 )
+
+// Message is one line the harness writes to `AGENT serve`: hello first (the agent answers with
+// a Hello line), then setup and teardown calls, each answered by one line holding its
+// SetUpResponse or TearDownResponse. Every protocolVersion is VersionServe. The agent exits
+// when its stdin closes.
+type Message struct {
+	ProtocolVersion string   `json:"protocolVersion"`
+	Op              string   `json:"op"`
+	Request         *Request `json:"request,omitempty"`
+}
+
+// Hello is the agent's answer to the hello message: it serves.
+type Hello struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	Op              string `json:"op"`
+}
 
 // Request is the same for setup and teardown.
 type Request struct {

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,11 +63,19 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	return framework.NewPair(Name, reference.APIServer{}, node), nil
 }
 
-// Node drives one agent executable as the kubelet.
+// Node drives one agent executable as the kubelet: one long-lived `AGENT serve` for the run when
+// the agent serves, else a process per call.
 type Node struct {
 	agent   string
 	timeout time.Duration
 	roots   *caseroot.Roots
+
+	mu   sync.Mutex
+	mode string
+	srv  *server
+	// servedOnce: the agent answered hello once; notServing says why auto mode fell back.
+	servedOnce bool
+	notServing string
 }
 
 // NewNode checks the agent path (opts.Arg) and the time-out (VOLPERM_AGENT_TIMEOUT, a Go duration).
@@ -95,14 +104,29 @@ func NewNode(opts framework.TargetOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Node{agent: agent, timeout: timeout, roots: roots}, nil
+	mode := os.Getenv(EnvAgentMode)
+	switch mode {
+	case "":
+		mode = ModeAuto
+	case ModeAuto, ModeServe, ModePerCall:
+	default:
+		return nil, fmt.Errorf("%s=%q: write %s, %s or %s", EnvAgentMode, mode, ModeAuto, ModeServe, ModePerCall)
+	}
+	return &Node{agent: agent, timeout: timeout, roots: roots, mode: mode}, nil
 }
 
-// Info names the agent.
+// Info names the agent and how it is driven.
 func (t *Node) Info() framework.TargetInfo {
-	return framework.TargetInfo{Name: Name, Details: map[string]string{
-		"agent": t.agent, "protocol": execproto.Version, "timeout": t.timeout.String(),
-	}}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := map[string]string{"agent": t.agent, "timeout": t.timeout.String(), "mode": t.mode, "protocol": execproto.Version}
+	if t.servedOnce {
+		d["mode"], d["protocol"] = ModeServe, execproto.VersionServe
+	}
+	if t.notServing != "" {
+		d["mode"] = ModePerCall + " (the agent does not serve: " + t.notServing + ")"
+	}
+	return framework.TargetInfo{Name: Name, Details: d}
 }
 
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
@@ -114,8 +138,16 @@ func (t *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.
 	return kubelet.HostNeeds(a.Pod)
 }
 
-// Close removes every case root left by a cancelled run.
-func (t *Node) Close() error { return t.roots.RemoveAll() }
+// Close stops the serving agent and removes every case root left by a cancelled run.
+func (t *Node) Close() error {
+	t.mu.Lock()
+	if t.srv != nil {
+		t.srv.stop()
+		t.srv = nil
+	}
+	t.mu.Unlock()
+	return t.roots.RemoveAll()
+}
 
 // ObserveNode has the agent set the admitted pod up (docs/spec.md steps 3-8).
 func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
@@ -147,7 +179,7 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 	defer func() {
 		if !tornDown {
 			// Best effort after an earlier failure; the first error is the verdict.
-			_, _ = t.call(context.Background(), execproto.OpTearDown, req)
+			_, _, _ = t.call(context.Background(), execproto.OpTearDown, req)
 		}
 		if rerr := t.roots.Remove(root); rerr != nil {
 			vols, probes, err = nil, nil, errors.Join(err, rerr)
@@ -220,12 +252,12 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 	}
 
 	tornDown = true
-	out, err := t.call(ctx, execproto.OpTearDown, req)
+	out, version, err := t.call(ctx, execproto.OpTearDown, req)
 	if err != nil {
 		return nil, nil, err
 	}
 	var td execproto.TearDownResponse
-	if err := decode(out, &td); err != nil {
+	if err := decode(out, &td, version); err != nil {
 		return nil, nil, fmt.Errorf("agent %s: %w", execproto.OpTearDown, err)
 	}
 	if !td.OK {
@@ -242,14 +274,14 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 
 // setUp calls `AGENT setup` and checks its answer covers every volume exactly once.
 func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, error) {
-	out, err := t.call(ctx, execproto.OpSetUp, req)
+	out, version, err := t.call(ctx, execproto.OpSetUp, req)
 	if err != nil {
 		return nil, err
 	}
 	if err := g.check(); err != nil {
 		return nil, err
 	}
-	return decodeSetUp(out, volumeNames(req))
+	return decodeSetUp(out, volumeNames(req), version)
 }
 
 func volumeNames(req *execproto.Request) []string {
@@ -260,11 +292,11 @@ func volumeNames(req *execproto.Request) []string {
 	return names
 }
 
-// decodeSetUp reads an agent's setup answer: one SetUpResponse of this protocol version with
+// decodeSetUp reads an agent's setup answer: one SetUpResponse of protocol version with
 // exactly one result per volume of the pod, each failed one with its text (FuzzDecodeSetUp).
-func decodeSetUp(out []byte, volumes []string) (map[string]execproto.VolumeResult, error) {
+func decodeSetUp(out []byte, volumes []string, version string) (map[string]execproto.VolumeResult, error) {
 	var resp execproto.SetUpResponse
-	if err := decode(out, &resp); err != nil {
+	if err := decode(out, &resp, version); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", execproto.OpSetUp, err)
 	}
 	got := map[string]execproto.VolumeResult{}
@@ -292,8 +324,24 @@ func decodeSetUp(out []byte, volumes []string) (map[string]execproto.VolumeResul
 	return got, nil
 }
 
-// call runs `AGENT op` with req on stdin in its own process group, bounded by the time-out.
-func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]byte, error) {
+// call has the agent answer op for req: a line to the serving agent, or `AGENT op` with req on
+// stdin in its own process group, bounded by the time-out. It returns the answer and the
+// protocol version it must carry.
+func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]byte, string, error) {
+	srv, err := t.serving()
+	if err != nil {
+		return nil, "", err
+	}
+	if srv != nil {
+		out, err := t.callServing(ctx, srv, op, req)
+		return out, execproto.VersionServe, err
+	}
+	out, err := t.callProcess(ctx, op, req)
+	return out, execproto.Version, err
+}
+
+// callProcess runs `AGENT op` with req on stdin in its own process group.
+func (t *Node) callProcess(ctx context.Context, op string, req *execproto.Request) ([]byte, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -323,18 +371,18 @@ func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]b
 	case <-stdout.full:
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		killSurvivors(token)
+		killSurvivors(token, 0)
 		return nil, fmt.Errorf("agent %s wrote more than %d bytes to stdout: killed it; answer with one JSON object", op, maxOutput)
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the agent and every child it started
 		<-done
-		killSurvivors(token)
+		killSurvivors(token, 0)
 		if ctx.Err() == context.DeadlineExceeded {
 			return nil, fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", op, t.timeout)
 		}
 		return nil, ctx.Err()
 	}
-	if left := killSurvivors(token); len(left) > 0 {
+	if left := killSurvivors(token, 0); len(left) > 0 {
 		return nil, fmt.Errorf("agent %s left %d process(es) running (%s): killed them; an agent must exit with everything it started", op, len(left), strings.Join(left, ", "))
 	}
 	if errors.Is(err, osexec.ErrWaitDelay) {
@@ -362,9 +410,9 @@ func callToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// killSurvivors kills every process whose environment carries token (the agent's daemons,
-// however detached: setsid, double fork) and names each as "pid N (comm)".
-func killSurvivors(token string) []string {
+// killSurvivors kills every process but except whose environment carries token (the agent's
+// daemons, however detached: setsid, double fork) and names each as "pid N (comm)".
+func killSurvivors(token string, except int) []string {
 	want := []byte(envCallToken + "=" + token + "\x00")
 	var left []string
 	// Twice: a survivor may fork while the first pass runs.
@@ -372,7 +420,7 @@ func killSurvivors(token string) []string {
 		procs, _ := os.ReadDir("/proc")
 		for _, p := range procs {
 			pid, err := strconv.Atoi(p.Name())
-			if err != nil || pid == os.Getpid() {
+			if err != nil || pid == os.Getpid() || pid == except {
 				continue
 			}
 			env, err := os.ReadFile("/proc/" + p.Name() + "/environ")
@@ -389,14 +437,14 @@ func killSurvivors(token string) []string {
 }
 
 // errVersion marks an answer in another protocol version.
-type errVersion struct{ got string }
+type errVersion struct{ got, want string }
 
 func (e errVersion) Error() string {
-	return fmt.Sprintf("agent speaks protocol version %q; volperm speaks %q", e.got, execproto.Version)
+	return fmt.Sprintf("agent speaks protocol version %q; volperm speaks %q", e.got, e.want)
 }
 
-// decode reads exactly one JSON object with the right protocolVersion.
-func decode(out []byte, v any) error {
+// decode reads exactly one JSON object with protocolVersion version.
+func decode(out []byte, v any, version string) error {
 	if err := probe.DecodeOne(out, v); err != nil {
 		return fmt.Errorf("invalid JSON on stdout (%v): %q", err, tail(string(out)))
 	}
@@ -404,8 +452,8 @@ func decode(out []byte, v any) error {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = json.Unmarshal(out, &ver)
-	if ver.ProtocolVersion != execproto.Version {
-		return errVersion{got: ver.ProtocolVersion}
+	if ver.ProtocolVersion != version {
+		return errVersion{got: ver.ProtocolVersion, want: version}
 	}
 	return nil
 }

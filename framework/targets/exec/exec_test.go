@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -40,11 +41,46 @@ func TestMain(m *testing.M) {
 }
 
 func testAgent(mode, op string) int {
+	if op == execproto.OpServe {
+		if !strings.HasPrefix(mode, "serve-") {
+			// A protocol v1 agent: it reads a request, finds none, and exits.
+			fmt.Fprintln(os.Stderr, "unknown operation serve")
+			return 2
+		}
+		return serveTestAgent(strings.TrimPrefix(mode, "serve-"))
+	}
 	var req execproto.Request
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
 		fmt.Fprintln(os.Stderr, "bad request:", err)
 		return 2
 	}
+	return handleTestCall(mode, op, req, execproto.Version)
+}
+
+// serveTestAgent is a test agent in the long-lived mode: it answers hello, then each message as
+// handleTestCall in mode does.
+func serveTestAgent(mode string) int {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var m execproto.Message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			fmt.Fprintln(os.Stderr, "bad message:", err)
+			return 2
+		}
+		if m.Op == execproto.OpHello {
+			_ = json.NewEncoder(os.Stdout).Encode(execproto.Hello{ProtocolVersion: execproto.VersionServe, Op: execproto.OpHello})
+			continue
+		}
+		if code := handleTestCall(mode, m.Op, *m.Request, execproto.VersionServe); code != 0 {
+			return code
+		}
+	}
+	return 0
+}
+
+// handleTestCall answers one call in mode, as protocol version.
+func handleTestCall(mode, op string, req execproto.Request, version string) int {
 	answer := func(v any) int {
 		_ = json.NewEncoder(os.Stdout).Encode(v)
 		return 0
@@ -64,7 +100,7 @@ func testAgent(mode, op string) int {
 	case mode == "stray" && op == execproto.OpSetUp:
 		_ = os.WriteFile(filepath.Join(filepath.Dir(req.StateDir), "volumes", "stray"), nil, 0644)
 	case mode == "missing" && op == execproto.OpSetUp:
-		return answer(execproto.SetUpResponse{ProtocolVersion: execproto.Version})
+		return answer(execproto.SetUpResponse{ProtocolVersion: version})
 	case mode == "flood" && op == execproto.OpSetUp:
 		// A gigabyte on stdout, then a good answer.
 		chunk := bytes.Repeat([]byte("x"), 1<<20)
@@ -103,9 +139,9 @@ func testAgent(mode, op string) int {
 				_ = syscall.Unmount(v.Dir, 0)
 			}
 		}
-		return answer(execproto.TearDownResponse{ProtocolVersion: execproto.Version, OK: true})
+		return answer(execproto.TearDownResponse{ProtocolVersion: version, OK: true})
 	}
-	resp := execproto.SetUpResponse{ProtocolVersion: execproto.Version}
+	resp := execproto.SetUpResponse{ProtocolVersion: version}
 	for _, v := range req.Volumes {
 		_ = os.Mkdir(v.Dir, 0777)
 		_ = os.Chmod(v.Dir, 0777)
@@ -161,6 +197,19 @@ func TestVerdicts(t *testing.T) {
 		{"holdstdout", "agent setup left 1 process(es) running (pid "},
 		{"chmodroot", "agent wrote outside the directories it was given: "},
 		{"linkout", ""},
+		// The same agents in the long-lived mode (docs/exec-protocol.md "Long-lived mode").
+		{"serve-good", ""},
+		{"serve-exit3", "agent setup: the serving agent exited with status 3: driver exploded"},
+		{"serve-badjson", `agent setup: invalid JSON on stdout`},
+		{"serve-version", `agent setup: agent speaks protocol version "volperm.dev/exec/v0"; volperm speaks "volperm.dev/exec/v2"`},
+		{"serve-sleep", "agent setup did not answer within 2s: killed it"},
+		{"serve-stray", "agent wrote outside the directories it was given: "},
+		{"serve-missing", `agent setup gave no result for volume "data"`},
+		{"serve-mountleft", "agent teardown left 1 mount(s) behind"},
+		{"serve-flood", "agent setup wrote more than 4194304 bytes on one line to stdout: killed it"},
+		{"serve-daemon", "agent setup left 1 process(es) running (pid "},
+		{"serve-chmodroot", "agent wrote outside the directories it was given: "},
+		{"serve-linkout", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -179,6 +228,13 @@ func TestVerdicts(t *testing.T) {
 			obs, err := tg.Observe(context.Background(), emptyDirCase())
 			if took := time.Since(start); took > 10*time.Second {
 				t.Errorf("verdict took %s: a misbehaving agent must not hang the harness", took)
+			}
+			wantMode := ModePerCall
+			if strings.HasPrefix(tt.mode, "serve-") {
+				wantMode = ModeServe
+			}
+			if got := tg.Info().Details["mode"]; !strings.HasPrefix(got, wantMode) {
+				t.Errorf("agent driven in mode %q, want %s", got, wantMode)
 			}
 			if tt.want == "" {
 				if err != nil {
@@ -241,43 +297,65 @@ func TestNewRejectsBadAgents(t *testing.T) {
 // `volperm run --target exec:bin/volperm-agent`.
 func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 	hostfeature.Need(t, hostfeature.Root) // node-side cases need root
-	work := caseroottest.TempDir(t)
-	ex, err := New(framework.TargetOptions{Arg: agentScript(t, "reference"), WorkDir: work})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := reference.New(framework.TargetOptions{WorkDir: work})
-	if err != nil {
-		t.Fatal(err)
-	}
-	areas := map[framework.Area]int{}
-	for i, c := range catalogue.All() {
-		if i%10 != 0 && c.Area != framework.AreaFSGroup {
-			continue
-		}
-		if ok, _ := ex.Supports(c); !ok {
-			continue
-		}
-		want, err := ref.Observe(context.Background(), c)
-		if err != nil {
-			t.Fatalf("%s: reference: %v", c.Name, err)
-		}
-		got, err := ex.Observe(context.Background(), c)
-		if err != nil {
-			t.Fatalf("%s: exec: %v", c.Name, err)
-		}
-		if d := framework.Diff(want, got); len(d) > 0 {
-			t.Errorf("%s: the agent differs from the in-process reference:\n  %s", c.Name, strings.Join(d, "\n  "))
-		}
-		areas[c.Area]++
-	}
-	for _, a := range framework.Areas {
-		if areas[a] == 0 {
-			t.Errorf("no %s case compared", a)
-		}
-	}
-	if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
-		t.Errorf("mounts left: %q", m)
+	for _, mode := range []string{ModePerCall, ModeServe} {
+		t.Run(mode, func(t *testing.T) {
+			t.Setenv(EnvAgentMode, mode)
+			work := caseroottest.TempDir(t)
+			ex, err := New(framework.TargetOptions{Arg: agentScript(t, "reference"), WorkDir: work})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := reference.New(framework.TargetOptions{WorkDir: work})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every 10th case and every fsGroup case; per call, every 30th (CI runs the whole
+			// catalogue through the reference agent, served).
+			sample := 10
+			if mode == ModePerCall {
+				sample = 30
+			}
+			areas := map[framework.Area]int{}
+			n := 0
+			start := time.Now()
+			for i, c := range catalogue.All() {
+				if i%sample != 0 && c.Area != framework.AreaFSGroup {
+					continue
+				}
+				if ok, _ := ex.Supports(c); !ok {
+					continue
+				}
+				want, err := ref.Observe(context.Background(), c)
+				if err != nil {
+					t.Fatalf("%s: reference: %v", c.Name, err)
+				}
+				got, err := ex.Observe(context.Background(), c)
+				if err != nil {
+					t.Fatalf("%s: exec: %v", c.Name, err)
+				}
+				if d := framework.Diff(want, got); len(d) > 0 {
+					t.Errorf("%s: the agent differs from the in-process reference:\n  %s", c.Name, strings.Join(d, "\n  "))
+				}
+				areas[c.Area]++
+				n++
+			}
+			// Measured, not asserted (docs/exec-protocol.md quotes a run of the catalogue).
+			t.Logf("mode %s: %d cases on both targets in %s", ex.Info().Details["mode"], n, time.Since(start).Round(time.Millisecond))
+			for _, a := range framework.Areas {
+				if areas[a] == 0 {
+					t.Errorf("no %s case compared", a)
+				}
+			}
+			if got := ex.Info().Details["mode"]; got != mode {
+				t.Errorf("agent driven in mode %q, want %s", got, mode)
+			}
+			if err := ex.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
+				t.Errorf("mounts left: %q", m)
+			}
+		})
 	}
 }
 

@@ -18,7 +18,7 @@ func FuzzDecodeSetUp(f *testing.F) {
 	f.Add([]byte(`{} {}`))
 	volumes := []string{"a", "b"}
 	f.Fuzz(func(t *testing.T, out []byte) {
-		got, err := decodeSetUp(out, volumes)
+		got, err := decodeSetUp(out, volumes, execproto.Version)
 		if err != nil {
 			return
 		}
@@ -47,7 +47,7 @@ func FuzzDecodeTearDown(f *testing.F) {
 	f.Add([]byte(`{"protocolVersion":"x","ok":true}`))
 	f.Fuzz(func(t *testing.T, out []byte) {
 		var td execproto.TearDownResponse
-		if err := decode(out, &td); err == nil && td.ProtocolVersion != execproto.Version {
+		if err := decode(out, &td, execproto.Version); err == nil && td.ProtocolVersion != execproto.Version {
 			t.Fatalf("accepted protocol version %q", td.ProtocolVersion)
 		}
 	})

@@ -1,9 +1,12 @@
 // Package agent is the reference node implementation (nodeimpl/kubelet) behind volperm's exec
-// protocol: what `volperm agent` runs. Each call is a fresh process, as after a kubelet
-// restart; what must survive between calls (ready markers) lives in the request's stateDir.
+// protocol: what `volperm agent` runs. Each call starts from a fresh kubelet, as after a kubelet
+// restart, whether it is a process of its own or a line to `volperm agent serve`; what must
+// survive between calls (ready markers) lives in the request's stateDir.
 package agent
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,9 +17,13 @@ import (
 )
 
 // Main answers one call: op is "setup" or "teardown", the request is read from stdin and the
-// answer written to stdout. It returns the process's exit status: 0 whenever it answered
-// (a failed volume is an answer), 2 for a request it cannot read.
+// answer written to stdout; op "serve" is the long-lived mode (Serve). It returns the process's
+// exit status: 0 whenever it answered (a failed volume is an answer), 2 for a request it cannot
+// read.
 func Main(op string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if op == execproto.OpServe {
+		return Serve(stdin, stdout, stderr)
+	}
 	var req execproto.Request
 	dec := json.NewDecoder(stdin)
 	dec.DisallowUnknownFields()
@@ -24,13 +31,70 @@ func Main(op string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "volperm agent: read request: %v\n", err)
 		return 2
 	}
-	if req.ProtocolVersion != execproto.Version {
-		fmt.Fprintf(stderr, "volperm agent: request in protocol %q; this agent speaks %q\n", req.ProtocolVersion, execproto.Version)
+	answer, err := Answer(op, &req, execproto.Version)
+	if err != nil {
+		fmt.Fprintf(stderr, "volperm agent: %v\n", err)
 		return 2
 	}
-	if req.Pod == nil {
-		fmt.Fprintln(stderr, "volperm agent: request has no pod")
+	if err := json.NewEncoder(stdout).Encode(answer); err != nil {
+		fmt.Fprintf(stderr, "volperm agent: write answer: %v\n", err)
 		return 2
+	}
+	return 0
+}
+
+// Serve is `volperm agent serve`: it answers hello, setup and teardown messages, one JSON line
+// each, until stdin closes (docs/exec-protocol.md "Long-lived mode"). Every call builds a fresh
+// kubelet from the request, as Main does, so that serving changes nothing a case observes.
+func Serve(stdin io.Reader, stdout, stderr io.Writer) int {
+	in := bufio.NewReader(stdin)
+	enc := json.NewEncoder(stdout)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) == 0 {
+			if err != nil {
+				return 0 // stdin closed: the run is over
+			}
+			continue
+		}
+		var m execproto.Message
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			fmt.Fprintf(stderr, "volperm agent: read message: %v\n", err)
+			return 2
+		}
+		var answer any
+		switch {
+		case m.ProtocolVersion != execproto.VersionServe:
+			fmt.Fprintf(stderr, "volperm agent: message in protocol %q; serving speaks %q\n", m.ProtocolVersion, execproto.VersionServe)
+			return 2
+		case m.Op == execproto.OpHello:
+			answer = execproto.Hello{ProtocolVersion: execproto.VersionServe, Op: execproto.OpHello}
+		case m.Request == nil:
+			fmt.Fprintf(stderr, "volperm agent: %s message without a request\n", m.Op)
+			return 2
+		default:
+			if answer, err = Answer(m.Op, m.Request, execproto.VersionServe); err != nil {
+				fmt.Fprintf(stderr, "volperm agent: %v\n", err)
+				return 2
+			}
+		}
+		if err := enc.Encode(answer); err != nil {
+			fmt.Fprintf(stderr, "volperm agent: write answer: %v\n", err)
+			return 2
+		}
+	}
+}
+
+// Answer is the reference node's answer to one setup or teardown request of protocol version;
+// an error means the request cannot be answered at all.
+func Answer(op string, req *execproto.Request, version string) (any, error) {
+	if req.ProtocolVersion != version {
+		return nil, fmt.Errorf("request in protocol %q; this agent speaks %q here", req.ProtocolVersion, version)
+	}
+	if req.Pod == nil {
+		return nil, fmt.Errorf("request has no pod")
 	}
 	dirs := map[string]string{}
 	for _, v := range req.Volumes {
@@ -43,14 +107,12 @@ func Main(op string, stdin io.Reader, stdout, stderr io.Writer) int {
 		VolumeDirs: dirs,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "volperm agent: %v\n", err)
-		return 2
+		return nil, err
 	}
 	pod := &kubelet.Pod{Pod: req.Pod, PreservePermissions: req.PreservePermissions, Sources: req.Sources}
-	var answer any
 	switch op {
 	case execproto.OpSetUp:
-		resp := execproto.SetUpResponse{ProtocolVersion: execproto.Version}
+		resp := execproto.SetUpResponse{ProtocolVersion: version}
 		for _, r := range k.SetUp(pod) {
 			vr := execproto.VolumeResult{Name: r.Name, OK: r.Err == nil}
 			if r.Err != nil {
@@ -58,22 +120,15 @@ func Main(op string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			resp.Volumes = append(resp.Volumes, vr)
 		}
-		answer = resp
+		return resp, nil
 	case execproto.OpTearDown:
-		resp := execproto.TearDownResponse{ProtocolVersion: execproto.Version, OK: true}
+		resp := execproto.TearDownResponse{ProtocolVersion: version, OK: true}
 		if err := k.TearDown(pod); err != nil {
 			resp.OK, resp.Error = false, err.Error()
 		}
-		answer = resp
-	default:
-		fmt.Fprintf(stderr, "volperm agent: unknown operation %q: use %s or %s\n", op, execproto.OpSetUp, execproto.OpTearDown)
-		return 2
+		return resp, nil
 	}
-	if err := json.NewEncoder(stdout).Encode(answer); err != nil {
-		fmt.Fprintf(stderr, "volperm agent: write answer: %v\n", err)
-		return 2
-	}
-	return 0
+	return nil, fmt.Errorf("unknown operation %q: use %s, %s or %s", op, execproto.OpSetUp, execproto.OpTearDown, execproto.OpServe)
 }
 
 // knownGates keeps the gates this node knows; the harness may know more than an agent does.
