@@ -383,3 +383,12 @@ func unwrapDial(err error) error {
 	}
 	return err
 }
+
+// KernelRelease is uname -r, for reports ("unknown" when uname fails).
+func KernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

@@ -73,6 +73,11 @@ func runRun(s streams, f *runFlags) int {
 		}
 	}
 	available := len(cases)
+	// The selection's syntax is checked before the target is built: building one may take
+	// minutes (kind builds its node image).
+	if _, err := suites.Select(nil, "", f.labelFilter, f.focus); err != nil {
+		return fail(s, "run", usageError{err.Error()})
+	}
 	target, err := framework.NewTarget(f.target, f.targetOpts.opts)
 	if err != nil {
 		return fail(s, "run", usagef("--target: %v", err))

@@ -5,7 +5,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/volperm/volperm/hostfeature"
 )
 
 // Versions are what a report must name so that a run can be reproduced.
@@ -21,7 +21,7 @@ type Versions struct {
 // A test binary carries no dependency list, so there k8s.io/api is "unknown".
 func CurrentVersions() Versions {
 	bi, _ := debug.ReadBuildInfo()
-	return versionsFrom(bi, runtime.Version(), kernelRelease())
+	return versionsFrom(bi, runtime.Version(), hostfeature.KernelRelease())
 }
 
 func versionsFrom(bi *debug.BuildInfo, goVersion, kernel string) Versions {
@@ -65,12 +65,4 @@ func mainVersion(bi *debug.BuildInfo) string {
 		rev = rev[:12]
 	}
 	return "devel-" + rev + dirty
-}
-
-func kernelRelease() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "unknown"
-	}
-	return unix.ByteSliceToString(u.Release[:])
 }

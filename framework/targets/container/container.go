@@ -44,15 +44,6 @@ func init() {
 	framework.RegisterTarget(Name, "volumes prepared by the reference node, seen from inside real Docker containers run as the pod's users (testcontainers-go; arg per-case turns batching off)", New)
 }
 
-// Batcher is the optional hook of a target that can share set-up between cases. A suite that
-// knows its cases up front calls Prepare once with all of them (cases the target does not support
-// are left out by Prepare itself), then Observe for each as usual, then Close. Prepare runs the
-// cases; Observe of a prepared case (the same content, by name) returns its Observation once. A
-// later Prepare replaces what an earlier one kept.
-type Batcher interface {
-	Prepare(ctx context.Context, cases []*framework.Case) error
-}
-
 // Stats count what the target did, for reports and for measuring batching.
 type Stats struct {
 	// ContainerStarts is how many containers were started.
@@ -77,8 +68,8 @@ type Target struct {
 }
 
 var (
-	_ framework.Target = (*Target)(nil)
-	_ Batcher          = (*Target)(nil)
+	_ framework.Target  = (*Target)(nil)
+	_ framework.Batcher = (*Target)(nil)
 )
 
 // New builds the container target. opts.Arg is "" (batched) or "per-case". It does not reach the

@@ -190,7 +190,8 @@ func probeBinary(ctx context.Context) ([]byte, error) {
 	out := filepath.Join(dir, "volperm-probe")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, probePackage)
 	cmd.Dir = filepath.Dir(mod)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	// GOTMPDIR inside the marked dir: the compiler's work dirs go with it if this run is killed.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOTMPDIR="+dir)
 	// The build dies with this run: a killed run leaves no compiler writing into its dir.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if msg, err := cmd.CombinedOutput(); err != nil {

@@ -206,6 +206,10 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 		return nil, nil, err
 	}
 	for i, s := range c.After {
+		// A cancelled run (SIGINT) stops between steps; the deferred teardown still runs.
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		switch {
 		case s.Chmod != nil:
 			if r := results[s.Chmod.Volume]; !r.OK {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -51,7 +50,7 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 }
 
 func info() framework.TargetInfo {
-	info := framework.TargetInfo{Name: Name, Details: map[string]string{"kernel": kernelRelease()}}
+	info := framework.TargetInfo{Name: Name, Details: map[string]string{"kernel": hostfeature.KernelRelease()}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		info.Version = bi.Main.Version
 	}
@@ -212,19 +211,4 @@ func (n *Node) Close() error { return n.roots.RemoveAll() }
 // ours: it creates dir (0750, kubelet's prepareForMount) holding files.
 func PopulateStorage(dir string, files []framework.File) error {
 	return flexvolume.Populate(dir, fixturedriver.StorageOf(files))
-}
-
-func kernelRelease() string {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err != nil {
-		return "unknown"
-	}
-	b := make([]byte, 0, len(u.Release))
-	for _, c := range u.Release {
-		if c == 0 {
-			break
-		}
-		b = append(b, byte(c))
-	}
-	return string(b)
 }
