@@ -60,10 +60,6 @@ func runRun(s streams, f *runFlags) int {
 	if err := hostfeature.CheckRequireList(); err != nil {
 		return fail(s, "run", usageError{err.Error()})
 	}
-	// What killed runs left (case roots, mounts, containers, clusters) goes first (docs/cleanup.md).
-	if err := sweepLeftovers(s.err, "run", sweep.Options{WorkDir: f.targetOpts.opts.WorkDir}, false); err != nil {
-		fmt.Fprintf(s.err, "volperm run: cleaning up after dead runs: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
-	}
 	source := "catalogue"
 	cases := catalogue.All()
 	if len(f.cases.files) > 0 {
@@ -90,6 +86,12 @@ func runRun(s streams, f *runFlags) int {
 	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
 		target.Close()
 		return fail(s, "run", fmt.Errorf("--report-dir: %w", err))
+	}
+	// What killed runs left (case roots, mounts, containers, clusters) goes before the first case,
+	// once the input is known to be good (docs/cleanup.md). Targets create lazily: kind's cluster
+	// of a killed run is gone before this run creates its own.
+	if err := sweepLeftovers(s.out, "run", sweep.Options{WorkDir: f.targetOpts.opts.WorkDir}, false); err != nil {
+		fmt.Fprintf(s.err, "volperm run: cleaning up after dead runs: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 
 	require := suites.RequireFromEnv()
