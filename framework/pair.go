@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -215,8 +216,14 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 	return obs, nil
 }
 
-// Close closes the kubelet half.
-func (p *Pair) Close() error { return p.node.Close() }
+// Close closes the kubelet half, and the apiserver half when it holds something (an agent).
+func (p *Pair) Close() error {
+	err := p.node.Close()
+	if c, ok := p.api.(interface{ Close() error }); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
+}
 
 // KnownDifference asks both halves.
 func (p *Pair) KnownDifference(c *Case) (string, bool) {

@@ -24,6 +24,9 @@ const (
 	OpTearDown = "teardown"
 	OpServe    = "serve"
 	OpHello    = "hello"
+	// OpAdmit (protocol v2) asks the agent to be the apiserver: admit a pod or a
+	// PersistentVolume (AdmitRequest -> AdmitResponse).
+	OpAdmit = "admit"
 )
 
 // Message is one line the harness writes to `AGENT serve`: hello first (the agent answers with
@@ -34,6 +37,43 @@ type Message struct {
 	ProtocolVersion string   `json:"protocolVersion"`
 	Op              string   `json:"op"`
 	Request         *Request `json:"request,omitempty"`
+	// Admit is the request of an admit message.
+	Admit *AdmitRequest `json:"admit,omitempty"`
+}
+
+// AdmitRequest is what an apiserver is asked (docs/spec.md "Admission"): create Pod (or update
+// OldPod to Pod), or create PersistentVolume, with the apiserver's gates and, when set, the
+// flexVolume allowlist policy in force.
+type AdmitRequest struct {
+	ProtocolVersion  string                   `json:"protocolVersion"`
+	Pod              *corev1.Pod              `json:"pod,omitempty"`
+	OldPod           *corev1.Pod              `json:"oldPod,omitempty"`
+	PersistentVolume *corev1.PersistentVolume `json:"persistentVolume,omitempty"`
+	// PreservePermissions and OldPreservePermissions name the volumes carrying the proposed field
+	// (seed 002) in Pod and OldPod.
+	PreservePermissions    []string `json:"preservePermissions,omitempty"`
+	OldPreservePermissions []string `json:"oldPreservePermissions,omitempty"`
+	// APIServerGates is every feature gate the harness knows, with its value for this apiserver.
+	APIServerGates map[string]bool `json:"apiserverGates"`
+	// FlexVolumePolicy is the allowlist policy in force (seed 004), nil for none.
+	FlexVolumePolicy *FlexVolumePolicy `json:"flexVolumePolicy,omitempty"`
+}
+
+// FlexVolumePolicy is seed 004's policy: allowed volume types and flexVolume drivers.
+type FlexVolumePolicy struct {
+	AllowedVolumeTypes []string `json:"allowedVolumeTypes,omitempty"`
+	AllowedDrivers     []string `json:"allowedDrivers,omitempty"`
+}
+
+// AdmitResponse is the apiserver's answer: allowed with the object as stored (defaults applied,
+// disabled fields dropped, and the field paths it dropped), or refused with its error texts.
+type AdmitResponse struct {
+	ProtocolVersion     string      `json:"protocolVersion"`
+	Allowed             bool        `json:"allowed"`
+	Errors              []string    `json:"errors,omitempty"`
+	Dropped             []string    `json:"dropped,omitempty"`
+	PreservePermissions []string    `json:"preservePermissions,omitempty"`
+	Pod                 *corev1.Pod `json:"pod,omitempty"`
 }
 
 // Hello is the agent's answer to the hello message: it serves.

@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -51,7 +50,9 @@ const maxOutput = 4 << 20
 
 func init() {
 	framework.RegisterTarget(Name, "an out-of-tree node agent behind volperm's exec protocol, with the reference apiserver: exec:/path/to/agent (docs/exec-protocol.md)", New)
-	framework.RegisterHalves(Name, nil, func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
+	framework.RegisterHalves(Name,
+		func(opts framework.TargetOptions) (framework.APIServer, error) { return NewAPIServer(opts) },
+		func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
 }
 
 // New builds the target exec:PATH: the reference apiserver with the agent as the kubelet.
@@ -63,70 +64,29 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	return framework.NewPair(Name, reference.APIServer{}, node), nil
 }
 
-// Node drives one agent executable as the kubelet: one long-lived `AGENT serve` for the run when
-// the agent serves, else a process per call.
+// Node drives one agent executable as the kubelet (driver: one long-lived `AGENT serve` for
+// the run when the agent serves, else a process per call).
 type Node struct {
-	agent   string
-	timeout time.Duration
-	roots   *caseroot.Roots
-
-	mu   sync.Mutex
-	mode string
-	srv  *server
-	// servedOnce: the agent answered hello once; notServing says why auto mode fell back.
-	servedOnce bool
-	notServing string
+	*driver
+	roots *caseroot.Roots
 }
 
-// NewNode checks the agent path (opts.Arg) and the time-out (VOLPERM_AGENT_TIMEOUT, a Go duration).
+// NewNode checks the agent (newDriver) and the work dir.
 func NewNode(opts framework.TargetOptions) (*Node, error) {
-	if opts.Arg == "" {
-		return nil, fmt.Errorf("target exec needs the agent's path: --target exec:/path/to/agent")
-	}
-	agent, err := filepath.Abs(opts.Arg)
+	d, err := newDriver(opts.Arg)
 	if err != nil {
 		return nil, err
-	}
-	st, err := os.Stat(agent)
-	if err != nil {
-		return nil, fmt.Errorf("exec agent %s: %w: give the path of an executable", opts.Arg, err)
-	}
-	if st.IsDir() || st.Mode().Perm()&0111 == 0 {
-		return nil, fmt.Errorf("exec agent %s is not an executable file: chmod +x it or give another path", opts.Arg)
-	}
-	timeout := DefaultTimeout
-	if v := os.Getenv("VOLPERM_AGENT_TIMEOUT"); v != "" {
-		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 {
-			return nil, fmt.Errorf("VOLPERM_AGENT_TIMEOUT=%q is not a positive duration: write e.g. 30s or 2m", v)
-		}
 	}
 	roots, err := caseroot.New(opts.WorkDir)
 	if err != nil {
 		return nil, err
 	}
-	mode := os.Getenv(EnvAgentMode)
-	switch mode {
-	case "":
-		mode = ModeAuto
-	case ModeAuto, ModeServe, ModePerCall:
-	default:
-		return nil, fmt.Errorf("%s=%q: write %s, %s or %s", EnvAgentMode, mode, ModeAuto, ModeServe, ModePerCall)
-	}
-	return &Node{agent: agent, timeout: timeout, roots: roots, mode: mode}, nil
+	return &Node{driver: d, roots: roots}, nil
 }
 
 // Info names the agent and how it is driven.
 func (t *Node) Info() framework.TargetInfo {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	d := map[string]string{"agent": t.agent, "timeout": t.timeout.String(), "mode": t.mode, "protocol": execproto.Version}
-	if t.servedOnce {
-		d["mode"], d["protocol"] = ModeServe, execproto.VersionServe
-	}
-	if t.notServing != "" {
-		d["mode"] = ModePerCall + " (the agent does not serve: " + t.notServing + ")"
-	}
-	return framework.TargetInfo{Name: Name, Details: d}
+	return framework.TargetInfo{Name: Name, Details: t.details()}
 }
 
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
@@ -140,12 +100,7 @@ func (t *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.
 
 // Close stops the serving agent and removes every case root left by a cancelled run.
 func (t *Node) Close() error {
-	t.mu.Lock()
-	if t.srv != nil {
-		t.srv.stop()
-		t.srv = nil
-	}
-	t.mu.Unlock()
+	t.stop()
 	return t.roots.RemoveAll()
 }
 
@@ -328,32 +283,17 @@ func decodeSetUp(out []byte, volumes []string, version string) (map[string]execp
 	return got, nil
 }
 
-// call has the agent answer op for req: a line to the serving agent, or `AGENT op` with req on
-// stdin in its own process group, bounded by the time-out. It returns the answer and the
-// protocol version it must carry.
+// call has the agent answer a setup or teardown of req (callMessage).
 func (t *Node) call(ctx context.Context, op string, req *execproto.Request) ([]byte, string, error) {
-	srv, err := t.serving()
-	if err != nil {
-		return nil, "", err
-	}
-	if srv != nil {
-		out, err := t.callServing(ctx, srv, op, req)
-		return out, execproto.VersionServe, err
-	}
-	out, err := t.callProcess(ctx, op, req)
-	return out, execproto.Version, err
+	return t.callMessage(ctx, execproto.Message{Op: op, Request: req})
 }
 
-// callProcess runs `AGENT op` with req on stdin in its own process group.
-func (t *Node) callProcess(ctx context.Context, op string, req *execproto.Request) ([]byte, error) {
-	in, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
+// callProcess runs `AGENT op` with in on stdin, in dir, in its own process group.
+func (t *driver) callProcess(ctx context.Context, op, dir string, in []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
 	cmd := osexec.Command(t.agent, op)
-	cmd.Dir = req.StateDir
+	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(in)
 	// Every process the agent starts inherits this token: whatever still carries it after the
 	// call is a process the agent left running (survivors).
@@ -370,6 +310,7 @@ func (t *Node) callProcess(ctx context.Context, op string, req *execproto.Reques
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-done:
 	case <-stdout.full:

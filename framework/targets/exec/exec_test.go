@@ -370,3 +370,78 @@ func countSleepers() int {
 	}
 	return n
 }
+
+// The reference agent as the apiserver too (the admit call of protocol v2): the pairs
+// exec+reference and exec+exec observe exactly what the in-process reference observes, on every
+// area (admission-only cases with validation errors, field dropping and the allowlist included).
+func TestAgentAsAPIServer(t *testing.T) {
+	hostfeature.Need(t, hostfeature.Root) // node-side cases need root
+	work := caseroottest.TempDir(t)
+	agentPath := agentScript(t, "reference")
+	ref, err := reference.New(framework.TargetOptions{WorkDir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ mode, pair string }{
+		{ModeServe, "exec:" + agentPath + "+reference"},
+		{ModeServe, "exec:" + agentPath + "+exec:" + agentPath},
+		{ModePerCall, "exec:" + agentPath + "+exec:" + agentPath},
+	} {
+		name := fmt.Sprintf("%s/%d-agents", tc.mode, strings.Count(tc.pair, "exec:"))
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(EnvAgentMode, tc.mode)
+			pair, err := framework.NewTarget(tc.pair, framework.TargetOptions{WorkDir: work})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sample := 15
+			if tc.mode == ModePerCall {
+				sample = 60
+			}
+			areas := map[framework.Area]int{}
+			for i, c := range catalogue.All() {
+				if i%sample != 0 && areas[c.Area] > 0 {
+					continue
+				}
+				want, err := ref.Observe(context.Background(), c)
+				if err != nil {
+					t.Fatalf("%s: reference: %v", c.Name, err)
+				}
+				got, err := pair.Observe(context.Background(), c)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", c.Name, tc.pair, err)
+				}
+				want.Source = got.Source
+				if d := framework.Diff(want, got); len(d) > 0 {
+					t.Errorf("%s: the agent pair differs from the in-process reference:\n  %s", c.Name, strings.Join(d, "\n  "))
+				}
+				areas[c.Area]++
+			}
+			for _, a := range framework.Areas {
+				if areas[a] == 0 {
+					t.Errorf("no %s case compared", a)
+				}
+			}
+			if err := pair.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if n := countServers(); n > 0 {
+		t.Errorf("%d serving agents still run after Close", n)
+	}
+}
+
+// countServers counts the reference test agents still serving.
+func countServers() int {
+	n := 0
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		env, err1 := os.ReadFile("/proc/" + p.Name() + "/environ")
+		cmd, err2 := os.ReadFile("/proc/" + p.Name() + "/cmdline")
+		if err1 == nil && err2 == nil && bytes.Contains(env, []byte("VOLPERM_TEST_AGENT=reference\x00")) && bytes.HasSuffix(cmd, []byte("\x00serve\x00")) {
+			n++
+		}
+	}
+	return n
+}

@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -178,9 +180,113 @@ func (s *server) stop() {
 	killSurvivors(s.token, 0)
 }
 
+// driver runs one agent executable: one long-lived `AGENT serve` for the run when the agent
+// serves (or must: VOLPERM_AGENT_MODE), else a process per call. Both halves of an exec target
+// (Node, APIServer) drive their agent through one.
+type driver struct {
+	agent   string
+	timeout time.Duration
+
+	mu   sync.Mutex
+	mode string
+	srv  *server
+	// servedOnce: the agent answered hello once; notServing says why auto mode fell back.
+	servedOnce bool
+	notServing string
+}
+
+// newDriver checks the agent path and the environment knobs: VOLPERM_AGENT_TIMEOUT (a Go
+// duration) and VOLPERM_AGENT_MODE.
+func newDriver(arg string) (*driver, error) {
+	if arg == "" {
+		return nil, fmt.Errorf("target exec needs the agent's path: --target exec:/path/to/agent")
+	}
+	agent, err := filepath.Abs(arg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(agent)
+	if err != nil {
+		return nil, fmt.Errorf("exec agent %s: %w: give the path of an executable", arg, err)
+	}
+	if st.IsDir() || st.Mode().Perm()&0111 == 0 {
+		return nil, fmt.Errorf("exec agent %s is not an executable file: chmod +x it or give another path", arg)
+	}
+	timeout := DefaultTimeout
+	if v := os.Getenv("VOLPERM_AGENT_TIMEOUT"); v != "" {
+		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 {
+			return nil, fmt.Errorf("VOLPERM_AGENT_TIMEOUT=%q is not a positive duration: write e.g. 30s or 2m", v)
+		}
+	}
+	mode := os.Getenv(EnvAgentMode)
+	switch mode {
+	case "":
+		mode = ModeAuto
+	case ModeAuto, ModeServe, ModePerCall:
+	default:
+		return nil, fmt.Errorf("%s=%q: write %s, %s or %s", EnvAgentMode, mode, ModeAuto, ModeServe, ModePerCall)
+	}
+	return &driver{agent: agent, timeout: timeout, mode: mode}, nil
+}
+
+// details describe the agent and how it is driven, for reports.
+func (t *driver) details() map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := map[string]string{"agent": t.agent, "timeout": t.timeout.String(), "mode": t.mode, "protocol": execproto.Version}
+	if t.servedOnce {
+		d["mode"], d["protocol"] = ModeServe, execproto.VersionServe
+	}
+	if t.notServing != "" {
+		d["mode"] = ModePerCall + " (the agent does not serve: " + t.notServing + ")"
+	}
+	return d
+}
+
+// stop stops the serving agent, if one runs.
+func (t *driver) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.srv != nil {
+		t.srv.stop()
+		t.srv = nil
+	}
+}
+
+// callMessage has the agent answer m (setup or teardown with m.Request, admit with m.Admit): a
+// line to the serving agent, or `AGENT op` with the request on stdin. It returns the answer and
+// the protocol version it must carry: v2 when served and for admit, v1 for a setup or teardown
+// per call.
+func (t *driver) callMessage(ctx context.Context, m execproto.Message) ([]byte, string, error) {
+	srv, err := t.serving()
+	if err != nil {
+		return nil, "", err
+	}
+	if srv != nil {
+		out, err := t.callServing(ctx, srv, m)
+		return out, execproto.VersionServe, err
+	}
+	if m.Admit != nil {
+		a := *m.Admit
+		a.ProtocolVersion = execproto.VersionServe
+		in, err := json.Marshal(&a)
+		if err != nil {
+			return nil, "", err
+		}
+		out, err := t.callProcess(ctx, m.Op, "/", in)
+		return out, execproto.VersionServe, err
+	}
+	in, err := json.Marshal(m.Request)
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := t.callProcess(ctx, m.Op, m.Request.StateDir, in)
+	return out, execproto.Version, err
+}
+
 // serving returns the long-lived agent to call, starting it when none runs; nil means a process
 // per call (mode per-call, or auto with an agent that does not serve).
-func (t *Node) serving() (*server, error) {
+func (t *driver) serving() (*server, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.mode == ModePerCall {
@@ -206,21 +312,30 @@ func (t *Node) serving() (*server, error) {
 	return srv, nil
 }
 
-// callServing is call in the long-lived mode: the same verdicts as a process per call.
-func (t *Node) callServing(ctx context.Context, srv *server, op string, req *execproto.Request) ([]byte, error) {
-	r := *req
-	r.ProtocolVersion = execproto.VersionServe
+// callServing is callMessage in the long-lived mode: the same verdicts as a process per call.
+func (t *driver) callServing(ctx context.Context, srv *server, m execproto.Message) ([]byte, error) {
+	m.ProtocolVersion = execproto.VersionServe
+	if m.Request != nil {
+		r := *m.Request
+		r.ProtocolVersion = execproto.VersionServe
+		m.Request = &r
+	}
+	if m.Admit != nil {
+		a := *m.Admit
+		a.ProtocolVersion = execproto.VersionServe
+		m.Admit = &a
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	out, err := srv.roundTrip(ctx, execproto.Message{ProtocolVersion: execproto.VersionServe, Op: op, Request: &r}, op)
+	out, err := srv.roundTrip(ctx, m, m.Op)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", op, t.timeout)
+			return nil, fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", m.Op, t.timeout)
 		}
 		return nil, err
 	}
 	if left := killSurvivors(srv.token, srv.cmd.Process.Pid); len(left) > 0 {
-		return nil, fmt.Errorf("agent %s left %d process(es) running (%s): killed them; an agent must exit with everything it started", op, len(left), strings.Join(left, ", "))
+		return nil, fmt.Errorf("agent %s left %d process(es) running (%s): killed them; an agent must exit with everything it started", m.Op, len(left), strings.Join(left, ", "))
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 
 	"github.com/volperm/volperm/framework/execproto"
+	"github.com/volperm/volperm/nodeimpl/admission"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
 )
@@ -24,14 +25,25 @@ func Main(op string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if op == execproto.OpServe {
 		return Serve(stdin, stdout, stderr)
 	}
-	var req execproto.Request
 	dec := json.NewDecoder(stdin)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		fmt.Fprintf(stderr, "volperm agent: read request: %v\n", err)
-		return 2
+	var answer any
+	var err error
+	if op == execproto.OpAdmit {
+		var req execproto.AdmitRequest
+		if err := dec.Decode(&req); err != nil {
+			fmt.Fprintf(stderr, "volperm agent: read request: %v\n", err)
+			return 2
+		}
+		answer, err = Admit(&req, execproto.VersionServe)
+	} else {
+		var req execproto.Request
+		if err := dec.Decode(&req); err != nil {
+			fmt.Fprintf(stderr, "volperm agent: read request: %v\n", err)
+			return 2
+		}
+		answer, err = Answer(op, &req, execproto.Version)
 	}
-	answer, err := Answer(op, &req, execproto.Version)
 	if err != nil {
 		fmt.Fprintf(stderr, "volperm agent: %v\n", err)
 		return 2
@@ -71,6 +83,11 @@ func Serve(stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		case m.Op == execproto.OpHello:
 			answer = execproto.Hello{ProtocolVersion: execproto.VersionServe, Op: execproto.OpHello}
+		case m.Op == execproto.OpAdmit && m.Admit != nil:
+			if answer, err = Admit(m.Admit, execproto.VersionServe); err != nil {
+				fmt.Fprintf(stderr, "volperm agent: %v\n", err)
+				return 2
+			}
 		case m.Request == nil:
 			fmt.Fprintf(stderr, "volperm agent: %s message without a request\n", m.Op)
 			return 2
@@ -85,6 +102,28 @@ func Serve(stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+}
+
+// Admit is the reference apiserver's answer (nodeimpl/admission) to an admit request of
+// protocol version (v2 only: v1 has no admit).
+func Admit(req *execproto.AdmitRequest, version string) (*execproto.AdmitResponse, error) {
+	if req.ProtocolVersion != version {
+		return nil, fmt.Errorf("admit request in protocol %q; this agent speaks %q here", req.ProtocolVersion, version)
+	}
+	areq := admission.Request{
+		Pod:                    req.Pod,
+		OldPod:                 req.OldPod,
+		PersistentVolume:       req.PersistentVolume,
+		PreservePermissions:    req.PreservePermissions,
+		OldPreservePermissions: req.OldPreservePermissions,
+		Gates:                  knownGates(req.APIServerGates),
+	}
+	if p := req.FlexVolumePolicy; p != nil {
+		areq.FlexPolicy = &admission.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
+	}
+	res := admission.Admit(areq)
+	return &execproto.AdmitResponse{ProtocolVersion: version, Allowed: res.Allowed, Errors: res.Errors,
+		Dropped: res.Dropped, PreservePermissions: res.PreservePermissions, Pod: res.Pod}, nil
 }
 
 // Answer is the reference node's answer to one setup or teardown request of protocol version;
