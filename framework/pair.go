@@ -110,7 +110,7 @@ func newPairTarget(ref string, opts TargetOptions) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewPair(ref, api, node), nil
+	return newTargetPair(ref, api, node), nil
 }
 
 func halfNames[F any](m map[string]F) []string {

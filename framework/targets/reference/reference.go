@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +47,7 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return framework.NewPair(Name, APIServer{}, node), nil
+	return framework.NewTargetPair(Name, APIServer{}, node), nil
 }
 
 func info() framework.TargetInfo {
@@ -111,6 +112,10 @@ func (n *Node) Info() framework.TargetInfo { return info() }
 // SupportsNode: the reference kubelet runs every admitted pod; what this machine must have for it
 // is HostNeeds.
 func (n *Node) SupportsNode(*framework.Case, framework.Admitted) (bool, string) { return true, "" }
+
+// Concurrency: every case runs under its own root with its own kubelet and probe children, and
+// nothing in nodeimpl is shared, so cases run one per CPU (framework.ConcurrentNode).
+func (n *Node) Concurrency() int { return runtime.NumCPU() }
 
 // HostNeeds is kubelet.HostNeeds of the admitted pod (framework.NodeHostNeeds).
 func (n *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.Feature {
