@@ -40,7 +40,9 @@ func newTargetPair(name string, api APIServer, node Node) Target {
 }
 
 // NewTargetPair names a target made of api and node, batched when node is a ConcurrentNode.
-func NewTargetPair(name string, api APIServer, node Node) Target { return newTargetPair(name, api, node) }
+func NewTargetPair(name string, api APIServer, node Node) Target {
+	return newTargetPair(name, api, node)
+}
 
 // preparedKey is a case's name and content: a case changed since Prepare is observed again.
 func preparedKey(c *Case) string {
