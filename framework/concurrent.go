@@ -30,18 +30,14 @@ type preparedCase struct {
 	err error
 }
 
-// newTargetPair is NewPair, batched when the node can run cases concurrently.
-func newTargetPair(name string, api APIServer, node Node) Target {
+// NewTargetPair names a target made of api and node, as NewPair does, batched when node is a
+// ConcurrentNode.
+func NewTargetPair(name string, api APIServer, node Node) Target {
 	p := NewPair(name, api, node)
 	if cn, ok := node.(ConcurrentNode); ok && cn.Concurrency() > 1 {
 		return &batchPair{Pair: p, workers: cn.Concurrency(), prepared: map[string]preparedCase{}}
 	}
 	return p
-}
-
-// NewTargetPair names a target made of api and node, batched when node is a ConcurrentNode.
-func NewTargetPair(name string, api APIServer, node Node) Target {
-	return newTargetPair(name, api, node)
 }
 
 // preparedKey is a case's name and content: a case changed since Prepare is observed again.

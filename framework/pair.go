@@ -110,7 +110,7 @@ func newPairTarget(ref string, opts TargetOptions) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newTargetPair(ref, api, node), nil
+	return NewTargetPair(ref, api, node), nil
 }
 
 func halfNames[F any](m map[string]F) []string {
