@@ -26,7 +26,8 @@ func (a Admitted) ReachesNode(c *Case) bool {
 	return a.Admission.Allowed && a.Pod != nil && !c.AdmissionOnly && c.PersistentVolume == nil
 }
 
-// APIServer is the admission half of an implementation (docs/spec.md step 1).
+// APIServer is the admission half of an implementation (docs/spec.md step 1). It must be safe
+// for concurrent use: a pair whose node is a ConcurrentNode admits from several goroutines.
 type APIServer interface {
 	// SupportsAdmission says whether this apiserver has what c needs (a proposal's field, a
 	// policy), and why not.

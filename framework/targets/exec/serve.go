@@ -190,6 +190,9 @@ type driver struct {
 	mu   sync.Mutex
 	mode string
 	srv  *server
+	// callMu makes calls one at a time: a serving agent's answers come back in order on one
+	// stdout, and a batched pair may admit from several goroutines.
+	callMu sync.Mutex
 	// servedOnce: the agent answered hello once; notServing says why auto mode fell back.
 	servedOnce bool
 	notServing string
@@ -258,6 +261,8 @@ func (t *driver) stop() {
 // the protocol version it must carry: v2 when served and for admit, v1 for a setup or teardown
 // per call.
 func (t *driver) callMessage(ctx context.Context, m execproto.Message) ([]byte, string, error) {
+	t.callMu.Lock()
+	defer t.callMu.Unlock()
 	srv, err := t.serving()
 	if err != nil {
 		return nil, "", err
