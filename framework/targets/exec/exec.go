@@ -323,12 +323,12 @@ func (t *driver) callProcess(ctx context.Context, op, dir string, in []byte) ([]
 		<-done
 		killSurvivors(token, 0)
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", op, t.timeout)
+			return nil, t.timeoutErr(op)
 		}
 		return nil, ctx.Err()
 	}
 	if left := killSurvivors(token, 0); len(left) > 0 {
-		return nil, fmt.Errorf("agent %s left %d process(es) running (%s): killed them; an agent must exit with everything it started", op, len(left), strings.Join(left, ", "))
+		return nil, survivorsErr(op, left)
 	}
 	if errors.Is(err, osexec.ErrWaitDelay) {
 		return nil, fmt.Errorf("agent %s exited but something kept its stdout open: an agent must exit with everything it started", op)
@@ -379,6 +379,16 @@ func killSurvivors(token string, except int) []string {
 		}
 	}
 	return left
+}
+
+// timeoutErr is the verdict on a call that did not answer within the time-out.
+func (t *driver) timeoutErr(op string) error {
+	return fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", op, t.timeout)
+}
+
+// survivorsErr is the verdict on a call that left processes running (killSurvivors).
+func survivorsErr(op string, left []string) error {
+	return fmt.Errorf("agent %s left %d process(es) running (%s): killed them; an agent must exit with everything it started", op, len(left), strings.Join(left, ", "))
 }
 
 // errVersion marks an answer in another protocol version.

@@ -11,7 +11,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -335,12 +334,12 @@ func (t *driver) callServing(ctx context.Context, srv *server, m execproto.Messa
 	out, err := srv.roundTrip(ctx, m, m.Op)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("agent %s did not answer within %s: killed it (raise VOLPERM_AGENT_TIMEOUT if it is just slow)", m.Op, t.timeout)
+			return nil, t.timeoutErr(m.Op)
 		}
 		return nil, err
 	}
 	if left := killSurvivors(srv.token, srv.cmd.Process.Pid); len(left) > 0 {
-		return nil, fmt.Errorf("agent %s left %d process(es) running (%s): killed them; an agent must exit with everything it started", m.Op, len(left), strings.Join(left, ", "))
+		return nil, survivorsErr(m.Op, left)
 	}
 	return out, nil
 }

@@ -488,6 +488,14 @@ func (t *Target) removeDir() error {
 	return os.RemoveAll(dir)
 }
 
+// removeKindNetwork removes kind's Docker network; Docker refuses while a container is attached.
+func removeKindNetwork() error {
+	if out, err := exec.Command("docker", "network", "rm", kindNetwork).CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // removeNetwork removes kind's Docker network when this target made it and nothing uses it
 // any more (Docker refuses while a container is attached: then it stays, and is logged).
 func (t *Target) removeNetwork() {
@@ -498,8 +506,8 @@ func (t *Target) removeNetwork() {
 	if !made {
 		return
 	}
-	if out, err := exec.Command("docker", "network", "rm", kindNetwork).CombinedOutput(); err != nil {
-		t.logf("docker network %s left: %v: %s", kindNetwork, err, strings.TrimSpace(string(out)))
+	if err := removeKindNetwork(); err != nil {
+		t.logf("docker network %s left: %v", kindNetwork, err)
 		return
 	}
 	t.logf("docker network %s removed", kindNetwork)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -101,9 +100,9 @@ func sweepClusters(_ context.Context, o sweep.Options) ([]string, error) {
 			}
 		}
 		if st.MadeNetwork {
-			if out, err := exec.Command("docker", "network", "rm", kindNetwork).CombinedOutput(); err != nil && !strings.Contains(string(out), "not found") {
+			if err := removeKindNetwork(); err != nil && !strings.Contains(err.Error(), "not found") {
 				// Another run's nodes may use it: it stays, which is what that run expects.
-				found = append(found, fmt.Sprintf("docker network %s kept: %s", kindNetwork, strings.TrimSpace(string(out))))
+				found = append(found, fmt.Sprintf("docker network %s kept: %v", kindNetwork, err))
 			}
 		}
 		if len(derr) > 0 {
