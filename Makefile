@@ -1,7 +1,7 @@
 # volperm: the README's two commands are `go run ./cmd/volperm run` and `make test`.
 GO ?= go
 
-.PHONY: test build bench run fuzz
+.PHONY: test build bench run fuzz mutants
 
 # The suites run the whole catalogue; cmd/volperm builds and runs the binary several times.
 test:
@@ -23,3 +23,9 @@ run:
 FUZZTIME ?= 100000x
 fuzz:
 	hack/fuzz.sh $(FUZZTIME)
+
+# The mutation self-test (docs/mutants.md): the catalogue against every mutant of nodeimpl/mutant
+# on the reference node; fails naming each certified mutant. MUTANTS=a,b selects by substring.
+MUTANTS ?=
+mutants:
+	VOLPERM_MUTANTS=$(MUTANTS) $(GO) test -tags volperm_mutants ./mutation/ -run TestMutants -count=1 -v -timeout 30m

@@ -443,8 +443,11 @@ func (c *Case) validate() error {
 		}
 		for i, f := range c.Storage[vol] {
 			ff := fmt.Sprintf("%s[%d]", field, i)
-			if f.Path == "." || !localPath(f.Path) {
-				return fmt.Errorf("%s.path: %q must be a clean path below the volume root, e.g. \"dir/file\"", ff, f.Path)
+			if !localPath(f.Path) {
+				return fmt.Errorf("%s.path: %q must be \".\" (the storage's root) or a clean path below it, e.g. \"dir/file\"", ff, f.Path)
+			}
+			if f.Path == "." && f.Symlink != "" {
+				return fmt.Errorf("%s: the storage's root (\".\") cannot be a symlink", ff)
 			}
 			if f.Dir && f.Symlink != "" {
 				return fmt.Errorf("%s: set dir or symlink, not both", ff)

@@ -70,6 +70,8 @@ func TestLoadCasesErrors(t *testing.T) {
 		{"unknown probe op", strings.Replace(caseYAML, "op: create", "op: unlink", 1), `x.yaml: case "sticky tmp": probes[0].op: unknown "unlink"; use one of create, write, read, delete, rename, list, mkdir`},
 		{"probe on a missing volume", strings.Replace(caseYAML, "volume: tmp, as: {uid: 1002", "volume: scratch, as: {uid: 1002", 1), `x.yaml: case "sticky tmp": probes[1].volume: no volume "scratch" in the pod; name one of [data, host, tmp]`},
 		{"chmod on a missing volume", strings.Replace(caseYAML, "chmod: {volume: data", "chmod: {volume: nope", 1), `after[0].chmod.volume: no volume "nope" in the pod`},
+		{"a symlink as the storage's root", strings.Replace(caseYAML, "- {path: sub, dir: true, mode: 0700}", "- {path: ., symlink: x, mode: 0700}", 1), `storage["data"][0]: the storage's root (".") cannot be a symlink`},
+		{"storage outside the volume", strings.Replace(caseYAML, "- {path: sub, dir: true, mode: 0700}", "- {path: ../x, mode: 0700}", 1), `storage["data"][0].path: "../x" must be "." (the storage's root) or a clean path below it`},
 		{"storage of a volume that is not a flexVolume", strings.Replace(caseYAML, "storage:\n  data:", "storage:\n  tmp:", 1), `storage["tmp"]: volume "tmp" is emptyDir; only flexVolume volumes can be named here`},
 		{"preservePermissions on an emptyDir", withExtra("preservePermissions: [tmp]"), `preservePermissions[0]: volume "tmp" is emptyDir; only secret, configMap, downwardAPI, projected volumes can be named here (in pod)`},
 		{"relative host path", strings.Replace(caseYAML, "{path: /var/run/volperm/t,", "{path: var/run/volperm/t,", 1), `host[0].path: "var/run/volperm/t" must be absolute and clean`},

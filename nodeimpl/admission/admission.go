@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // FlexVolumePolicy is seed 004's allowlist (PodSecurityPolicy's `volumes` and
@@ -68,6 +69,11 @@ func Admit(req Request) Result {
 	case req.Pod != nil:
 		pod := req.Pod.DeepCopy()
 		setDefaultsPod(pod)
+		if mutant.On(mutant.DropAfterValidation) {
+			if errs := validatePod(pod); len(errs) > 0 {
+				return Result{Errors: errorTexts(errs)}
+			}
+		}
 		preserve := carriers(pod, req.PreservePermissions)
 		res.Dropped, preserve = dropDisabledFields(req.Gates, pod, req.OldPod, preserve, carriers(req.OldPod, req.OldPreservePermissions))
 		res.Pod = pod

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // Names in FlexVolumePolicy.AllowedVolumeTypes with a meaning of their own (PSP's FSType).
@@ -24,7 +26,7 @@ func ValidateFlexVolumePolicy(p *FlexVolumePolicy) []string {
 	drivers := field.NewPath("flexVolumePolicy", "allowedDrivers")
 	// Seed 004: "Flexvolume driver names must be non-empty."
 	for i, d := range p.AllowedDrivers {
-		if d == "" {
+		if d == "" && !mutant.On(mutant.AllowEmptyNameOK) {
 			allErrs = append(allErrs, field.Required(drivers.Index(i), "driver name must be non-empty"))
 		}
 	}
@@ -38,13 +40,24 @@ func ValidateFlexVolumePolicy(p *FlexVolumePolicy) []string {
 
 // typeAllowed: an empty list or "*" allows every type (PSP `volumes`).
 func (p *FlexVolumePolicy) typeAllowed(t string) bool {
-	return len(p.AllowedVolumeTypes) == 0 || contains(p.AllowedVolumeTypes, t) || contains(p.AllowedVolumeTypes, allVolumeTypes)
+	return len(p.AllowedVolumeTypes) == 0 || contains(p.AllowedVolumeTypes, t) ||
+		(contains(p.AllowedVolumeTypes, allVolumeTypes) && !mutant.On(mutant.AllowWildcardIgnored))
 }
 
 // driverAllowed: seed 004 "Empty AllowedFlexVolumes allows usage of Flexvolumes with any driver",
 // otherwise exact match ("comparison of equality will be used instead of comparison of prefixes").
 func (p *FlexVolumePolicy) driverAllowed(driver string) bool {
-	return len(p.AllowedDrivers) == 0 || contains(p.AllowedDrivers, driver)
+	if len(p.AllowedDrivers) == 0 {
+		return !mutant.On(mutant.AllowEmptyDeniesAll)
+	}
+	if mutant.On(mutant.AllowDriverPrefix) {
+		for _, d := range p.AllowedDrivers {
+			if strings.HasPrefix(driver, d) {
+				return true
+			}
+		}
+	}
+	return contains(p.AllowedDrivers, driver)
 }
 
 // allowPod is seed 004's admission check of a pod, volume by volume in order.
@@ -52,6 +65,9 @@ func allowPod(p *FlexVolumePolicy, pod *corev1.Pod) field.ErrorList {
 	var allErrs field.ErrorList
 	volumes := field.NewPath("spec", "volumes")
 	for i := range pod.Spec.Volumes {
+		if i > 0 && mutant.On(mutant.AllowFirstVolumeOnly) {
+			break
+		}
 		v := &pod.Spec.Volumes[i]
 		var driver string
 		if v.FlexVolume != nil {
@@ -68,6 +84,9 @@ func allowPod(p *FlexVolumePolicy, pod *corev1.Pod) field.ErrorList {
 // too, `spec.flexVolume.driver`). Its source is a field of spec, so the type error names it:
 // `spec.flexVolume`.
 func allowPersistentVolume(p *FlexVolumePolicy, pv *corev1.PersistentVolume) field.ErrorList {
+	if mutant.On(mutant.AllowPVUnchecked) {
+		return nil
+	}
 	var driver string
 	if pv.Spec.FlexVolume != nil {
 		driver = pv.Spec.FlexVolume.Driver
@@ -81,7 +100,12 @@ func allowPersistentVolume(p *FlexVolumePolicy, pv *corev1.PersistentVolume) fie
 // (docs/spec.md "flexVolume allowlist" gives both texts).
 func allowSource(p *FlexVolumePolicy, typ, driver string, typePath, driverPath *field.Path) field.ErrorList {
 	if !p.typeAllowed(typ) {
-		return field.ErrorList{field.Forbidden(typePath, fmt.Sprintf("%s volumes are not allowed by the policy", typ))}
+		errs := field.ErrorList{field.Forbidden(typePath, fmt.Sprintf("%s volumes are not allowed by the policy", typ))}
+		if typ == flexVolumeType && !p.driverAllowed(driver) && mutant.On(mutant.AllowTypeBeforeDriver) {
+			errs = append(errs, field.Forbidden(driverPath,
+				fmt.Sprintf("driver %q is not in the allowed flexVolume drivers [%s]", driver, strings.Join(p.AllowedDrivers, ", "))))
+		}
+		return errs
 	}
 	if typ == flexVolumeType && !p.driverAllowed(driver) {
 		return field.ErrorList{field.Forbidden(driverPath,

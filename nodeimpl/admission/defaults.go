@@ -2,6 +2,8 @@ package admission
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // serviceAccountTokenExpiration is v1.37 SetDefaults_ServiceAccountTokenProjection's one hour.
@@ -12,17 +14,25 @@ func setDefaultsPod(pod *corev1.Pod) {
 	for i := range pod.Spec.Volumes {
 		src := &pod.Spec.Volumes[i].VolumeSource
 		// v1.37 defaults.go SetDefaults_Volume: a volume with no source becomes an emptyDir.
-		if !hasSource(podSources(src)) {
+		if !hasSource(podSources(src)) && !mutant.On(mutant.DefaultNoSourceRejected) {
 			src.EmptyDir = &corev1.EmptyDirVolumeSource{}
 		}
 		// Every source is defaulted, as the generated defaulters do (not only the first set one).
 		if src.Secret != nil {
 			// v1.37 defaults.go SetDefaults_SecretVolumeSource: defaultMode nil -> 0644.
-			defaultMode(&src.Secret.DefaultMode, corev1.SecretVolumeSourceDefaultMode)
+			def := corev1.SecretVolumeSourceDefaultMode
+			if mutant.On(mutant.DefaultSecretMode0600) {
+				def = 0600
+			}
+			defaultMode(&src.Secret.DefaultMode, def)
 		}
 		if src.ConfigMap != nil {
 			// v1.37 defaults.go SetDefaults_ConfigMapVolumeSource: defaultMode nil -> 0644.
-			defaultMode(&src.ConfigMap.DefaultMode, corev1.ConfigMapVolumeSourceDefaultMode)
+			def := corev1.ConfigMapVolumeSourceDefaultMode
+			if mutant.On(mutant.DefaultConfigMapMode0444) {
+				def = 0444
+			}
+			defaultMode(&src.ConfigMap.DefaultMode, def)
 		}
 		if src.DownwardAPI != nil {
 			// v1.37 defaults.go SetDefaults_DownwardAPIVolumeSource: defaultMode nil -> 0644.
@@ -31,7 +41,9 @@ func setDefaultsPod(pod *corev1.Pod) {
 		}
 		if src.Projected != nil {
 			// v1.37 defaults.go SetDefaults_ProjectedVolumeSource: defaultMode nil -> 0644.
-			defaultMode(&src.Projected.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
+			if !mutant.On(mutant.DefaultProjectedNone) {
+				defaultMode(&src.Projected.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
+			}
 			for j := range src.Projected.Sources {
 				ps := &src.Projected.Sources[j]
 				if ps.DownwardAPI != nil {

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // atomicWriterType names the source of v that may carry preservePermissions (seed 002: secret,
@@ -52,17 +53,24 @@ func dropDisabledFields(g gates.Set, pod, oldPod *corev1.Pod, preserve, oldPrese
 	volumes := field.NewPath("spec", "volumes")
 	// v1.37 pkg/api/pod/util.go dropDisabledFields: EmptyDirVolumeMode off and not in use by the
 	// old pod spec (emptyDirVolumeModeInUse) -> every emptyDir's mode is cleared.
-	if !g.Enabled(gates.EmptyDirVolumeMode) && !emptyDirVolumeModeInUse(oldPod) {
+	perVolume := mutant.On(mutant.DropInUseSameVolume)
+	inUse := emptyDirVolumeModeInUse(oldPod) && !perVolume && !mutant.On(mutant.DropIgnoresInUse)
+	if !g.Enabled(gates.EmptyDirVolumeMode) && !inUse && !mutant.On(mutant.DropNever) {
 		for i := range pod.Spec.Volumes {
 			if ed := pod.Spec.Volumes[i].EmptyDir; ed != nil && ed.Mode != nil {
+				if perVolume && sameVolumeHadMode(oldPod, pod.Spec.Volumes[i].Name) {
+					continue
+				}
 				ed.Mode = nil
-				dropped = append(dropped, volumes.Index(i).Child("emptyDir", "mode").String())
+				if !mutant.On(mutant.DropNotReported) {
+					dropped = append(dropped, volumes.Index(i).Child("emptyDir", "mode").String())
+				}
 			}
 		}
 	}
 	// docs/spec.md "Field dropping": the PreservePermissions proposal gate follows the same
 	// pattern: off and not on any volume of the old pod -> cleared on every volume.
-	if !g.Enabled(gates.PreservePermissions) && len(oldPreserve) == 0 {
+	if !g.Enabled(gates.PreservePermissions) && (len(oldPreserve) == 0 || mutant.On(mutant.DropPreserveIgnoresInUse)) {
 		for i := range pod.Spec.Volumes {
 			v := &pod.Spec.Volumes[i]
 			if preserve[v.Name] {
@@ -82,6 +90,20 @@ func emptyDirVolumeModeInUse(pod *corev1.Pod) bool {
 	}
 	for _, v := range pod.Spec.Volumes {
 		if v.EmptyDir != nil && v.EmptyDir.Mode != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sameVolumeHadMode reports whether old has an emptyDir named name with a mode: the in-use rule
+// of the mutant drop-mode-in-use-same-volume-only (upstream looks at every volume).
+func sameVolumeHadMode(old *corev1.Pod, name string) bool {
+	if old == nil {
+		return false
+	}
+	for _, v := range old.Spec.Volumes {
+		if v.Name == name && v.EmptyDir != nil && v.EmptyDir.Mode != nil {
 			return true
 		}
 	}

@@ -1,11 +1,15 @@
 package admission
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // validatePod is the volumes part of v1.37 ValidatePodCreate: ValidateVolumes, then the volume
@@ -164,8 +168,19 @@ func validateEmptyDir(ed *corev1.EmptyDirVolumeSource, fldPath *field.Path) fiel
 	if ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0 {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("sizeLimit"), "SizeLimit field must be a valid resource quantity"))
 	}
-	if ed.Mode != nil && (*ed.Mode > 01777 || *ed.Mode < 0) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("mode"), *ed.Mode, emptyDirModeErrorMsg))
+	upper := int32(01777)
+	switch {
+	case mutant.On(mutant.ValidEmptyDirUpperOffByOne):
+		upper = 01776
+	case mutant.On(mutant.ValidEmptyDirUpper0777):
+		upper = 0777
+	}
+	if ed.Mode != nil && (*ed.Mode > upper || (*ed.Mode < 0 && !mutant.On(mutant.ValidEmptyDirNegative))) {
+		var value any = *ed.Mode
+		if mutant.On(mutant.ValidEmptyDirTextOctal) {
+			value = fmt.Sprintf("%#o", *ed.Mode)
+		}
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("mode"), value, emptyDirModeErrorMsg))
 	}
 	return allErrs
 }
@@ -187,7 +202,10 @@ func validateHostPath(hp *corev1.HostPathVolumeSource, fldPath *field.Path) fiel
 	if len(hp.Path) == 0 {
 		return field.ErrorList{field.Required(fldPath.Child("path"), "")}
 	}
-	allErrs := validatePathNoBacksteps(hp.Path, fldPath.Child("path"))
+	var allErrs field.ErrorList
+	if !mutant.On(mutant.ValidHostPathBacksteps) {
+		allErrs = validatePathNoBacksteps(hp.Path, fldPath.Child("path"))
+	}
 	if hp.Type != nil && !hostPathTypeSupported(*hp.Type) {
 		// Upstream passes the pointer; field.Error renders it as JSON, the quoted string.
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), hp.Type, supportedHostPathTypes))
@@ -197,7 +215,7 @@ func validateHostPath(hp *corev1.HostPathVolumeSource, fldPath *field.Path) fiel
 
 func hostPathTypeSupported(t corev1.HostPathType) bool {
 	for _, s := range supportedHostPathTypes {
-		if s == t {
+		if s == t || (mutant.On(mutant.ValidHostPathTypeFold) && strings.EqualFold(string(s), string(t))) {
 			return true
 		}
 	}
@@ -254,7 +272,11 @@ func validateConfigMap(c *corev1.ConfigMapVolumeSource, fldPath *field.Path) fie
 
 // validateFileMode is the defaultMode / item mode check of v1.37 validation.go: 0..0777.
 func validateFileMode(mode *int32, fldPath *field.Path) field.ErrorList {
-	if mode != nil && (*mode > 0777 || *mode < 0) {
+	upper := int32(0777)
+	if mutant.On(mutant.ValidFileModeUpper01777) {
+		upper = 01777
+	}
+	if mode != nil && (*mode > upper || *mode < 0) {
 		return field.ErrorList{field.Invalid(fldPath, *mode, fileModeErrorMsg)}
 	}
 	return nil
@@ -282,7 +304,9 @@ func validateKeyToPath(kp *corev1.KeyToPath, fldPath *field.Path) field.ErrorLis
 		allErrs = append(allErrs, field.Required(fldPath.Child("path"), ""))
 	}
 	allErrs = append(allErrs, validateLocalNonReservedPath(kp.Path, fldPath.Child("path"))...)
-	allErrs = append(allErrs, validateFileMode(kp.Mode, fldPath.Child("mode"))...)
+	if !mutant.On(mutant.ValidItemModeUnchecked) {
+		allErrs = append(allErrs, validateFileMode(kp.Mode, fldPath.Child("mode"))...)
+	}
 	allErrs = append(allErrs, validateUser(kp.User, fldPath.Child("user"))...)
 	return allErrs
 }

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // Payload builds the files of a secret, configMap, downwardAPI or projected volume (v1.37
@@ -81,7 +83,7 @@ func keyedPayload(items []corev1.KeyToPath, data map[string]string, defaultMode 
 
 // itemMode is the item's mode if set, else the volume's defaultMode (v1.37 MakePayload).
 func itemMode(mode, defaultMode *int32) int32 {
-	if mode != nil {
+	if mode != nil && !mutant.On(mutant.AtomicItemModeIgnored) {
 		return *mode
 	}
 	return *defaultMode

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // FileProjection is one file of a payload: its content and its exact mode.
@@ -85,7 +87,7 @@ func Write(dir string, payload map[string]FileProjection, setPerms func() error)
 		if err != nil {
 			return fmt.Errorf("determine whether payload should be written to %s: %w", dir, err)
 		}
-		if !should && len(toRemove) == 0 {
+		if !should && len(toRemove) == 0 && !mutant.On(mutant.AtomicRewriteOnRestart) {
 			// v1.37 Write: the data dir is up to date; the user-visible symlinks are still
 			// (re)created below (kubernetes#121472), and the data dir is kept.
 			shouldWrite = false
@@ -244,7 +246,11 @@ func newTimestampDir(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create new timestamp data directory: %w", err)
 	}
-	if err := os.Chmod(tsDir, 0755); err != nil {
+	perm := os.FileMode(0755)
+	if mutant.On(mutant.AtomicTsDir0700) {
+		perm = 0700
+	}
+	if err := os.Chmod(tsDir, perm); err != nil {
 		return "", fmt.Errorf("set mode on new timestamp data directory: %w", err)
 	}
 	return tsDir, nil
@@ -258,13 +264,20 @@ func writePayloadToDir(payload map[string]FileProjection, dir string) error {
 		baseDir, _ := filepath.Split(full)
 		// v1.37 writePayloadToDir: nested dirs are MkdirAll(os.ModePerm), so the umask applies
 		// (0755 at umask 022), and no chmod follows.
-		if err := os.MkdirAll(baseDir, os.ModePerm); err != nil {
+		dirPerm := os.ModePerm
+		if mutant.On(mutant.AtomicNestedDir0700) {
+			dirPerm = 0700
+		}
+		if err := os.MkdirAll(baseDir, dirPerm); err != nil {
 			return fmt.Errorf("create directory %s: %w", baseDir, err)
 		}
 		if err := os.WriteFile(full, fp.Data, mode); err != nil {
 			return fmt.Errorf("write file %s with mode %v: %w", full, mode, err)
 		}
 		// v1.37 writePayloadToDir: chmod after the write so the umask does not strip Mode.
+		if mutant.On(mutant.AtomicFileUmask) {
+			continue
+		}
 		if err := os.Chmod(full, mode); err != nil {
 			return fmt.Errorf("change file %s to mode %v: %w", full, mode, err)
 		}
@@ -279,7 +292,11 @@ func createUserVisibleFiles(dir string, payload map[string]FileProjection) error
 		linkName, _, _ := strings.Cut(p, string(os.PathSeparator))
 		visible := filepath.Join(dir, linkName)
 		if _, err := os.Readlink(visible); err != nil && os.IsNotExist(err) {
-			if err := os.Symlink(filepath.Join(dataDirName, linkName), visible); err != nil {
+			target := filepath.Join(dataDirName, linkName)
+			if mutant.On(mutant.AtomicAbsoluteLinks) {
+				target = filepath.Join(dir, target)
+			}
+			if err := os.Symlink(target, visible); err != nil {
 				return err
 			}
 		}

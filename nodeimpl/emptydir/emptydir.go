@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/volperm/volperm/nodeimpl/mutant"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 )
 
@@ -40,8 +41,14 @@ type Volume struct {
 // unixModeToFileMode is v1.37 emptydir unixModeToFileMode: permission bits plus the sticky bit.
 func unixModeToFileMode(mode int32) os.FileMode {
 	fm := os.FileMode(mode & 0777)
-	if mode&01000 != 0 {
+	if mutant.On(mutant.EmptyDirModeOtherWriteOnly) {
+		fm &^= 0002
+	}
+	if mode&01000 != 0 && !mutant.On(mutant.EmptyDirModeDropsSticky) {
 		fm |= os.ModeSticky
+		if mutant.On(mutant.EmptyDirModeStickyAsSetgid) {
+			fm ^= os.ModeSticky | os.ModeSetgid
+		}
 	}
 	return fm
 }
@@ -57,7 +64,13 @@ func SetUp(v Volume) error {
 	if err != nil {
 		return err
 	}
-	if ready(v.ReadyDir) {
+	if ready(v.ReadyDir) && !mutant.On(mutant.EmptyDirRestartNotReady) {
+		if fsGroup := podFSGroup(v.Pod); mutant.On(mutant.EmptyDirRestartRewalk) {
+			_ = ownership.Apply(v.Dir, fsGroup, false, nil)
+		}
+		if mutant.On(mutant.EmptyDirRestartRechmod) && mode != nil {
+			_ = os.Chmod(v.Dir, *mode)
+		}
 		switch {
 		case mounted != nil && (v.Source.Medium == corev1.StorageMediumMemory || IsHugePageMedium(v.Source.Medium)):
 			return nil
@@ -72,6 +85,11 @@ func SetUp(v Volume) error {
 		}
 	}
 
+	fsGroup := podFSGroup(v.Pod)
+	walkFirst := mutant.On(mutant.EmptyDirWalkBeforeMode)
+	if walkFirst {
+		_ = ownership.Apply(v.Dir, fsGroup, false, nil)
+	}
 	switch {
 	case v.Source.Medium == corev1.StorageMediumDefault:
 		err = setupDir(v.Dir, mode)
@@ -85,11 +103,12 @@ func SetUp(v Volume) error {
 
 	// v1.37 SetUpAt: the walk runs after the mode, rw mask, no policy, and its error is dropped
 	// (`_ = ownershipChanger.ChangePermissions()`), also when the set-up failed.
-	var fsGroup *int64
-	if sc := v.Pod.Spec.SecurityContext; sc != nil {
-		fsGroup = sc.FSGroup
+	switch {
+	case walkFirst, mutant.On(mutant.EmptyDirNoWalk):
+	case v.Source.Medium != corev1.StorageMediumDefault && mutant.On(mutant.EmptyDirWalkDefaultOnly):
+	default:
+		_ = ownership.Apply(v.Dir, fsGroup, false, nil)
 	}
-	_ = ownership.Apply(v.Dir, fsGroup, false, nil)
 
 	if err != nil {
 		return err
@@ -98,8 +117,19 @@ func SetUp(v Volume) error {
 }
 
 // mode is the mode the kubelet applies: nil when the gate is off (v1.37 newMounterInternal).
+// podFSGroup is the pod's fsGroup, nil when it has none.
+func podFSGroup(pod *corev1.Pod) *int64 {
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		return sc.FSGroup
+	}
+	return nil
+}
+
 func (v Volume) mode() *os.FileMode {
-	if !v.ModeGate || v.Source.Mode == nil {
+	if (!v.ModeGate && !mutant.On(mutant.EmptyDirModeIgnoresGate)) || v.Source.Mode == nil {
+		return nil
+	}
+	if *v.Source.Mode == 0 && mutant.On(mutant.EmptyDirModeZeroIsUnset) {
 		return nil
 	}
 	m := unixModeToFileMode(*v.Source.Mode)
@@ -112,8 +142,14 @@ func setupDir(dir string, mode *os.FileMode) error {
 	if err := os.MkdirAll(dir, perm); err != nil {
 		return err
 	}
+	if mode != nil && mutant.On(mutant.EmptyDirModeUmask) {
+		return os.Chmod(dir, *mode&^0022)
+	}
 	if mode != nil {
 		return os.Chmod(dir, *mode)
+	}
+	if mutant.On(mutant.EmptyDirDefaultUmask) {
+		return os.Chmod(dir, 0755)
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
@@ -143,6 +179,12 @@ func setupTmpfs(v Volume, mode *os.FileMode, mounted *mountInfo) error {
 		if err := unix.Mount("tmpfs", v.Dir, "tmpfs", 0, opts); err != nil {
 			return fmt.Errorf("mount tmpfs (%s) on %s: %w", opts, v.Dir, err)
 		}
+	}
+	if mutant.On(mutant.EmptyDirModeNotOnMemory) {
+		return nil
+	}
+	if mode == nil && mutant.On(mutant.EmptyDirDefaultMemory0777) {
+		return os.Chmod(v.Dir, 0777)
 	}
 	return chmodRoot(v.Dir, mode)
 }
@@ -177,6 +219,12 @@ func setupHugepages(v Volume, mode *os.FileMode, mounted *mountInfo) error {
 	}
 	if err := unix.Mount("nodev", v.Dir, "hugetlbfs", 0, opt); err != nil {
 		return fmt.Errorf("mount hugetlbfs (%s) on %s: %w", opt, v.Dir, err)
+	}
+	if mutant.On(mutant.EmptyDirModeNotOnHugePages) {
+		return nil
+	}
+	if mode == nil && mutant.On(mutant.EmptyDirDefaultHugePages777) {
+		return os.Chmod(v.Dir, 0777)
 	}
 	return chmodRoot(v.Dir, mode)
 }

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/volperm/volperm/nodeimpl/mutant"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 )
 
@@ -54,15 +55,26 @@ func SetUp(dir string, src *corev1.FlexVolumeSource, storage []StorageFile, fsGr
 
 	// Without storage there is nothing to mount: the storage is empty, or already in place
 	// because a harness played the driver (Populate) for a kubelet that is not in-process.
+	_, err := os.Lstat(dir + MarkerSuffix)
+	restarted := err == nil
 	if len(storage) > 0 {
 		if err := populateOnce(dir, storage); err != nil {
 			return err
 		}
 	}
+	if restarted && mutant.On(mutant.FlexRestartRepopulates) {
+		for _, f := range storage {
+			if rel, err := relPath(f.Path); err == nil && f.Symlink == "" {
+				_ = os.Chmod(filepath.Join(dir, rel), unixMode(f.Mode))
+			}
+		}
+	}
 
 	// v1.37 flexVolumeMounter.SetUpAt: `if !f.readOnly` the ownership walk (the driver has the
 	// default FSGroup capability), with the pod's fsGroupChangePolicy, error discarded.
-	if !src.ReadOnly {
+	switch {
+	case restarted && mutant.On(mutant.FlexNoWalkOnRestart):
+	case !src.ReadOnly || mutant.On(mutant.FlexReadOnlyWalks):
 		_ = ownership.Apply(dir, fsGroup, false, policy)
 	}
 	return nil
@@ -109,7 +121,11 @@ func Populate(dir string, storage []StorageFile) error {
 // exist (the umask applies, as upstream).
 func prepareForMount(dir string) error {
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		if err := os.MkdirAll(dir, 0750); err != nil {
+		perm := os.FileMode(0750)
+		if mutant.On(mutant.FlexDir0755) {
+			perm = 0755
+		}
+		if err := os.MkdirAll(dir, perm); err != nil {
 			return fmt.Errorf("create volume dir: %w", err)
 		}
 	} else if err != nil {
@@ -120,7 +136,9 @@ func prepareForMount(dir string) error {
 
 // populate creates storage under dir, parents first (docs/spec.md "flexVolume"): each entry
 // is created, lchown'ed, then chmod'ed to its exact mode (after the chown, which would clear
-// setuid/setgid). Parents that storage does not list are made 0755 root:root.
+// setuid/setgid). Parents that storage does not list are made 0755 root:root. The entry "."
+// is the storage's own root: it is not created, only given its owner and mode (a filesystem
+// whose root already has them, as a real driver mounts one).
 func populate(dir string, storage []StorageFile) error {
 	files := make([]StorageFile, len(storage))
 	copy(files, storage)
@@ -140,6 +158,7 @@ func populate(dir string, storage []StorageFile) error {
 		}
 		var err error
 		switch {
+		case f.Path == ".":
 		case f.Symlink != "":
 			err = os.Symlink(f.Symlink, p)
 		case f.Dir:
@@ -153,7 +172,11 @@ func populate(dir string, storage []StorageFile) error {
 		if err != nil {
 			return fmt.Errorf("create %s: %w", f.Path, err)
 		}
-		if err := os.Lchown(p, int(f.UID), int(f.GID)); err != nil {
+		uid, gid := int(f.UID), int(f.GID)
+		if mutant.On(mutant.FlexStorageOwnerLost) {
+			uid, gid = 0, 0
+		}
+		if err := os.Lchown(p, uid, gid); err != nil {
 			return fmt.Errorf("chown %s: %w", f.Path, err)
 		}
 		if f.Symlink != "" {
@@ -195,7 +218,7 @@ func mkParents(dir, rel string) error {
 // relPath checks that p names an entry strictly inside the volume and returns it cleaned.
 func relPath(p string) (string, error) {
 	clean := filepath.Clean(p)
-	if p == "" || filepath.IsAbs(p) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+	if p == "" || filepath.IsAbs(p) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", fmt.Errorf("storage path %q must be relative and inside the volume", p)
 	}
 	return clean, nil

@@ -358,3 +358,14 @@ func TestPopulate(t *testing.T) {
 		t.Errorf("Populate wrote the SetUp marker (%v)", err)
 	}
 }
+
+// The storage entry "." is the volume's own root: not created, given its owner and mode (a
+// filesystem whose root already has them, kubernetes issue 69699).
+func TestPopulateRoot(t *testing.T) {
+	requireRoot(t)
+	dir := volumeDir(t)
+	if err := Populate(dir, []StorageFile{{Path: ".", Dir: true, Mode: 02770, GID: 2000}, {Path: "file", Mode: 0600}}); err != nil {
+		t.Fatal(err)
+	}
+	check(t, "volume", []string{". d 2770 0:2000", "file f 0600 0:0"}, tree(t, dir))
+}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // Host is the host a pod's hostPath volumes live on: Root is prepended to every pod path ("" or
@@ -73,6 +75,9 @@ func (h Host) SetUp(path string, pathType *corev1.HostPathType) error {
 	}
 	// v1.37 hostPathMounter.SetUp: HostPathUnset means no check at all.
 	if t == corev1.HostPathUnset {
+		if _, err := os.Stat(h.RealPath(path)); err != nil && mutant.On(mutant.HostPathUnsetChecks) {
+			return fmt.Errorf("hostPath type check failed: path %q does not exist", path)
+		}
 		return nil
 	}
 	return checkTypeInternal(&fileTypeChecker{host: h, path: path}, t)
@@ -102,7 +107,11 @@ var errUnknownFileType = errors.New("only recognise file, directory, socket, blo
 
 // GetType is v1.37 hostutil getFileType (os.Stat: follows symlinks).
 func (ftc *fileTypeChecker) GetType() (corev1.HostPathType, error) {
-	info, err := os.Stat(ftc.real())
+	stat := os.Stat
+	if mutant.On(mutant.HostPathLstat) {
+		stat = os.Lstat
+	}
+	info, err := stat(ftc.real())
 	if os.IsNotExist(err) {
 		return "", fmt.Errorf("path %q does not exist", ftc.path)
 	}
@@ -110,6 +119,7 @@ func (ftc *fileTypeChecker) GetType() (corev1.HostPathType, error) {
 		return "", ftc.host.podErr(err)
 	}
 	mode := info.Mode()
+	swapped := mutant.On(mutant.HostPathCharBlockSwapped)
 	switch {
 	case mode.IsDir():
 		return corev1.HostPathDirectory, nil
@@ -118,8 +128,14 @@ func (ftc *fileTypeChecker) GetType() (corev1.HostPathType, error) {
 	case mode&os.ModeSocket != 0:
 		return corev1.HostPathSocket, nil
 	case mode&os.ModeDevice != 0 && mode&os.ModeCharDevice != 0:
+		if swapped {
+			return corev1.HostPathBlockDev, nil
+		}
 		return corev1.HostPathCharDev, nil
 	case mode&os.ModeDevice != 0:
+		if swapped {
+			return corev1.HostPathCharDev, nil
+		}
 		return corev1.HostPathBlockDev, nil
 	}
 	return "", errUnknownFileType
@@ -138,7 +154,11 @@ func (ftc *fileTypeChecker) is(want corev1.HostPathType) func() bool {
 // MakeDir is v1.37 hostpath makeDir: MkdirAll 0755 (the umask applies), an existing path is no
 // error.
 func (ftc *fileTypeChecker) MakeDir() error {
-	if err := os.MkdirAll(ftc.real(), 0755); err != nil && !os.IsExist(err) {
+	perm := os.FileMode(0755)
+	if mutant.On(mutant.HostPathDirCreate0700) {
+		perm = 0700
+	}
+	if err := os.MkdirAll(ftc.real(), perm); err != nil && !os.IsExist(err) {
 		return ftc.host.podErr(err)
 	}
 	return nil
@@ -147,7 +167,14 @@ func (ftc *fileTypeChecker) MakeDir() error {
 // MakeFile is v1.37 hostpath makeFile: open O_CREATE 0644, the parent must exist, an existing
 // path is no error.
 func (ftc *fileTypeChecker) MakeFile() error {
-	f, err := os.OpenFile(ftc.real(), os.O_CREATE, 0644)
+	perm := os.FileMode(0644)
+	if mutant.On(mutant.HostPathFileCreate0600) {
+		perm = 0600
+	}
+	if mutant.On(mutant.HostPathFileCreateParent) {
+		_ = os.MkdirAll(filepath.Dir(ftc.real()), 0755)
+	}
+	f, err := os.OpenFile(ftc.real(), os.O_CREATE, perm)
 	if f != nil {
 		f.Close()
 	}
@@ -159,6 +186,12 @@ func (ftc *fileTypeChecker) MakeFile() error {
 
 // typeMatchedOrError is v1.37 hostpath typeMatchedOrError, texts included.
 func typeMatchedOrError(ftc *fileTypeChecker, match func() bool, expected string) error {
+	if expected == "socket file" && ftc.Exists() && mutant.On(mutant.HostPathSocketAnything) {
+		return nil
+	}
+	if mutant.On(mutant.HostPathTextHostRoot) {
+		ftc = &fileTypeChecker{host: Host{}, path: ftc.real()}
+	}
 	if !match() {
 		pathType, err := ftc.GetType()
 		if err != nil {
@@ -175,6 +208,9 @@ func checkTypeInternal(ftc *fileTypeChecker, pathType corev1.HostPathType) error
 	case corev1.HostPathDirectoryOrCreate:
 		if !ftc.Exists() {
 			return ftc.MakeDir()
+		}
+		if mutant.On(mutant.HostPathDirAcceptsFile) {
+			return nil
 		}
 		fallthrough
 	case corev1.HostPathDirectory:

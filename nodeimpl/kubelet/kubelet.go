@@ -22,6 +22,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/hostpath"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
+	"github.com/volperm/volperm/nodeimpl/mutant"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 )
 
@@ -96,6 +97,22 @@ type Kubelet struct {
 
 	mu    sync.Mutex
 	gates gates.Set
+	// seen is every pod volume set up so far (podUID/name), for the one mutant that needs to
+	// tell a kubelet restart's SetUp from the first (hostpath-no-recheck-on-restart).
+	seen map[string]bool
+}
+
+// setUpBefore reports whether the pod's volume name was set up before, and records it.
+func (k *Kubelet) setUpBefore(pod *corev1.Pod, name string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key := string(pod.UID) + "/" + name
+	if k.seen == nil {
+		k.seen = map[string]bool{}
+	}
+	before := k.seen[key]
+	k.seen[key] = true
+	return before
 }
 
 // New checks cfg and makes the kubelet's root directory.
@@ -117,6 +134,9 @@ func New(cfg Config) (*Kubelet, error) {
 func (k *Kubelet) SetGates(g gates.Set) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if mutant.On(mutant.GatesRestartKeepsOld) {
+		return
+	}
 	k.gates = g
 }
 
@@ -155,11 +175,23 @@ func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeRes
 			ReadyDir: k.readyDir(p.Pod, pluginEmptyDir, vol.Name),
 			Source:   *vol.EmptyDir,
 			Pod:      p.Pod,
-			ModeGate: g.Enabled(gates.EmptyDirVolumeMode),
+			ModeGate: modeGate(g),
 		}))
 	case TypeHostPath:
 		r.Path = k.host.RealPath(vol.HostPath.Path)
-		return fail(k.host.SetUp(vol.HostPath.Path, vol.HostPath.Type))
+		if k.setUpBefore(p.Pod, vol.Name) && mutant.On(mutant.HostPathNoRecheck) {
+			return r
+		}
+		_, missing := os.Lstat(r.Path)
+		err := k.host.SetUp(vol.HostPath.Path, vol.HostPath.Type)
+		fsGroup := podSecurityContext(p.Pod).FSGroup
+		if err == nil && fsGroup != nil && missing != nil && mutant.On(mutant.HostPathCreateChown) {
+			_ = os.Lchown(r.Path, -1, int(*fsGroup))
+		}
+		if err == nil && mutant.On(mutant.HostPathWalked) {
+			_ = ownership.Apply(r.Path, fsGroup, false, nil)
+		}
+		return fail(err)
 	case TypeSecret, TypeConfigMap, TypeDownwardAPI, TypeProjected:
 		r.Path = k.volumeDir(p.Pod, atomicWriterPlugin(r.Type), vol.Name)
 		return fail(k.setUpAtomicWriter(p, vol, r.Type, r.Path, g))
@@ -196,7 +228,10 @@ func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string,
 		Pod:      p.Pod,
 		ModeGate: g.Enabled(gates.EmptyDirVolumeMode),
 	}
-	if typ == TypeConfigMap {
+	if typ == TypeConfigMap && !mutant.On(mutant.AtomicConfigMapOnMemory) {
+		wrapper.Source.Medium = corev1.StorageMediumDefault
+	}
+	if typ == TypeSecret && mutant.On(mutant.AtomicSecretOnDisk) {
 		wrapper.Source.Medium = corev1.StorageMediumDefault
 	}
 	if err := emptydir.SetUp(wrapper); err != nil {
@@ -205,10 +240,26 @@ func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string,
 
 	fsGroup := podSecurityContext(p.Pod).FSGroup
 	// Seed 002: with preservePermissions (and the kubelet gate on) SetVolumeOwnership is skipped.
-	preserve := slices.Contains(p.PreservePermissions, vol.Name) && g.Enabled(gates.PreservePermissions)
+	preserveGate := g.Enabled(gates.PreservePermissions)
+	if mutant.On(mutant.GatesPreserveFromMode) {
+		preserveGate = g.Enabled(gates.EmptyDirVolumeMode)
+	}
+	if mutant.On(mutant.PreserveIgnoresGate) {
+		preserveGate = true
+	}
+	carries := slices.Contains(p.PreservePermissions, vol.Name)
+	if mutant.On(mutant.PreserveAllVolumes) {
+		carries = len(p.PreservePermissions) > 0
+	}
+	preserve := carries && preserveGate && !mutant.On(mutant.PreserveIgnored)
 	setPerms := func() error {
-		if preserve {
+		switch {
+		case preserve, mutant.On(mutant.AtomicNoWalk):
 			return nil
+		case mutant.On(mutant.AtomicRWMask):
+			return ownership.Apply(dir, fsGroup, false, nil)
+		case mutant.On(mutant.AtomicWalkBeforeWrite) && fsGroup != nil:
+			return os.Lchown(dir, -1, int(*fsGroup))
 		}
 		// v1.37 secret SetUpAt setPerms: the walk over the whole volume, the mounter's ReadOnly
 		// attribute (true) selects the 0440 mask, no policy.
@@ -370,4 +421,12 @@ func mountsBelow(dir string) ([]string, error) {
 		dir = real
 	}
 	return mountinfo.AtOrBelow(dir)
+}
+
+// modeGate is the kubelet's EmptyDirVolumeMode gate (KEP-5502).
+func modeGate(g gates.Set) bool {
+	if _, set := g[gates.EmptyDirVolumeMode]; !set && mutant.On(mutant.GatesModeDefaultOn) {
+		return true
+	}
+	return g.Enabled(gates.EmptyDirVolumeMode)
 }

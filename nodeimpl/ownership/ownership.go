@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // The masks of v1.37 pkg/volume/volume_linux.go (rwMask, roMask, execMask).
@@ -30,12 +33,23 @@ func Apply(dir string, fsGroup *int64, readOnly bool, policy *corev1.PodFSGroupC
 		return nil
 	}
 	// v1.37 skipPermissionChange: only OnRootMismatch may skip.
-	if policy != nil && *policy == corev1.FSGroupChangeOnRootMismatch && !requiresPermissionChange(dir, *fsGroup, readOnly) {
+	onRootMismatch := policy != nil && *policy == corev1.FSGroupChangeOnRootMismatch
+	if policy != nil && *policy == corev1.FSGroupChangeAlways && mutant.On(mutant.PolicyAlwaysSkips) {
+		onRootMismatch = true
+	}
+	if onRootMismatch && !mutant.On(mutant.PolicyIgnored) && !requiresPermissionChange(dir, *fsGroup, readOnly) {
 		return nil
 	}
 	gid := int(*fsGroup)
+	rootOnly := mutant.On(mutant.WalkRootOnly) || (onRootMismatch && mutant.On(mutant.PolicyChecksChildren))
 	err := walkDeep(dir, func(path string, info os.FileInfo) {
-		changeFilePermission(path, gid, readOnly, info)
+		switch {
+		case path == dir && mutant.On(mutant.WalkSkipsRoot):
+		case path != dir && rootOnly:
+		case path != dir && filepath.Dir(path) != dir && mutant.On(mutant.WalkTopLevelOnly):
+		default:
+			changeFilePermission(dir, path, gid, readOnly, info)
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("fsGroup %d ownership walk of %s: %w", gid, dir, err)
@@ -45,25 +59,51 @@ func Apply(dir string, fsGroup *int64, readOnly bool, policy *corev1.PodFSGroupC
 
 // changeFilePermission is v1.37 changeFilePermission for one entry; its errors are dropped
 // because upstream only logs them and carries on.
-func changeFilePermission(path string, gid int, readOnly bool, info os.FileInfo) {
+func changeFilePermission(root, path string, gid int, readOnly bool, info os.FileInfo) {
 	// v1.37 changeFilePermission: Lchown(path, -1, fsGroup), the owner is kept, symlinks included.
-	_ = os.Lchown(path, -1, gid)
+	switch {
+	case mutant.On(mutant.WalkNoChown):
+	case mutant.On(mutant.WalkChownsUID):
+		_ = os.Lchown(path, gid, gid)
+	default:
+		_ = os.Lchown(path, -1, gid)
+	}
 
 	// v1.37 changeFilePermission: symlinks are never chmod'ed (chmod would follow them).
-	if info.Mode()&os.ModeSymlink != 0 {
+	if info.Mode()&os.ModeSymlink != 0 && !(mutant.On(mutant.WalkChmodsSymlinks) && insideRoot(root, path)) {
 		return
 	}
 	mask := rwMask
+	if mutant.On(mutant.WalkRWMask0640) {
+		mask = 0640
+	}
 	if readOnly {
 		mask = roMask
+		if mutant.On(mutant.WalkROMask0444) {
+			mask = 0444
+		}
 	}
 	// v1.37 changeFilePermission: directories also get setgid and the exec bits.
 	if info.IsDir() {
-		mask |= os.ModeSetgid | execMask
+		if !mutant.On(mutant.WalkDirNoSetgid) {
+			mask |= os.ModeSetgid
+		}
+		if !mutant.On(mutant.WalkDirNoExec) {
+			mask |= execMask
+		}
+	} else if mutant.On(mutant.WalkFileExec) {
+		mask |= execMask
+	}
+	mode := info.Mode()
+	if !info.IsDir() && mutant.On(mutant.WalkReplaceNotOr) {
+		mode &^= os.ModePerm
+	}
+	if mutant.On(mutant.WalkDropsSpecial) {
+		mode &^= os.ModeSetuid | os.ModeSetgid | os.ModeSticky
 	}
 	// v1.37 changeFilePermission: the mode read before the lchown, ORed with the mask, so
 	// setuid/setgid bits a chown cleared on a file come back and bits are only ever added.
-	_ = os.Chmod(path, info.Mode()|mask)
+	_ = os.Chmod(path, mode|mask)
 }
 
 // requiresPermissionChange is v1.37 requiresPermissionChange: the root (stat, following a
@@ -78,7 +118,7 @@ func requiresPermissionChange(root string, fsGroup int64, readOnly bool) bool {
 	if !ok || st == nil {
 		return true
 	}
-	if int64(st.Gid) != fsGroup {
+	if int64(st.Gid) != fsGroup && !mutant.On(mutant.PolicyNoGIDCheck) {
 		return true
 	}
 	if !fi.IsDir() {
@@ -88,8 +128,10 @@ func requiresPermissionChange(root string, fsGroup int64, readOnly bool) bool {
 	if readOnly {
 		perms = roMask
 	}
-	perms |= execMask
-	return fi.Mode().Perm()&perms != perms || fi.Mode()&os.ModeSetgid == 0
+	if !mutant.On(mutant.PolicyNoExecCheck) {
+		perms |= execMask
+	}
+	return fi.Mode().Perm()&perms != perms || (fi.Mode()&os.ModeSetgid == 0 && !mutant.On(mutant.PolicyNoSetgidCheck))
 }
 
 // walkDeep is v1.37 walkDeep: like filepath.Walk but unsorted, never following symlinks, and
@@ -135,4 +177,15 @@ func readDirNames(dir string) ([]string, error) {
 	names, err := f.Readdirnames(-1)
 	f.Close()
 	return names, err
+}
+
+// insideRoot reports whether the symlink at path resolves to a path below root: the one mutant
+// that follows symlinks (walk-chmods-symlinks) must never change anything outside the volume.
+func insideRoot(root, path string) bool {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	return err == nil && strings.HasPrefix(target, realRoot+string(filepath.Separator))
 }

@@ -89,7 +89,7 @@ esac
 	return b.String(), nil
 }
 
-// populateCommands creates files under "$dir", shallowest first. Parents that files does not
+// populateCommands creates files under "$dir", shallowest first; the entry "." is "$dir" itself. Parents that files does not
 // list are made 0755 by the driver (root); each entry is created, lchown'ed, then chmod'ed (after the
 // chown, which would clear setuid/setgid; five digits, so GNU chmod clears a directory's
 // setgid too); symlinks are never chmod'ed.
@@ -98,7 +98,7 @@ func populateCommands(files []framework.File) ([]string, error) {
 	copy(fs, files)
 	for i := range fs {
 		clean := filepath.Clean(fs[i].Path)
-		if fs[i].Path == "" || filepath.IsAbs(clean) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+		if fs[i].Path == "" || filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
 			return nil, fmt.Errorf("storage path %q must be relative and inside the volume", fs[i].Path)
 		}
 		fs[i].Path = clean
@@ -107,6 +107,9 @@ func populateCommands(files []framework.File) ([]string, error) {
 	var cmds []string
 	for _, f := range fs {
 		p := `"$dir"/` + shellQuote(f.Path)
+		if f.Path == "." { // the storage's own root: not created, only its owner and mode set
+			p = `"$dir"`
+		}
 		if parent := filepath.Dir(f.Path); parent != "." {
 			acc := ""
 			for _, part := range strings.Split(parent, "/") {
@@ -116,6 +119,7 @@ func populateCommands(files []framework.File) ([]string, error) {
 			}
 		}
 		switch {
+		case f.Path == ".":
 		case f.Symlink != "":
 			cmds = append(cmds, fmt.Sprintf("ln -s %s %s", shellQuote(f.Symlink), p))
 		case f.Dir:
