@@ -17,7 +17,7 @@ func conditionCases() []*framework.Case {
 	var cases []*framework.Case
 	for _, g := range [][]*framework.Case{
 		emptyDirWalkPerMedium(), walkKeepsOwnersAndSpecialBits(), walkSymlinks(), policyRootConditions(),
-		hostPathOwnership(), hostPathCreateConditions(), hostPathValidationBoundaries(),
+		hostPathOwnership(), hostPathCreateConditions(),
 		atomicWriterRestart(), atomicWriterModeBits(), preserveOneVolumeOfTwo(),
 		admissionConditions(), kubeletGateDefault(),
 	} {
@@ -227,32 +227,6 @@ func hostPathCreateConditions() []*framework.Case {
 		Host:        []framework.HostObject{{Path: hostPathRoot + "grand/parent", Kind: framework.KindNothing}},
 		Pod:         hostPathPod(hostPathRoot+"grand/parent/file", &fileOrCreate),
 	}}
-}
-
-// hostPathValidationBoundaries: types are exact (case matters), '..' anywhere is refused
-// (mutants valid-hostpath-type-case-insensitive, valid-hostpath-backsteps-accepted).
-func hostPathValidationBoundaries() []*framework.Case {
-	rows := []struct {
-		phrase string
-		path   string
-		t      *corev1.HostPathType
-	}{
-		{`the type "directory" in lower case`, hostPathRoot + "dir", ptr[corev1.HostPathType]("directory")},
-		{`the type "fileOrCreate" in another case`, hostPathRoot + "file", ptr[corev1.HostPathType]("fileOrCreate")},
-		{"a path ending in a .. element", hostPathRoot + "dir/..", nil},
-	}
-	var cases []*framework.Case
-	for _, r := range rows {
-		cases = append(cases, &framework.Case{
-			Name:          "hostPath with " + r.phrase + " at admission",
-			Area:          framework.AreaHostPath,
-			Profile:       framework.ProfileConformance,
-			Description:   "v1.37 validateHostPathVolumeSource: the type is one of eight exact strings; no '..' element anywhere.",
-			Pod:           hostPathPod(r.path, r.t),
-			AdmissionOnly: true,
-		})
-	}
-	return cases
 }
 
 // atomicWriterRestart: a kubelet restart with an unchanged payload writes nothing and walks

@@ -122,6 +122,11 @@ func hostPathValidation() []*framework.Case {
 		{"an empty path", "", nil},
 		{"a path with a .. element", hostPathRoot + "../../etc", nil},
 		{`an unsupported type "Dir"`, hostPathRoot + "dir", ptr[corev1.HostPathType]("Dir")},
+		// Types are exact strings and '..' is refused anywhere (docs/mutants.md: mutants
+		// valid-hostpath-type-case-insensitive, valid-hostpath-backsteps-accepted).
+		{`the type "directory" in lower case`, hostPathRoot + "dir", ptr[corev1.HostPathType]("directory")},
+		{`the type "fileOrCreate" in another case`, hostPathRoot + "file", ptr[corev1.HostPathType]("fileOrCreate")},
+		{"a path ending in a .. element", hostPathRoot + "dir/..", nil},
 	}
 	var cases []*framework.Case
 	for _, r := range rows {
