@@ -55,10 +55,11 @@ func SetUp(dir string, src *corev1.FlexVolumeSource, storage []StorageFile, fsGr
 
 	// Without storage there is nothing to mount: the storage is empty, or already in place
 	// because a harness played the driver (Populate) for a kubelet that is not in-process.
-	_, err := os.Lstat(dir + MarkerSuffix)
-	restarted := err == nil
+	// restarted: a SetUp after the first (the storage was already in place).
+	var restarted bool
 	if len(storage) > 0 {
-		if err := populateOnce(dir, storage); err != nil {
+		var err error
+		if restarted, err = populateOnce(dir, storage); err != nil {
 			return err
 		}
 	}
@@ -82,21 +83,21 @@ func SetUp(dir string, src *corev1.FlexVolumeSource, storage []StorageFile, fsGr
 
 // populateOnce is the driver's mount: storage is created on the first SetUp only (a marker
 // beside dir remembers it), so files a container changed stay changed (seed 003).
-func populateOnce(dir string, storage []StorageFile) error {
+func populateOnce(dir string, storage []StorageFile) (already bool, err error) {
 	marker := dir + MarkerSuffix
 	if _, err := os.Lstat(marker); err == nil {
-		return nil
+		return true, nil
 	} else if !os.IsNotExist(err) {
-		return fmt.Errorf("flexVolume %s: mount marker: %w", FixtureDriver, err)
+		return false, fmt.Errorf("flexVolume %s: mount marker: %w", FixtureDriver, err)
 	}
 	if err := populate(dir, storage); err != nil {
 		// v1.37 SetUpAt removes dir when the driver's mount fails.
-		return errors.Join(fmt.Errorf("flexVolume %s: mount: %w", FixtureDriver, err), os.RemoveAll(dir))
+		return false, errors.Join(fmt.Errorf("flexVolume %s: mount: %w", FixtureDriver, err), os.RemoveAll(dir))
 	}
 	if err := os.WriteFile(marker, nil, 0644); err != nil {
-		return fmt.Errorf("flexVolume %s: write mount marker: %w", FixtureDriver, err)
+		return false, fmt.Errorf("flexVolume %s: write mount marker: %w", FixtureDriver, err)
 	}
-	return nil
+	return false, nil
 }
 
 // TearDown removes the volume dir and the fixture driver's marker.

@@ -98,7 +98,8 @@ type Kubelet struct {
 	mu    sync.Mutex
 	gates gates.Set
 	// seen is every pod volume set up so far (podUID/name), for the one mutant that needs to
-	// tell a kubelet restart's SetUp from the first (hostpath-no-recheck-on-restart).
+	// tell a kubelet restart's SetUp from the first (hostpath-no-recheck-on-restart); it is
+	// filled only while that mutant runs.
 	seen map[string]bool
 }
 
@@ -179,13 +180,17 @@ func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeRes
 		}))
 	case TypeHostPath:
 		r.Path = k.host.RealPath(vol.HostPath.Path)
-		if k.setUpBefore(p.Pod, vol.Name) && mutant.On(mutant.HostPathNoRecheck) {
+		if mutant.On(mutant.HostPathNoRecheck) && k.setUpBefore(p.Pod, vol.Name) {
 			return r
 		}
-		_, missing := os.Lstat(r.Path)
-		err := k.host.SetUp(vol.HostPath.Path, vol.HostPath.Type)
 		fsGroup := podSecurityContext(p.Pod).FSGroup
-		if err == nil && fsGroup != nil && missing != nil && mutant.On(mutant.HostPathCreateChown) {
+		chownCreated := false
+		if mutant.On(mutant.HostPathCreateChown) {
+			_, missing := os.Lstat(r.Path)
+			chownCreated = missing != nil && fsGroup != nil
+		}
+		err := k.host.SetUp(vol.HostPath.Path, vol.HostPath.Type)
+		if err == nil && chownCreated {
 			_ = os.Lchown(r.Path, -1, int(*fsGroup))
 		}
 		if err == nil && mutant.On(mutant.HostPathWalked) {
