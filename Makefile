@@ -25,7 +25,10 @@ fuzz:
 	hack/fuzz.sh $(FUZZTIME)
 
 # The mutation self-test (docs/mutants.md): the catalogue against every mutant of nodeimpl/mutant
-# on the reference node; fails naming each certified mutant. MUTANTS=a,b selects by substring.
+# on the reference node, then through the exec target on the reference agent built with the
+# seam; fails naming each certified mutant. MUTANTS=a,b selects by substring. EXEC=sample (the
+# default: at most 16 of each mutant's killers through exec), full (every case reaching it) or off.
 MUTANTS ?=
+EXEC ?= sample
 mutants:
-	VOLPERM_MUTANTS=$(MUTANTS) $(GO) test -tags volperm_mutants ./mutation/ -run TestMutants -count=1 -v -timeout 30m
+	VOLPERM_MUTANTS=$(MUTANTS) VOLPERM_MUTANTS_EXEC=$(EXEC) $(GO) test -tags volperm_mutants ./mutation/ -run TestMutants -count=1 -v -timeout 30m

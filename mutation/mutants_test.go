@@ -4,7 +4,10 @@ package mutation_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	osexec "os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,9 +15,11 @@ import (
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/probe"
+	exectarget "github.com/volperm/volperm/framework/targets/exec"
 	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/mutation"
+	"github.com/volperm/volperm/mutation/seamfile"
 	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
@@ -24,11 +29,17 @@ func TestMain(m *testing.M) {
 }
 
 // TestMutants is `make mutants`: the whole catalogue against every mutant of nodeimpl/mutant on
-// the reference node. It fails naming every mutant the catalogue certifies and every mutant
-// fewer than mutation.MinKillers cases catch. VOLPERM_MUTANTS selects mutants by substring
-// (comma-separated); VOLPERM_MUTANTS_REPORT names a file for the Markdown report.
+// the reference node, then through the exec target on the reference agent built with the seam
+// (agentTargets). It fails naming every mutant the catalogue certifies, every mutant fewer than
+// mutation.MinKillers cases catch, and every mutant the exec pass lost. VOLPERM_MUTANTS selects
+// mutants by substring (comma-separated); VOLPERM_MUTANTS_EXEC is sample (the default), full
+// or off (mutation.ParseExecMode); VOLPERM_MUTANTS_REPORT names a file for the Markdown report.
 func TestMutants(t *testing.T) {
 	hostfeature.Need(t, hostfeature.Root)
+	mode, err := mutation.ParseExecMode(os.Getenv("VOLPERM_MUTANTS_EXEC"))
+	if err != nil {
+		t.Fatalf("VOLPERM_MUTANTS_EXEC: %v", err)
+	}
 	mutants := mutant.All
 	if sel := os.Getenv("VOLPERM_MUTANTS"); sel != "" {
 		mutants = nil
@@ -45,7 +56,11 @@ func TestMutants(t *testing.T) {
 	newTarget := func() (framework.Target, error) {
 		return reference.New(framework.TargetOptions{WorkDir: dir})
 	}
-	res, err := mutation.Run(context.Background(), catalogue.All(), mutants, newTarget)
+	exec := mutation.Exec{Mode: mode}
+	if mode != mutation.ExecOff {
+		exec.NewTarget = agentTargets(t, dir)
+	}
+	res, err := mutation.Run(context.Background(), catalogue.All(), mutants, newTarget, exec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +73,10 @@ func TestMutants(t *testing.T) {
 	}
 	killed, total := res.Ratio()
 	t.Logf("kill ratio: %d/%d", killed, total)
+	if mode != mutation.ExecOff {
+		killed, total := res.ExecRatio()
+		t.Logf("exec kill ratio (%s): %d/%d", mode, killed, total)
+	}
 	for _, c := range res.Baseline {
 		t.Errorf("the unmutated reference node fails %q: fix it before judging mutants", c)
 	}
@@ -67,4 +86,97 @@ func TestMutants(t *testing.T) {
 	for _, o := range res.Weak() {
 		t.Errorf("mutant %s (%s) is caught by %d case(s) only (%s); the minimum is %d", o.Mutant.Name, o.Mutant.Family, len(o.Killers), strings.Join(o.Killers, "; "), mutation.MinKillers)
 	}
+	for _, c := range res.ExecBaseline {
+		t.Errorf("the unmutated reference agent fails %q through exec, which the reference node passes: the exec path differs", c)
+	}
+	for _, o := range res.ExecLost() {
+		t.Errorf("mutant %s (%s) is killed by %d case(s) in-process but by %d of %d through exec (%s): the exec path lost a kill when %s",
+			o.Mutant.Name, o.Mutant.Family, len(o.Killers), len(o.Exec.Killers), o.Exec.Ran, mode, o.Mutant.Bug)
+	}
+	away := map[mutant.Name]bool{}
+	for _, o := range res.NotInAgent() {
+		away[o.Mutant.Name] = true
+		if notInAgent[o.Mutant.Name] == "" {
+			t.Errorf("mutant %s (%s) is killed in-process, but the agent never reached its code through exec (%d cases): the exec path no longer leads the agent to it, or add it to notInAgent with the reason", o.Mutant.Name, o.Mutant.Family, o.Exec.Ran)
+		}
+	}
+	for _, o := range res.Outcomes {
+		if why := notInAgent[o.Mutant.Name]; why != "" && o.Exec != nil && o.Killed() && !away[o.Mutant.Name] {
+			t.Errorf("mutant %s is listed in notInAgent (%s), but the agent reached its code through exec: remove it from the list", o.Mutant.Name, why)
+		}
+	}
 }
+
+// notInAgent are the mutants whose code the reference agent never runs behind the exec target,
+// each with the reason (docs/mutants.md "Through the exec target"). The exec pass neither can nor
+// must kill them; TestMutants fails when this list and the measured one differ.
+var notInAgent = map[mutant.Name]string{
+	mutant.FlexDir0755:          "the harness plays the fixture driver's mount (populateFixtures, framework/targets/exec/exec.go)",
+	mutant.FlexStorageOwnerLost: "the harness plays the fixture driver's mount (populateFixtures, framework/targets/exec/exec.go)",
+	mutant.FlexRestartRepopulates: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +
+		"behind exec the harness mounted the storage, so every SetUp looks like the first",
+	mutant.FlexNoWalkOnRestart: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +
+		"behind exec the harness mounted the storage, so every SetUp looks like the first",
+	mutant.GatesModeDefaultOn: "the exec target sends the value of every kubelet gate (allGates, framework/targets/exec/exec.go): an agent never sees a gate left unset",
+}
+
+// agentTargets builds the reference agent with the seam once (mutation/mutantagent: the agent
+// `volperm agent` is, in a binary of its own) and returns a factory of exec targets whose agent
+// runs one mutant: a wrapper script per mutant sets VOLPERM_MUTANT (read by
+// nodeimpl/mutant/seam_on.go's init in the agent process) and the file the agent lists the seams
+// it reaches in (package seamfile), then execs the agent. The wrapper is both halves of the
+// target (exec:W+exec:W), so that the agent is the apiserver too and the admission mutants run
+// in it as well.
+func agentTargets(t *testing.T, workDir string) mutation.NewAgentTarget {
+	t.Helper()
+	bin := t.TempDir()
+	gomod, err := osexec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	agent := filepath.Join(bin, "mutantagent")
+	build := osexec.Command("go", "build", "-tags", "volperm_mutants", "-o", agent, "./mutation/mutantagent")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the agent with the seam: %v\n%s", err, out)
+	}
+	return func(n mutant.Name) (mutation.AgentTarget, error) {
+		name := string(n)
+		if n == "" {
+			name = "unmutated"
+		}
+		w := filepath.Join(bin, "agent-"+name)
+		seams := filepath.Join(bin, "seams-"+name)
+		// VOLPERM_MUTANT is set even when empty: one in this test's environment must not reach
+		// the unmutated agent.
+		script := fmt.Sprintf("#!/bin/sh\n# The reference agent running mutant %q (mutation/mutants_test.go).\n%s='%s' %s='%s' exec '%s' \"$@\"\n",
+			name, mutant.EnvActive, n, seamfile.Env, seams, agent)
+		if err := os.WriteFile(w, []byte(script), 0755); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(seams); err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		opts := framework.TargetOptions{Arg: w, WorkDir: workDir}
+		api, err := exectarget.NewAPIServer(opts)
+		if err != nil {
+			return nil, err
+		}
+		node, err := exectarget.NewNode(opts)
+		if err != nil {
+			return nil, err
+		}
+		ref := exectarget.Name + ":" + w
+		return agentTarget{framework.NewTargetPair(ref+framework.PairSeparator+ref, api, node), seams}, nil
+	}
+}
+
+// agentTarget is an exec target on a wrapper agent, with the file its agents list the seams
+// they reached in.
+type agentTarget struct {
+	framework.Target
+	seams string
+}
+
+// Reached reads the seams the agents listed (seamfile.Read).
+func (a agentTarget) Reached() ([]mutant.Name, error) { return seamfile.Read(a.seams) }
