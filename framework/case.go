@@ -115,6 +115,11 @@ type Case struct {
 	Probes []Probe `json:"probes,omitempty"`
 }
 
+// LabelTimed marks a case whose duration the reports name (summary.md "Timings", the run log's
+// and the CLI's last lines): a slow case whose time is the point, such as the ownership walk of
+// a volume with thousands of files (kubernetes issue 69699). The time is reported, never asserted.
+const LabelTimed = "timed"
+
 // FlexVolumePolicy is the allowlist of seed 004 (PodSecurityPolicy's allowedFlexVolumes and
 // volumes fields), enforced today by a ValidatingAdmissionPolicy.
 type FlexVolumePolicy struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 )
 
 // ConcurrentNode is implemented by a kubelet half whose ObserveNode may run for several cases at
@@ -23,11 +24,22 @@ type batchPair struct {
 
 	mu       sync.Mutex
 	prepared map[string]preparedCase
+	// took is how long each case's last observation took, by case name (ObserveTime).
+	took map[string]time.Duration
 }
 
 type preparedCase struct {
-	obs *Observation
-	err error
+	obs  *Observation
+	err  error
+	took time.Duration
+}
+
+// ObserveTimer is implemented by a target that observes cases before their specs run
+// (framework.Batcher): how long the observation of c took (set-up, steps, snapshot, probes,
+// teardown), since the spec's own run time does not include it. The reports name it for the
+// cases labelled "timed" (framework/report LabelTimed).
+type ObserveTimer interface {
+	ObserveTime(c *Case) (time.Duration, bool)
 }
 
 // NewTargetPair names a target made of api and node, as NewPair does, batched when node is a
@@ -35,7 +47,7 @@ type preparedCase struct {
 func NewTargetPair(name string, api APIServer, node Node) Target {
 	p := NewPair(name, api, node)
 	if cn, ok := node.(ConcurrentNode); ok && cn.Concurrency() > 1 {
-		return &batchPair{Pair: p, workers: cn.Concurrency(), prepared: map[string]preparedCase{}}
+		return &batchPair{Pair: p, workers: cn.Concurrency(), prepared: map[string]preparedCase{}, took: map[string]time.Duration{}}
 	}
 	return p
 }
@@ -55,9 +67,11 @@ func (b *batchPair) Prepare(ctx context.Context, cases []*Case) error {
 		go func() {
 			defer wg.Done()
 			for c := range jobs {
+				start := time.Now()
 				obs, err := b.Pair.Observe(ctx, c)
+				took := time.Since(start)
 				b.mu.Lock()
-				b.prepared[preparedKey(c)] = preparedCase{obs, err}
+				b.prepared[preparedKey(c)] = preparedCase{obs, err, took}
 				b.mu.Unlock()
 			}
 		}()
@@ -83,11 +97,30 @@ func (b *batchPair) Observe(ctx context.Context, c *Case) (*Observation, error) 
 	b.mu.Lock()
 	p, ok := b.prepared[k]
 	delete(b.prepared, k)
+	if ok {
+		b.took[c.Name] = p.took
+	}
 	b.mu.Unlock()
 	if ok {
 		return p.obs, p.err
 	}
-	return b.Pair.Observe(ctx, c)
+	start := time.Now()
+	obs, err := b.Pair.Observe(ctx, c)
+	b.mu.Lock()
+	b.took[c.Name] = time.Since(start)
+	b.mu.Unlock()
+	return obs, err
 }
 
-var _ Batcher = (*batchPair)(nil)
+// ObserveTime is how long the observation Observe last returned for c took (ObserveTimer).
+func (b *batchPair) ObserveTime(c *Case) (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.took[c.Name]
+	return d, ok
+}
+
+var (
+	_ Batcher      = (*batchPair)(nil)
+	_ ObserveTimer = (*batchPair)(nil)
+)

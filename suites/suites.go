@@ -11,9 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -195,7 +197,13 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 		ginkgo.Skip(reason)
 	}
 	expected := oracle.Expect(c)
+	start := time.Now()
 	observed, err := cfg.Target.Observe(ctx, c)
+	if slices.Contains(c.Labels, framework.LabelTimed) {
+		if took, ok := observeTime(cfg.Target, c, time.Since(start)); ok {
+			ginkgo.AddReportEntry(report.ObserveTimeEntry, took.Seconds(), ginkgo.ReportEntryVisibilityNever)
+		}
+	}
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("target %s failed on case %q: %v", name, c.Name, err))
 	}
@@ -209,6 +217,19 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 		}
 		ginkgo.Fail(mismatch(name, diff, expected, observed))
 	}
+}
+
+// observeTime is how long t took to observe c: what the target measured when it observed c
+// before the spec (framework.ObserveTimer), measured otherwise; unknown for any other batching
+// target, whose Observe only hands out what it prepared.
+func observeTime(t framework.Target, c *framework.Case, measured time.Duration) (time.Duration, bool) {
+	if ot, ok := t.(framework.ObserveTimer); ok {
+		return ot.ObserveTime(c)
+	}
+	if _, batched := t.(framework.Batcher); batched {
+		return 0, false
+	}
+	return measured, true
 }
 
 // mismatch is a failure message whose first line is the first difference (what the reports
@@ -277,6 +298,9 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 			summary.WriteMarkdown(filepath.Join(cfg.ReportDir, SummaryMarkdown)),
 		)
 		fmt.Fprintf(runLog, "%s: %s\n", strings.ToUpper(summary.Result), summary.Totals)
+		for _, t := range summary.Timings {
+			fmt.Fprintln(runLog, t.TimingLine())
+		}
 	})
 
 	Describe(cfg)

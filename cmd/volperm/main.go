@@ -1,6 +1,6 @@
 // Command volperm is the one binary of the harness: `run` runs the suites against a target and
 // writes the reports, `expect` prints what the oracle says a case must do, `observe` what a
-// target did, `diff` where two targets disagree, `version` the versions a report names, `agent` the reference node behind the exec
+// target did, `diff` where two targets disagree, `version` the versions a report names, `catalogue rules` the spec-rule coverage, `agent` the reference node behind the exec
 // protocol, `probe` what runs inside a probe container.
 package main
 
@@ -78,6 +78,8 @@ func Main(args []string, s streams) int {
 		return runCluster(s, args[1:])
 	case "image":
 		return runImage(s, args[1:])
+	case "catalogue":
+		return runCatalogue(s, args[1:])
 	}
 	for _, c := range cmds {
 		if c.name != args[0] {
@@ -120,6 +122,7 @@ func usage(w io.Writer, cmds []*command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "catalogue", "catalogue rules: per rule of docs/spec.md, the cases that check it and the conditions they cover")
 	fmt.Fprintf(w, "  %-8s %s\n", "cluster", "cluster image: build the Kubernetes v1.37 kind node image and the probe image offline (cached)")
 	fmt.Fprintf(w, "  %-8s %s\n", "image", "image save -o FILE: write the cluster target's probe image as a tarball, for air-gapped clusters")
 	fmt.Fprintf(w, "  %-8s %s\n", "probe", "what runs inside a probe container: stat mounts and try probes as this uid (volperm probe -h)")

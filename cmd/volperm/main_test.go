@@ -94,6 +94,10 @@ func TestBadInput(t *testing.T) {
 		{"image save without -o", []string{"image", "save"}, []string{"-o FILE is required"}},
 		{"unknown cluster option", []string{"run", "--target", "cluster:fast", "-f", good}, []string{`unknown option "fast"`, "cluster:flex-driver"}},
 		{"unknown kind option", []string{"run", "--target", "kind:fast", "-f", good}, []string{`unknown option "fast"`, "kind:per-cell"}},
+		{"catalogue without subcommand", []string{"catalogue"}, []string{"volperm catalogue rules"}},
+		{"catalogue unknown rule", []string{"catalogue", "rules", "--rule", "walk.masks"}, []string{`--rule "walk.masks"`, "walk.mask"}},
+		{"catalogue bad case regexp", []string{"catalogue", "rules", "--case", "mode("}, []string{"--case:"}},
+		{"catalogue case matches nothing", []string{"catalogue", "rules", "--case", "no such case"}, []string{`"no such case" matches no case`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,4 +269,28 @@ func TestExpectAgreesWithObserveOnCanonicalCases(t *testing.T) {
 		}
 	}
 	t.Logf("%d canonical cases in %d files agree", total, len(files))
+}
+
+// TestCatalogueRules: `volperm catalogue rules` prints every rule of docs/spec.md with its cases
+// and exits 0 when none has a gap (TestCatalogueCoversEveryRule checks the gaps themselves);
+// --case prints the rules a case checks; -f explains the cases of a file, whose gaps exit 1.
+func TestCatalogueRules(t *testing.T) {
+	code, stdout, stderr := runMain("catalogue", "rules")
+	if code != exitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"[walk.mask]", "[emptydir.mode]", "access       read-write", "covered under every condition"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	code, stdout, _ = runMain("catalogue", "rules", "--case", "^emptyDir mode 0750 on the default medium, both gates on$")
+	if code != exitOK || !strings.Contains(stdout, "[emptydir.mode] medium=default fsgroup=unset boundary=inside") {
+		t.Errorf("--case: exit %d, output %q", code, stdout)
+	}
+	file := writeFile(t, "cases.yaml", caseFile)
+	code, stdout, stderr = runMain("catalogue", "rules", "-f", file)
+	if code != exitFailed || !strings.Contains(stderr, "gaps") || !strings.Contains(stdout, "GAP") {
+		t.Errorf("-f with two cases: exit %d, stderr %q; want 1 and the gaps", code, stderr)
+	}
 }

@@ -121,6 +121,9 @@ func runRun(s streams, f *runFlags) int {
 	}
 	if summary != nil {
 		fmt.Fprintf(s.out, "\n%s on target %s: %s\n", strings.ToUpper(summary.Result), summary.Target.Name, summary.Totals)
+		for _, tm := range summary.Timings { // the cases labelled "timed": reported, not asserted
+			fmt.Fprintln(s.out, tm.TimingLine())
+		}
 		if summary.Totals.Skipped > 0 {
 			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (%s=cases, or CI=true, makes the target's gaps failures; %s=<feature> a missing feature of this machine)\n", summary.Totals.Skipped, hostfeature.EnvRequire, hostfeature.EnvRequire)
 		}

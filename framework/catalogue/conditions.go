@@ -121,8 +121,8 @@ func walkSymlinks() []*framework.Case {
 
 // policyRootConditions: OnRootMismatch compares the root's gid, its mask plus 0110 and setgid,
 // each on its own, at the first SetUp (a storage root that already has them, as a large
-// volume has after its first walk: kubernetes issue 69699) and after a restart; Always walks
-// whatever the root (mutants policy-*).
+// volume has after its first walk: kubernetes issue 69699, whose large volume userpain.go
+// times) and after a restart; Always walks whatever the root (mutants policy-*).
 func policyRootConditions() []*framework.Case {
 	always, onRootMismatch := corev1.FSGroupChangeAlways, corev1.FSGroupChangeOnRootMismatch
 	files := func(root framework.File) []framework.File {
@@ -134,25 +134,30 @@ func policyRootConditions() []*framework.Case {
 		root   framework.File
 		policy *corev1.PodFSGroupChangePolicy
 		desc   string
+		issue  int // the kubernetes issue the row comes from (userpain.go), 0 for none
 	}{
 		{"whose storage root already has gid 2000, setgid and 0770", framework.File{Mode: 02770, GID: fsGroup}, &onRootMismatch,
-			"The root matches (gid fsGroup, setgid, 0660|0110): the walk is skipped and the files keep their modes (kubernetes issue 69699)."},
+			"The root matches (gid fsGroup, setgid, 0660|0110): the walk is skipped and the files keep their modes, what users of large volumes asked for.", 69699},
 		{"whose storage root has another group", framework.File{Mode: 02770, GID: 3000}, &onRootMismatch,
-			"A root of another group does not match: the whole volume is walked."},
+			"A root of another group does not match: the whole volume is walked.", 0},
 		{"whose storage root has the root group", framework.File{Mode: 02770}, &onRootMismatch,
-			"A root of group 0 does not match fsGroup: the whole volume is walked."},
+			"A root of group 0 does not match fsGroup: the whole volume is walked.", 0},
 		{"whose storage root lacks setgid", framework.File{Mode: 0770, GID: fsGroup}, &onRootMismatch,
-			"A root without setgid does not match: the whole volume is walked."},
+			"A root without setgid does not match: the whole volume is walked.", 0},
 		{"whose storage root lacks 0110", framework.File{Mode: 02660, GID: fsGroup}, &onRootMismatch,
-			"A root without the group and owner exec bits does not match: the whole volume is walked."},
+			"A root without the group and owner exec bits does not match: the whole volume is walked.", 0},
 		{"whose storage root already matches", framework.File{Mode: 02770, GID: fsGroup}, &always,
-			"Always walks the whole volume at every SetUp, whatever the root."},
+			"Always walks the whole volume at every SetUp, whatever the root.", 0},
 	}
 	var cases []*framework.Case
 	for _, r := range rows {
-		cases = append(cases, fsGroupCase(
+		c := fsGroupCase(
 			fmt.Sprintf("fsGroupChangePolicy %s on a flexVolume %s", *r.policy, r.phrase), "v1.37 skipPermissionChange: "+r.desc,
-			flexPod(false, r.policy, false), files(r.root)))
+			flexPod(false, r.policy, false), files(r.root))
+		if r.issue != 0 {
+			c.Description, c.Labels = painDesc(r.issue, c.Description), painLabels(r.issue)
+		}
+		cases = append(cases, c)
 	}
 	for _, r := range []struct {
 		phrase string
@@ -197,7 +202,8 @@ func hostPathOwnership() []*framework.Case {
 				Name:        name,
 				Area:        framework.AreaHostPath,
 				Profile:     framework.ProfileConformance,
-				Description: "The hostPath plugin never changes ownership: fsGroup does not apply to it, and what *OrCreate makes stays root-owned (kubernetes issue 30378).",
+				Description: painDesc(30378, "the hostPath plugin never changes ownership: fsGroup does not apply to it, and what *OrCreate makes stays root-owned, where a non-root application cannot write (userpain.go has the probes)."),
+				Labels:      painLabels(30378),
 				Host:        []framework.HostObject{{Path: path, Kind: r.object}},
 				Pod:         withFSGroup(hostPathPod(path, ptr(r.t)), fsGroup),
 				After:       after,

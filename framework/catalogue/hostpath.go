@@ -85,11 +85,17 @@ func hostPathMatrixCase(t corev1.HostPathType, o hostObject, viaSymlink bool) *f
 	if t == corev1.HostPathUnset && o.kind == framework.KindNothing {
 		labels = append(labels, LabelRuntimeDefined)
 	}
+	desc := "Seed 001: the type is checked against what exists at the path before the pod starts; *OrCreate creates what is missing."
+	if t == corev1.HostPathDirectory && viaSymlink {
+		// userpain.go hostPathSymlinkChain: "is not a directory" through a symlink.
+		desc = painDesc(90263, "type Directory through a symlink passes when the symlink ends at a directory and fails with \"is not a directory\" otherwise. "+desc)
+		labels = append(labels, painLabels(90263)...)
+	}
 	return &framework.Case{
 		Name:        fmt.Sprintf("hostPath type %s with %s at the path", typePhrase(t), what),
 		Area:        framework.AreaHostPath,
 		Profile:     framework.ProfileConformance,
-		Description: "Seed 001: the type is checked against what exists at the path before the pod starts; *OrCreate creates what is missing.",
+		Description: desc,
 		Labels:      labels,
 		Host:        host,
 		Pod:         hostPathPod(path, ptr(t)),

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // admitted is the apiserver's answer plus what the node receives.
@@ -20,21 +21,22 @@ type admitted struct {
 
 // admit runs docs/spec.md "Admission": defaulting -> field dropping -> validation -> the
 // flexVolume allowlist. A PersistentVolume case admits the PV instead of the pod.
-func admit(c *framework.Case) admitted {
+func admit(c *framework.Case, t *tracer) admitted {
 	if c.PersistentVolume != nil {
-		return admitPersistentVolume(c)
+		return admitPersistentVolume(c, t)
 	}
 	if c.Pod == nil {
 		return admitted{result: framework.Admission{Allowed: true}}
 	}
 	pod := c.Pod.DeepCopy()
+	t.traceDefaulting(pod)
 	defaultPodVolumes(pod)
 	var old *corev1.Pod
 	if c.OldPod != nil {
 		old = c.OldPod.DeepCopy()
 		defaultPodVolumes(old)
 	}
-	dropped, preserve := dropDisabledFields(pod, old, c.PreservePermissions, c.OldPreservePermissions, c.Gates.APIServer)
+	dropped, preserve := dropDisabledFields(pod, old, c.PreservePermissions, c.OldPreservePermissions, c.Gates.APIServer, t)
 
 	a := admitted{pod: pod, preserve: preserve}
 	a.result.Dropped = dropped
@@ -46,8 +48,9 @@ func admit(c *framework.Case) admitted {
 	// A request that fails validation never reaches validating admission (kube-apiserver
 	// create path: validation, then validating admission).
 	errs := validatePod(pod)
+	t.traceValidation(pod, c.Gates.APIServer, errs)
 	if len(errs) == 0 && c.FlexVolumePolicy != nil {
-		errs = podPolicyErrors(c.FlexVolumePolicy, pod)
+		errs = podPolicyErrors(c.FlexVolumePolicy, pod, t)
 	}
 	a.result.Errors = errorTexts(errs)
 	a.result.Allowed = len(errs) == 0
@@ -56,15 +59,16 @@ func admit(c *framework.Case) admitted {
 
 // admitPersistentVolume admits a PV: defaulting, the volume-source validation, the allowlist
 // (docs/spec.md "Admission": dropping and pod rules do not apply).
-func admitPersistentVolume(c *framework.Case) admitted {
+func admitPersistentVolume(c *framework.Case, t *tracer) admitted {
 	pv := c.PersistentVolume.DeepCopy()
 	// v1.37 pkg/apis/core/v1/defaults.go SetDefaults_HostPathVolumeSource: type nil -> "".
 	if hp := pv.Spec.HostPath; hp != nil && hp.Type == nil {
+		t.hit(rule.DefaultHostPath, cond(rule.Object, "persistentVolume"))
 		hp.Type = ptrTo(corev1.HostPathUnset)
 	}
 	errs := validatePersistentVolumeSource(pv)
 	if len(errs) == 0 && c.FlexVolumePolicy != nil {
-		errs = pvPolicyErrors(c.FlexVolumePolicy, pv)
+		errs = pvPolicyErrors(c.FlexVolumePolicy, pv, t)
 	}
 	return admitted{result: framework.Admission{Allowed: len(errs) == 0, Errors: errorTexts(errs)}}
 }

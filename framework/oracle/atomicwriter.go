@@ -10,6 +10,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // Names in an AtomicWriter volume (v1.37 pkg/volume/util/atomic_writer.go dataDirName; the
@@ -25,13 +26,21 @@ const (
 func (k *kubelet) setUpAtomicWriter(v *volume) string {
 	// atomic_writer.go Write: an unchanged payload writes nothing and calls no setPerms;
 	// the wrapped emptyDir is ready. The Case's sources never change, so nothing happens.
+	kind := cond(rule.Type, v.typ)
+	g := k.fsGroup()
 	if v.ready {
+		k.tr.hit(rule.AtomicUnchanged, kind, cond(rule.FSGroup, setOr(g != nil, "set", "unset")))
 		return ok
 	}
 	payload, err := k.payload(&v.spec.VolumeSource)
+	if v.spec.DownwardAPI == nil {
+		k.tr.hit(rule.AtomicSources, kind, cond(rule.Outcome, setOr(err == nil, "ok", "error")))
+	}
 	if err != nil {
 		return err.Error()
 	}
+	k.tr.hit(rule.AtomicRoot, kind)
+	k.tr.hit(rule.AtomicLayout, append(modeFrom(&v.spec.VolumeSource), kind)...)
 	// secret.go / downwardapi.go / projected.go wrappedVolumeSpec: emptyDir on Memory;
 	// configmap.go wrappedVolumeSpec: emptyDir on the default medium. Mode nil.
 	medium := corev1.StorageMediumMemory
@@ -39,19 +48,26 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 		medium = corev1.StorageMediumDefault
 	}
 	root, _ := k.emptyDirRoot(medium, nil)
-	g := k.fsGroup()
 	// The wrapped emptyDir's own SetUpAt walks its (still empty) root with the rw mask
 	// (empty_dir.go SetUpAt, the mounterArgs carry fsGroup).
 	if g != nil {
-		changeOwnership(root, *g, false)
+		k.walk(v, root, *g, false)
 	}
 	// seed 002 "Proposed heuristics" Case 2: preservePermissions (kubelet gate on) skips
 	// SetVolumeOwnership, i.e. the AtomicWriter setPerms walk.
 	walk := g != nil && !(k.preserve[v.spec.Name] && gateOn(k.gates, framework.GatePreservePermissions))
+	if g != nil {
+		preserve := "none"
+		if k.preserve[v.spec.Name] {
+			preserve = "field-gate-" + onOff(gateOn(k.gates, framework.GatePreservePermissions))
+		}
+		_, set := k.gates[framework.GatePreservePermissions]
+		k.tr.hit(rule.AtomicFSGroup, kind, cond(rule.Preserve, preserve), cond(rule.GateSource, setOr(set, "set", "default")))
+	}
 	writeAtomic(root, payload, func() {
 		if walk {
 			// secret.go SetUpAt setPerms: NewVolumeOwnership(b, dir, fsGroup, nil), ReadOnly attributes.
-			changeOwnership(root, *g, true)
+			k.walk(v, root, *g, true)
 		}
 	})
 	v.root, v.top = root, root
@@ -121,6 +137,7 @@ func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]uint32, error) {
 		case src.DownwardAPI != nil:
 			downwardPayload(out, src.DownwardAPI.Items, *p.DefaultMode)
 		case src.ServiceAccountToken != nil:
+			k.tr.hit(rule.AtomicToken, cond(rule.FSGroup, setOr(k.fsGroup() != nil, "set", "unset")))
 			// collectData: the token is 0600 when fsGroup is set (SetVolumeOwnership makes it 0640).
 			mode := uint32(*p.DefaultMode)
 			if k.fsGroup() != nil {

@@ -7,19 +7,29 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // dropDisabledFields clears the fields of disabled apiserver gates (v1.37 pkg/api/pod/util.go
 // dropDisabledFields) and returns the dropped field paths and the volumes that still carry
 // preservePermissions. old is the old pod of an update (nil on create).
-func dropDisabledFields(pod, old *corev1.Pod, preserve, oldPreserve []string, apiserver map[string]bool) ([]string, map[string]bool) {
+func dropDisabledFields(pod, old *corev1.Pod, preserve, oldPreserve []string, apiserver map[string]bool, t *tracer) ([]string, map[string]bool) {
 	var dropped []string
 
 	// pod/util.go dropDisabledFields: EmptyDirVolumeMode off clears every emptyDir mode unless
 	// emptyDirVolumeModeInUse(old spec): any emptyDir of the old pod had a mode.
+	modeOld := oldConds(old, emptyDirModeInUse(old))
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Mode != nil {
+			t.hit(rule.DropEmptyDirMode, append(gateConds(apiserver, framework.GateEmptyDirVolumeMode), modeOld)...)
+		}
+	}
 	if !gateOn(apiserver, framework.GateEmptyDirVolumeMode) && !emptyDirModeInUse(old) {
 		for i := range pod.Spec.Volumes {
 			if ed := pod.Spec.Volumes[i].EmptyDir; ed != nil && ed.Mode != nil {
+				if b := rule.BoundaryOf(int64(*ed.Mode), 0, 01777); b == "below" || b == "above" {
+					t.hit(rule.DropBeforeValid, cond(rule.Boundary, b))
+				}
 				ed.Mode = nil
 				dropped = append(dropped, fmt.Sprintf("spec.volumes[%d].emptyDir.mode", i))
 			}
@@ -34,6 +44,12 @@ func dropDisabledFields(pod, old *corev1.Pod, preserve, oldPreserve []string, ap
 			if v.Name == name && atomicWriterKind(&v.VolumeSource) != "" {
 				carried[name] = true
 			}
+		}
+	}
+	preserveOld := oldConds(old, preserveInUse(old, oldPreserve))
+	for _, v := range pod.Spec.Volumes {
+		if carried[v.Name] {
+			t.hit(rule.DropPreserve, append(gateConds(apiserver, framework.GatePreservePermissions), preserveOld, cond(rule.Type, atomicWriterKind(&v.VolumeSource)))...)
 		}
 	}
 	if !gateOn(apiserver, framework.GatePreservePermissions) && !preserveInUse(old, oldPreserve) {

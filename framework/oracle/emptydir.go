@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // setUpEmptyDir is v1.37 pkg/volume/emptydir/empty_dir.go SetUpAt with the KEP-5502 mode
@@ -16,11 +17,23 @@ import (
 func (k *kubelet) setUpEmptyDir(v *volume) string {
 	// empty_dir.go SetUpAt: a ready volume (ready marker, mount present) is left alone: no
 	// chmod, no walk, whatever the gates now say.
+	ed := v.spec.EmptyDir
+	medium := cond(rule.Medium, mediumOf(ed.Medium))
+	fsGroup := cond(rule.FSGroup, setOr(k.fsGroup() != nil, "set", "unset"))
 	if v.ready {
+		k.tr.hit(rule.EmptyDirReady, medium, fsGroup)
 		return ok
 	}
-	ed := v.spec.EmptyDir
 	var mode *uint32
+	switch {
+	case ed.Mode == nil:
+		k.tr.hit(rule.EmptyDirDefault, medium)
+	case gateOn(k.gates, framework.GateEmptyDirVolumeMode):
+		k.tr.hit(rule.EmptyDirMode, medium, fsGroup, cond(rule.Boundary, rule.BoundaryOf(int64(*ed.Mode), 0, 01777)))
+	default:
+		_, set := k.gates[framework.GateEmptyDirVolumeMode]
+		k.tr.hit(rule.EmptyDirGateOff, medium, cond(rule.GateSource, setOr(set, "set", "default")))
+	}
 	// seed 000 "Design Details": the kubelet ignores mode with its gate off.
 	if gateOn(k.gates, framework.GateEmptyDirVolumeMode) && ed.Mode != nil {
 		// empty_dir.go unixModeToFileMode: permission bits and sticky only.
@@ -28,13 +41,17 @@ func (k *kubelet) setUpEmptyDir(v *volume) string {
 		mode = &m
 	}
 	root, err := k.emptyDirRoot(ed.Medium, mode)
+	if isHugePageMedium(ed.Medium) {
+		k.tr.hit(rule.EmptyDirHuge, cond(rule.Outcome, setOr(err == "", "ok", "error")))
+	}
 	if err != "" {
 		return err
 	}
 	v.root, v.top = root, root
 	// empty_dir.go SetUpAt: _ = ownershipChanger.ChangePermissions() with no policy.
 	if g := k.fsGroup(); g != nil {
-		changeOwnership(root, *g, false)
+		k.tr.hit(rule.EmptyDirFSGroup, medium, cond(rule.Policy, policyValue(k.pod)))
+		k.walk(v, root, *g, false)
 	}
 	v.ready = true
 	return ok

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // fixtureDriver is the flexVolume driver the harness serves (docs/spec.md "flexVolume").
@@ -21,23 +22,30 @@ func (k *kubelet) setUpFlexVolume(v *volume) string {
 		return fmt.Sprintf("flexVolume driver %q is not installed on this node", fv.Driver)
 	}
 	if v.root == nil {
+		k.tr.hit(rule.FlexDir)
 		v.root = newDir(0750, 0, 0)
 		v.top = v.root
 	}
+	k.tr.hit(rule.FlexPopulate, setUpValue(k.setups))
+	g := k.fsGroup()
+	k.tr.hit(rule.FlexWalk, cond(rule.Access, setOr(fv.ReadOnly, "read-only", "read-write")),
+		cond(rule.FSGroup, setOr(g != nil, "set", "unset")), setUpValue(k.setups), cond(rule.Policy, policyValue(k.pod)))
 	if !v.populated {
 		populate(v.root, k.storage[v.spec.Name])
 		v.populated = true
 	}
-	g := k.fsGroup()
 	if g == nil || fv.ReadOnly {
 		return ok
 	}
 	// v1.37 volume_linux.go skipPermissionChange: OnRootMismatch skips a root that already matches.
 	sc := k.pod.Spec.SecurityContext
-	if sc.FSGroupChangePolicy != nil && *sc.FSGroupChangePolicy == corev1.FSGroupChangeOnRootMismatch && !requiresPermissionChange(v.root, *g, false) {
-		return ok
+	if sc.FSGroupChangePolicy != nil && *sc.FSGroupChangePolicy == corev1.FSGroupChangeOnRootMismatch {
+		k.tr.hit(rule.WalkPolicy, cond(rule.Root, setOr(rootMismatch(v.root, *g, false) == "", "match", rootMismatch(v.root, *g, false))), setUpValue(k.setups))
+		if !requiresPermissionChange(v.root, *g, false) {
+			return ok
+		}
 	}
-	changeOwnership(v.root, *g, false)
+	k.walk(v, v.root, *g, false)
 	return ok
 }
 

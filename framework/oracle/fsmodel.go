@@ -19,6 +19,7 @@ const (
 
 // Mode bits the model cares about.
 const (
+	modeSetuid uint32 = 04000
 	modeSetgid uint32 = 02000
 	modeSticky uint32 = 01000
 	umask      uint32 = 022 // docs/spec.md "Node": the kubelet and the pod's processes run with umask 022

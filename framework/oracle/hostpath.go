@@ -2,8 +2,11 @@ package oracle
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // setUpHostPath is v1.37 pkg/volume/hostpath/host_path.go hostPathMounter.SetUp on the host
@@ -12,7 +15,20 @@ import (
 func (k *kubelet) setUpHostPath(v *volume) string {
 	hp := v.spec.HostPath
 	v.top = k.host
+	var check string
+	if k.tr != nil {
+		check = hostCheck(k.host, hp.Path, *hp.Type)
+		k.tr.hit(rule.HostPathCheck, cond(rule.HostCheck, check))
+		k.tr.hit(rule.HostPathSymlink, cond(rule.Path, hostPathRoute(k.host, hp.Path)))
+		k.tr.hit(rule.HostPathNoOwner, cond(rule.FSGroup, setOr(k.fsGroup() != nil, "set", "unset")), setUpValue(k.setups))
+	}
 	res := checkHostPathType(k.host, hp.Path, *hp.Type)
+	if strings.HasSuffix(check, "/created") {
+		k.tr.hit(rule.HostPathCreate, cond(rule.HostType, string(*hp.Type)), cond(rule.Outcome, setOr(res == ok, "ok", "error")))
+	}
+	if k.setups > 0 {
+		k.tr.hit(rule.HostPathRecheck, cond(rule.Outcome, setOr(res == ok, "ok", "error")))
+	}
 	// The container sees what is at the path, symlinks followed (docs/spec.md "Snapshot").
 	v.root, _ = stat(k.host, hp.Path)
 	return res

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // ok is a successful SetUp.
@@ -21,6 +22,10 @@ type kubelet struct {
 	sources  map[string]map[string]string
 	storage  map[string][]framework.File
 	vols     []*volume
+	// setups counts the SetUps of every volume done so far (0 during the first).
+	setups int
+	// tr records the rules applied (Explain); nil for Expect.
+	tr *tracer
 }
 
 // volume is one volume of the pod on the node.
@@ -38,8 +43,12 @@ type volume struct {
 	result string
 }
 
-func newKubelet(c *framework.Case, adm admitted) *kubelet {
+func newKubelet(c *framework.Case, adm admitted, t *tracer) *kubelet {
+	if len(c.Host) > 0 {
+		t.hit(rule.HostFixtures)
+	}
 	k := &kubelet{
+		tr:       t,
 		gates:    map[string]bool{},
 		pod:      adm.pod,
 		preserve: adm.preserve,
@@ -64,6 +73,16 @@ func (k *kubelet) setUpAll() {
 	for _, v := range k.vols {
 		v.result = k.setUp(v)
 	}
+	k.setups++
+}
+
+// walk is the ownership walk of volume v from root (changeOwnership), recorded as applied.
+func (k *kubelet) walk(v *volume, root *node, fsGroup int64, readOnly bool) {
+	k.tr.hit(rule.WalkMask, cond(rule.Access, setOr(readOnly, "read-only", "read-write")), cond(rule.Type, v.typ), setUpValue(k.setups))
+	if k.tr != nil {
+		k.tr.hit(rule.WalkTree, walkEntries(root)...)
+	}
+	changeOwnership(root, fsGroup, readOnly)
 }
 
 func (k *kubelet) setUp(v *volume) string {
@@ -93,13 +112,20 @@ func (k *kubelet) fsGroup() *int64 {
 func (k *kubelet) step(s framework.Step) {
 	switch {
 	case s.Chmod != nil:
+		if v := k.volume(s.Chmod.Volume); v != nil {
+			k.tr.hit(rule.StepChmod, cond(rule.Type, v.typ))
+		}
 		k.chmod(s.Chmod)
 	case s.SetGates != nil:
 		// Gates merge into those in force; only the kubelet's matter once the pod exists.
 		for name, on := range s.SetGates.Kubelet {
+			k.tr.hit(rule.StepSetGates, cond(rule.Gate, onOff(on)))
 			k.gates[name] = on
 		}
 	case s.RestartKubelet:
+		for _, v := range k.vols {
+			k.tr.hit(rule.StepRestart, withMedium([]rule.Cond{cond(rule.Type, v.typ)}, &v.spec.VolumeSource)...)
+		}
 		k.setUpAll()
 	}
 }

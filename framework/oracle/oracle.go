@@ -6,6 +6,7 @@ package oracle
 
 import (
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // Source is Observation.Source for what the oracle expects.
@@ -14,12 +15,26 @@ const Source = "oracle"
 // Expect returns the Observation the spec demands for c. c is not modified: Expect completes
 // a copy of it (framework.Case.Complete is idempotent, so a completed c is fine too).
 func Expect(in *framework.Case) *framework.Observation {
+	return expect(in, nil)
+}
+
+// Explain returns what Expect returns and every rule of docs/spec.md the oracle applied to reach
+// it, each with the conditions it was applied under (framework/rule, docs/coverage.md): the
+// rules the case checks.
+func Explain(in *framework.Case) (*framework.Observation, []rule.Hit) {
+	t := &tracer{}
+	obs := expect(in, t)
+	return obs, t.hits
+}
+
+// expect is Expect, recording into t when t is not nil.
+func expect(in *framework.Case, t *tracer) *framework.Observation {
 	c := in.DeepCopy()
 	c.Complete()
 	obs := &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Source}
 
 	// docs/spec.md "The order of events" 1: admission.
-	adm := admit(c)
+	adm := admit(c, t)
 	obs.Admission = adm.result
 
 	// docs/spec.md "The order of events" 2: rejected, admission-only or no pod: stop.
@@ -29,7 +44,7 @@ func Expect(in *framework.Case) *framework.Observation {
 	}
 
 	// docs/spec.md "The order of events" 3-7: host fixtures, SetUp, steps, snapshot, probes.
-	k := newKubelet(c, adm)
+	k := newKubelet(c, adm, t)
 	k.setUpAll()
 	for _, s := range c.After {
 		k.step(s)
@@ -38,4 +53,17 @@ func Expect(in *framework.Case) *framework.Observation {
 	obs.Probes = k.runProbes(c.Probes)
 	obs.Normalize()
 	return obs
+}
+
+// Coverage explains every case and folds the rules applied into the coverage of every rule of
+// docs/spec.md (framework/rule): which cases check each rule, under which conditions, and
+// which needed conditions no case reaches.
+func Coverage(cases []*framework.Case) (*rule.Coverage, error) {
+	names := make([]string, len(cases))
+	hits := make(map[string][]rule.Hit, len(cases))
+	for i, c := range cases {
+		names[i] = c.Name
+		_, hits[c.Name] = Explain(c)
+	}
+	return rule.Cover(names, hits)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // runProbes runs the probes in order on the model; each may change it (docs/spec.md "Probes").
@@ -12,9 +13,15 @@ func (k *kubelet) runProbes(probes []framework.Probe) []framework.ProbeResult {
 	var out []framework.ProbeResult
 	for _, p := range probes {
 		r := framework.ProbeResult{Name: p.Name, Allowed: true}
-		if errno := k.probe(p); errno != "" {
+		var before []rule.Cond
+		if k.tr != nil {
+			before = k.probeConds(p)
+		}
+		errno := k.probe(p)
+		if errno != "" {
 			r.Allowed, r.Errno = false, errno
 		}
+		k.traceProbe(p, before, errno)
 		out = append(out, r)
 	}
 	return out
@@ -189,4 +196,57 @@ func renameProbe(v *volume, from, to string, u *framework.User) string {
 // directory's owner or root may remove or rename an entry.
 func stickyDenies(dir, n *node, u *framework.User) bool {
 	return dir.mode&modeSticky != 0 && u.UID != 0 && u.UID != n.uid && u.UID != dir.uid
+}
+
+// probeConds are the conditions of probe p before it runs: the op, the permission class of its
+// user on the entry whose bits decide it (the parent for create, mkdir, delete and rename, the
+// entry itself otherwise), whether that parent is sticky or setgid.
+func (k *kubelet) probeConds(p framework.Probe) []rule.Cond {
+	conds := []rule.Cond{cond(rule.Op, string(p.Op))}
+	v := k.volume(p.Volume)
+	if v == nil || v.root == nil {
+		return conds
+	}
+	f, errno := lookup(v.top, v.root, path.Clean(p.Path), p.Op == framework.OpRead || p.Op == framework.OpWrite || p.Op == framework.OpList, nil)
+	if errno != "" {
+		return conds
+	}
+	decides := f.n
+	switch p.Op {
+	case framework.OpCreate, framework.OpMkdir, framework.OpDelete, framework.OpRename:
+		decides = f.dir
+	}
+	if decides == nil {
+		return conds
+	}
+	if c := probeClass(decides, &p.As); c != "" {
+		conds = append(conds, cond(rule.Class, c))
+	}
+	if decides.mode&modeSticky != 0 && p.As.UID != 0 && (p.Op == framework.OpDelete || p.Op == framework.OpRename) {
+		conds = append(conds, cond(rule.Entry, "sticky"))
+	}
+	if p.Op == framework.OpCreate || p.Op == framework.OpMkdir {
+		conds = append(conds, cond(rule.Entry, setOr(decides.mode&modeSetgid != 0, "setgid", "dir")))
+	}
+	return conds
+}
+
+// traceProbe records the probe rules p met, given its conditions and its errno.
+func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string) {
+	if k.tr == nil {
+		return
+	}
+	outcome := cond(rule.Outcome, setOr(errno == "", "ok", "error"))
+	var dac []rule.Cond
+	for _, c := range conds {
+		switch {
+		case c == cond(rule.Entry, "sticky"):
+			k.tr.hit(rule.ProbeSticky, cond(rule.Op, string(p.Op)), outcome)
+		case c.Dim == rule.Entry && errno == "":
+			k.tr.hit(rule.ProbeNewEntry, cond(rule.Op, string(p.Op)), c)
+		case c.Dim != rule.Entry:
+			dac = append(dac, c)
+		}
+	}
+	k.tr.hit(rule.ProbeDAC, append(dac, outcome)...)
 }

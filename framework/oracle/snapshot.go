@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // snapshot is docs/spec.md "Snapshot": every volume in pod order with its latest SetUp result;
@@ -22,6 +23,7 @@ func (k *kubelet) snapshot() []framework.VolumeObservation {
 			}
 		case v.result == ok && v.spec.HostPath != nil:
 			// docs/spec.md "Snapshot": nothing at a hostPath that set up fine is `absent`.
+			k.tr.hit(rule.SnapshotAbsent, cond(rule.HostType, hostTypeValue(v.spec.HostPath.Type)))
 			vo.Paths = []framework.PathObservation{{Path: ".", Type: absent, Mode: framework.FormatMode(0)}}
 		}
 		out = append(out, vo)

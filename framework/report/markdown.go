@@ -86,6 +86,15 @@ func (s *Summary) Markdown() []byte {
 	}
 	p("\n")
 
+	if len(s.Timings) > 0 {
+		p("## Timings (%d, reported, not asserted)\n\n", len(s.Timings))
+		p("| case | state | observed by the target | spec |\n|---|---|---:|---:|\n")
+		for _, t := range s.Timings {
+			p("| %s | %s | %s | %.3fs |\n", cell(code(t.Name)), t.State, cell(t.observed()), t.SpecSeconds)
+		}
+		p("\n")
+	}
+
 	p("## Not run (%d)\n\n", len(s.NotRun))
 	if len(s.NotRun) == 0 {
 		p("None.\n")
@@ -98,6 +107,19 @@ func (s *Summary) Markdown() []byte {
 		p("\n</details>\n\n")
 	}
 	return b.Bytes()
+}
+
+// observed words ObserveSeconds for a table cell or a log line.
+func (t Timing) observed() string {
+	if t.ObserveSeconds == nil {
+		return "not measured by this target"
+	}
+	return fmt.Sprintf("%.3fs", *t.ObserveSeconds)
+}
+
+// TimingLine is the run log's line for a timed case: its times and its name.
+func (t Timing) TimingLine() string {
+	return fmt.Sprintf("TIMED    observed %s, spec %.3fs: %s (%s)", t.observed(), t.SpecSeconds, t.Name, t.State)
 }
 
 // WriteMarkdown writes the Markdown summary to path.

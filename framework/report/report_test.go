@@ -330,3 +330,51 @@ func keys(m map[string]junitCase) []string {
 	}
 	return out
 }
+
+// TestTimings: the cases labelled timed that ran are listed with their spec time and, when the
+// suite recorded it, the target's observation time, in the JSON, the Markdown and a log line;
+// a timed case not run is not timed.
+func TestTimings(t *testing.T) {
+	timed := func(name string, state types.SpecState, observe any) types.SpecReport {
+		sr := spec("fsgroup", "conformance", name, state, "")
+		sr.LeafNodeLabels = append(sr.LeafNodeLabels, LabelTimed)
+		sr.RunTime = 250 * time.Millisecond
+		if observe != nil {
+			sr.ReportEntries = types.ReportEntries{{Name: ObserveTimeEntry, Value: types.WrapEntryValue(observe)}}
+		}
+		return sr
+	}
+	fromJSON := timed("read back", types.SpecStatePassed, nil)
+	fromJSON.ReportEntries = types.ReportEntries{{Name: ObserveTimeEntry, Value: types.ReportEntryValue{AsJSON: "0.5"}}}
+	r := types.Report{SuiteSucceeded: true, SpecReports: []types.SpecReport{
+		spec("fsgroup", "conformance", "untimed", types.SpecStatePassed, ""),
+		timed("walk of 2000 files", types.SpecStatePassed, 1.25),
+		timed("batched elsewhere", types.SpecStatePassed, nil),
+		timed("cannot run here", types.SpecStateSkipped, nil),
+		fromJSON,
+	}}
+	r.SpecReports[3].Failure.Message = "needs root"
+	s := Build(r, Options{})
+	one, half := 1.25, 0.5
+	want := []Timing{
+		{Name: "[fsgroup] walk of 2000 files [target=fake]", State: "passed", SpecSeconds: 0.25, ObserveSeconds: &one},
+		{Name: "[fsgroup] batched elsewhere [target=fake]", State: "passed", SpecSeconds: 0.25},
+		{Name: "[fsgroup] read back [target=fake]", State: "passed", SpecSeconds: 0.25, ObserveSeconds: &half},
+	}
+	if !equalJSON(t, s.Timings, want) {
+		b, _ := json.Marshal(s.Timings)
+		t.Fatalf("timings %s, want the three timed cases that ran", b)
+	}
+	md := string(s.Markdown())
+	for _, w := range []string{"## Timings (3, reported, not asserted)", "| `[fsgroup] walk of 2000 files [target=fake]` | passed | 1.250s | 0.250s |", "not measured by this target"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("summary.md lacks %q:\n%s", w, md)
+		}
+	}
+	if got, want := s.Timings[0].TimingLine(), "TIMED    observed 1.250s, spec 0.250s: [fsgroup] walk of 2000 files [target=fake] (passed)"; got != want {
+		t.Errorf("log line %q, want %q", got, want)
+	}
+	if strings.Contains(string(Build(sampleReport(), Options{}).Markdown()), "Timings") {
+		t.Error("a run without timed cases has a Timings section")
+	}
+}

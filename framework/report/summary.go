@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,31 @@ type Summary struct {
 	Failures []CaseResult `json:"failures"`
 	// NotRun lists every case that did not run, with the reason.
 	NotRun []CaseResult `json:"notRun"`
+	// Timings lists the cases labelled LabelTimed that ran, with how long they took: reported,
+	// never asserted.
+	Timings []Timing `json:"timings,omitempty"`
+}
+
+// LabelTimed is framework.LabelTimed: the cases whose durations the reports name.
+const LabelTimed = framework.LabelTimed
+
+// ObserveTimeEntry is the Ginkgo report entry a timed spec adds: the seconds (float64) the
+// target took to observe the case (set-up, steps, snapshot, probes, teardown). It is also a
+// property of the case in the JUnit file.
+const ObserveTimeEntry = "observe-seconds"
+
+// Timing is how long one timed case took.
+type Timing struct {
+	// Name is the spec's full text, as the JUnit file names it.
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// SpecSeconds is the spec's wall time, the JUnit testcase time: the oracle, the target's
+	// part of the case and the comparison. A target that observes cases ahead of their specs
+	// (the reference target, one area at a time in parallel) leaves its part out of it.
+	SpecSeconds float64 `json:"specSeconds"`
+	// ObserveSeconds is the target's observation of the case alone, when the target measured
+	// it (ObserveTimeEntry).
+	ObserveSeconds *float64 `json:"observeSeconds,omitempty"`
 }
 
 // Selection records how the cases of a run were chosen.
@@ -182,6 +208,10 @@ func Build(r types.Report, opts Options) *Summary {
 		case skipped:
 			s.NotRun = append(s.NotRun, res)
 		}
+		if o != skipped && slices.Contains(sr.Labels(), LabelTimed) {
+			s.Timings = append(s.Timings, Timing{Name: sr.FullText(), State: sr.State.String(),
+				SpecSeconds: sr.RunTime.Seconds(), ObserveSeconds: observeSeconds(sr)})
+		}
 	}
 	for _, a := range framework.Areas {
 		if c, ok := areas[string(a)]; ok {
@@ -274,6 +304,23 @@ func (s *Summary) WriteJSON(path string) error {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+// observeSeconds is the value of the spec's ObserveTimeEntry, nil when it has none.
+func observeSeconds(sr types.SpecReport) *float64 {
+	for _, e := range sr.ReportEntries {
+		if e.Name != ObserveTimeEntry {
+			continue
+		}
+		if v, ok := e.GetRawValue().(float64); ok {
+			return &v
+		}
+		// A report read back from JSON keeps only the value's JSON.
+		if v, err := strconv.ParseFloat(e.Value.AsJSON, 64); err == nil {
+			return &v
+		}
 	}
 	return nil
 }

@@ -21,8 +21,8 @@ import (
 // secret.MakePayload, configmap.MakePayload, downwardapi.CollectData, projected collectData).
 // sources maps "secret/NAME" and "configmap/NAME" to the object's data; a missing object is an
 // empty one (the Case's contract), then upstream's optional and missing-key rules apply with
-// their texts. serviceAccountToken, clusterTrustBundle and podCertificate projections have no
-// source on the reference node and fail the volume.
+// their texts. A serviceAccountToken projection gets FakeServiceAccountToken; clusterTrustBundle
+// and podCertificate projections have no source on the reference node and fail the volume.
 func Payload(pod *corev1.Pod, vol *corev1.Volume, sources map[string]map[string]string) (map[string]FileProjection, error) {
 	switch {
 	case vol.Secret != nil:
@@ -140,8 +140,7 @@ func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources 
 		case src.DownwardAPI != nil:
 			part, err = collectDownwardAPI(src.DownwardAPI.Items, pod, p.DefaultMode)
 		case src.ServiceAccountToken != nil:
-			// The reference node has no API server to issue tokens.
-			err = errors.New("serviceAccountToken projections are not supported by the reference node")
+			part = tokenPayload(src.ServiceAccountToken, pod, *p.DefaultMode)
 		case src.ClusterTrustBundle != nil:
 			err = errors.New("clusterTrustBundle projections are not supported by the reference node")
 		case src.PodCertificate != nil:
@@ -159,6 +158,24 @@ func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources 
 		return nil, err
 	}
 	return payload, nil
+}
+
+// FakeServiceAccountToken is the token of every projected serviceAccountToken on the reference
+// node, which has no API server to issue one (volperm's upstream target writes the same bytes):
+// a fixed, well-formed but unsigned JWT (header {"alg":"none"}, payload {"sub":"volperm"}) that
+// no API server accepts. Only the file's mode and owner are observed (docs/user-pain.md, issue 82573).
+const FakeServiceAccountToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ2b2xwZXJtIn0."
+
+// tokenPayload is the serviceAccountToken case of v1.37 projected.go collectData: the file has
+// defaultMode, or 0600 when mounterArgs.FsGroup is set (SetVolumeOwnership then makes it 0640).
+// Upstream also uses 0600 when mounterArgs.FsUser is set (every container's runAsUser the
+// same), which docs/spec.md [atomicwriter.token] does not model: the reference node follows the spec.
+func tokenPayload(tp *corev1.ServiceAccountTokenProjection, pod *corev1.Pod, defaultMode int32) map[string]FileProjection {
+	mode := defaultMode
+	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		mode = 0600
+	}
+	return map[string]FileProjection{tp.Path: {Data: []byte(FakeServiceAccountToken), Mode: mode}}
 }
 
 // fieldPathValue is v1.37 pkg/fieldpath ExtractFieldPathAsString for a pod, with its texts.

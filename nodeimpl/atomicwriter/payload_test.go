@@ -13,6 +13,8 @@ func mode(m int32) *int32 { return &m }
 
 func yes() *bool { b := true; return &b }
 
+func ptr[T any](v T) *T { return &v }
+
 func file(data string, m int32) FileProjection { return FileProjection{Data: []byte(data), Mode: m} }
 
 var testPod = &corev1.Pod{
@@ -154,17 +156,27 @@ func TestPayload(t *testing.T) {
 		{
 			name: "projected: failures of several sources",
 			src: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{
+				{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{Name: ptr("bundle"), Path: "ca.crt"}},
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}, Items: []corev1.KeyToPath{{Key: "zzz", Path: "z"}}}},
 			}}},
-			wantErr: "[serviceAccountToken projections are not supported by the reference node, configmap references non-existent config key: zzz]",
+			wantErr: "[clusterTrustBundle projections are not supported by the reference node, configmap references non-existent config key: zzz]",
 		},
 		{
-			name: "projected: serviceAccountToken",
-			src: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{
+			name: "projected: serviceAccountToken without fsGroup has defaultMode",
+			src: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: mode(0444), Sources: []corev1.VolumeProjection{
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
 			}}},
-			wantErr: "serviceAccountToken projections are not supported by the reference node",
+			want: map[string]FileProjection{"token": file(FakeServiceAccountToken, 0444)},
+		},
+		{
+			name: "projected: the token beside a configMap and a downwardAPI item (kube-api-access)",
+			src: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr[int64](3607)}},
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}, Items: []corev1.KeyToPath{{Key: "a.conf", Path: "ca.crt"}}}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
+			}}},
+			want: map[string]FileProjection{"token": file(FakeServiceAccountToken, 0644), "ca.crt": file("A", 0644), "namespace": file("prod", 0644)},
 		},
 		{
 			name: "projected: optional missing configMap",
@@ -196,6 +208,68 @@ func TestPayload(t *testing.T) {
 				t.Errorf("got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The token's mode follows v1.37 projected.go collectData: defaultMode without fsGroup, 0600 with
+// it whatever defaultMode says (kubernetes issue 82573); the other sources keep defaultMode.
+func TestTokenPayloadFSGroup(t *testing.T) {
+	pod := testPod.DeepCopy()
+	src := &corev1.ProjectedVolumeSource{DefaultMode: mode(0444), Sources: []corev1.VolumeProjection{
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "run/token"}},
+		{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Items: []corev1.KeyToPath{{Key: "user", Path: "user"}}}},
+	}}
+	vol := &corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{Projected: src}}
+	for _, tc := range []struct {
+		name      string
+		sc        *corev1.PodSecurityContext
+		tokenMode int32
+	}{
+		{"no securityContext", nil, 0444},
+		{"securityContext without fsGroup", &corev1.PodSecurityContext{SupplementalGroups: []int64{2000}}, 0444},
+		{"fsGroup 2000", &corev1.PodSecurityContext{FSGroup: ptr[int64](2000)}, 0600},
+		{"fsGroup 0", &corev1.PodSecurityContext{FSGroup: ptr[int64](0)}, 0600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod.Spec.SecurityContext = tc.sc
+			got, err := Payload(pod, vol, testSources)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]FileProjection{"run/token": file(FakeServiceAccountToken, tc.tokenMode), "user": file("admin", 0444)}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
+
+// Written with fsGroup, the token is 0600 in the timestamp directory before the walk: the
+// layout and the exact bytes of the fake token.
+func TestTokenPayloadWritten(t *testing.T) {
+	requireRoot(t)
+	pod := testPod.DeepCopy()
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr[int64](2000)}
+	vol := &corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
+	}}}
+	payload, err := Payload(pod, vol, testSources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := volumeRoot(t)
+	if err := Write(root, payload, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []entry{
+		{Path: ".", Type: "d", Mode: "0777"},
+		{Path: "..TS", Type: "d", Mode: "0755"},
+		{Path: "..TS/token", Type: "f", Mode: "0600", Data: FakeServiceAccountToken},
+		{Path: "..data", Type: "l", Mode: "0777", Link: "..TS"},
+		{Path: "token", Type: "l", Mode: "0777", Link: "..data/token"},
+	}
+	if diff := diffTrees(want, tree(t, root)); diff != "" {
+		t.Errorf("layout:\n%s", diff)
 	}
 }
 

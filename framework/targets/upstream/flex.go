@@ -90,9 +90,11 @@ esac
 }
 
 // populateCommands creates files under "$dir", shallowest first; the entry "." is "$dir" itself. Parents that files does not
-// list are made 0755 by the driver (root); each entry is created, lchown'ed, then chmod'ed (after the
-// chown, which would clear setuid/setgid; five digits, so GNU chmod clears a directory's
-// setgid too); symlinks are never chmod'ed.
+// list are made 0755 by the driver (root). Every entry is created first, then lchown'ed, then
+// chmod'ed (after the chown, which would clear setuid/setgid; five digits, so GNU chmod clears a
+// directory's setgid too); symlinks are never chmod'ed. The chowns and chmods are batched, many
+// paths per command, in the entries' order: a storage of thousands of files takes a few commands,
+// not two processes per file (kubernetes issue 69699's large volume).
 func populateCommands(files []framework.File) ([]string, error) {
 	fs := make([]framework.File, len(files))
 	copy(fs, files)
@@ -105,6 +107,8 @@ func populateCommands(files []framework.File) ([]string, error) {
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return strings.Count(fs[i].Path, "/") < strings.Count(fs[j].Path, "/") })
 	var cmds []string
+	made := map[string]bool{}
+	owners, modes := &batches{}, &batches{}
 	for _, f := range fs {
 		p := `"$dir"/` + shellQuote(f.Path)
 		if f.Path == "." { // the storage's own root: not created, only its owner and mode set
@@ -114,6 +118,10 @@ func populateCommands(files []framework.File) ([]string, error) {
 			acc := ""
 			for _, part := range strings.Split(parent, "/") {
 				acc = filepath.Join(acc, part)
+				if made[acc] {
+					continue
+				}
+				made[acc] = true
 				q := `"$dir"/` + shellQuote(acc)
 				cmds = append(cmds, fmt.Sprintf("[ -d %s ] || { mkdir %s; chmod 00755 %s; }", q, q, q))
 			}
@@ -124,15 +132,48 @@ func populateCommands(files []framework.File) ([]string, error) {
 			cmds = append(cmds, fmt.Sprintf("ln -s %s %s", shellQuote(f.Symlink), p))
 		case f.Dir:
 			cmds = append(cmds, "mkdir "+p)
+			made[f.Path] = true
 		default:
 			cmds = append(cmds, ": > "+p)
 		}
-		cmds = append(cmds, fmt.Sprintf("chown -h %d:%d %s", f.UID, f.GID, p))
+		owners.add(fmt.Sprintf("chown -h %d:%d", f.UID, f.GID), p)
 		if f.Symlink == "" {
-			cmds = append(cmds, fmt.Sprintf("chmod 0%04o %s", f.Mode&07777, p))
+			modes.add(fmt.Sprintf("chmod 0%04o", f.Mode&07777), p)
 		}
 	}
-	return cmds, nil
+	return append(append(cmds, owners.commands()...), modes.commands()...), nil
+}
+
+// batches groups paths by command ("chown -h 0:0"), in the order of their first path, into
+// commands of at most batchSize paths each.
+type batches struct {
+	order []string
+	paths map[string][]string
+}
+
+const batchSize = 200
+
+func (b *batches) add(cmd, path string) {
+	if b.paths == nil {
+		b.paths = map[string][]string{}
+	}
+	if _, ok := b.paths[cmd]; !ok {
+		b.order = append(b.order, cmd)
+	}
+	b.paths[cmd] = append(b.paths[cmd], path)
+}
+
+func (b *batches) commands() []string {
+	var out []string
+	for _, cmd := range b.order {
+		ps := b.paths[cmd]
+		for len(ps) > 0 {
+			n := min(len(ps), batchSize)
+			out = append(out, cmd+" "+strings.Join(ps[:n], " "))
+			ps = ps[n:]
+		}
+	}
+	return out
 }
 
 // shellQuote quotes s for sh: inside single quotes nothing is special but the quote itself.

@@ -23,13 +23,15 @@ import (
 	"k8s.io/kubernetes/pkg/volume/util/hostutil"
 	"k8s.io/kubernetes/pkg/volume/util/subpath"
 	"k8s.io/mount-utils"
+
+	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
 
 // nodeName is the name the harness's kubelet reports.
 const nodeName = "volperm-node"
 
 // errNotOnThisNode answers the host calls that need a cluster the harness does not have
-// (service account tokens, ClusterTrustBundles, pod certificates, CSI).
+// (ClusterTrustBundles, pod certificates, CSI).
 var errNotOnThisNode = errors.New("not available on the volperm upstream node (no cluster behind it)")
 
 // volumeHost is the kubelet's VolumeHost and KubeletVolumeHost (v1.37 pkg/kubelet/volume_host.go)
@@ -133,9 +135,14 @@ func (h *volumeHost) GetConfigMapFunc() func(namespace, name string) (*corev1.Co
 	}
 }
 
+// GetServiceAccountTokenFunc issues the reference node's fixed fake token (no API server signs
+// one here) for every request, so that v1.37 projected.go collectData writes the file with its
+// own mode rule (0600 when mounterArgs.FsUser or FsGroup is set, else defaultMode).
 func (h *volumeHost) GetServiceAccountTokenFunc() func(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
-	return func(namespace, name string, _ *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
-		return nil, fmt.Errorf("token for service account %s/%s: %w", namespace, name, errNotOnThisNode)
+	return func(_, _ string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+		out := tr.DeepCopy()
+		out.Status.Token = atomicwriter.FakeServiceAccountToken
+		return out, nil
 	}
 }
 

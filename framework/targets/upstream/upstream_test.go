@@ -33,6 +33,16 @@ func podWith(fsGroup *int64, vols ...corev1.Volume) *corev1.Pod {
 	return p
 }
 
+// tokenPod has a projected serviceAccountToken with defaultMode 0444, and the serviceAccountName
+// that v1.37 ValidatePodCreate requires beside a token projection.
+func tokenPod(fsGroup *int64) *corev1.Pod {
+	p := podWith(fsGroup, corev1.Volume{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr[int32](0444), Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
+	}}})
+	p.Spec.ServiceAccountName = "default"
+	return p
+}
+
 func emptyDir(mode *int32, medium corev1.StorageMedium) corev1.Volume {
 	return corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: mode, Medium: medium}}}
 }
@@ -145,6 +155,28 @@ func TestObserve(t *testing.T) {
 			want := []framework.ProbeResult{{Name: "group reads", Allowed: true}, {Name: "other cannot", Errno: "EACCES"}}
 			if len(obs.Probes) != 2 || obs.Probes[0] != want[0] || obs.Probes[1] != want[1] {
 				t.Errorf("probes = %+v, want %+v", obs.Probes, want)
+			}
+		},
+	}, {
+		// v1.37 projected.go collectData with the harness's fake token: defaultMode without
+		// fsGroup, 0600 with it, which the read-only walk makes 0640 (kubernetes issue 82573).
+		name: "projected serviceAccountToken with fsGroup",
+		c: framework.Case{
+			Pod: tokenPod(ptr[int64](3000)),
+		},
+		check: func(t *testing.T, obs *framework.Observation) {
+			if p := pathOf(t, obs, "kube-api-access", "..TIMESTAMP/token"); p.Mode != "0640" || p.GID != 3000 {
+				t.Errorf("token with fsGroup = %+v, want 0640 gid 3000", p)
+			}
+		},
+	}, {
+		name: "projected serviceAccountToken without fsGroup",
+		c: framework.Case{
+			Pod: tokenPod(nil),
+		},
+		check: func(t *testing.T, obs *framework.Observation) {
+			if p := pathOf(t, obs, "kube-api-access", "..TIMESTAMP/token"); p.Mode != "0444" || p.GID != 0 {
+				t.Errorf("token without fsGroup = %+v, want defaultMode 0444 gid 0", p)
 			}
 		},
 	}, {

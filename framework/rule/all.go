@@ -1,0 +1,158 @@
+package rule
+
+// The rules, by docs/spec.md section. Each ID appears in brackets at its line of docs/spec.md
+// (TestSpecNamesEveryRule) and in at least one hit of the oracle (TestCatalogueCoversEveryRule).
+const (
+	DefaultMode       ID = "defaulting.default-mode"
+	DefaultHostPath   ID = "defaulting.hostpath-type"
+	DefaultNoSource   ID = "defaulting.no-source"
+	DropEmptyDirMode  ID = "dropping.emptydir-mode"
+	DropPreserve      ID = "dropping.preserve-permissions"
+	DropBeforeValid   ID = "dropping.before-validation"
+	ValidEmptyDirMode ID = "validation.emptydir-mode"
+	ValidFileMode     ID = "validation.file-mode"
+	ValidHostPath     ID = "validation.hostpath"
+	ValidFlexDriver   ID = "validation.flexvolume-driver"
+	ValidVolumes      ID = "validation.volumes"
+	AllowPolicy       ID = "allowlist.policy"
+	AllowType         ID = "allowlist.type"
+	AllowDriver       ID = "allowlist.driver"
+
+	EmptyDirMode    ID = "emptydir.mode"
+	EmptyDirGateOff ID = "emptydir.mode-gate-off"
+	EmptyDirDefault ID = "emptydir.default"
+	EmptyDirHuge    ID = "emptydir.hugepages-size"
+	EmptyDirFSGroup ID = "emptydir.fsgroup"
+	EmptyDirReady   ID = "emptydir.ready"
+	HostPathCheck   ID = "hostpath.type-check"
+	HostPathCreate  ID = "hostpath.create"
+	HostPathSymlink ID = "hostpath.symlinks"
+	HostPathNoOwner ID = "hostpath.no-ownership"
+	HostPathRecheck ID = "hostpath.recheck"
+	WalkMask        ID = "walk.mask"
+	WalkTree        ID = "walk.tree"
+	WalkPolicy      ID = "walk.policy"
+	AtomicRoot      ID = "atomicwriter.root"
+	AtomicLayout    ID = "atomicwriter.layout"
+	AtomicFSGroup   ID = "atomicwriter.fsgroup"
+	AtomicUnchanged ID = "atomicwriter.unchanged"
+	AtomicSources   ID = "atomicwriter.sources"
+	AtomicToken     ID = "atomicwriter.token"
+	FlexDir         ID = "flexvolume.dir"
+	FlexPopulate    ID = "flexvolume.populate"
+	FlexWalk        ID = "flexvolume.walk"
+	StepChmod       ID = "steps.chmod"
+	StepSetGates    ID = "steps.set-gates"
+	StepRestart     ID = "steps.restart"
+	HostFixtures    ID = "fixtures.host"
+	SnapshotAbsent  ID = "snapshot.hostpath-absent"
+	ProbeDAC        ID = "probes.dac"
+	ProbeSticky     ID = "probes.sticky"
+	ProbeNewEntry   ID = "probes.new-entry"
+)
+
+var atomicTypes = []string{"secret", "configMap", "downwardAPI", "projected"}
+
+// walkedTypes are the volume types the ownership walk can reach (hostPath never).
+var walkedTypes = []string{"emptyDir", "secret", "configMap", "downwardAPI", "projected", "flexVolume"}
+
+// All is every rule, in docs/spec.md order.
+var All = []Rule{
+	{DefaultMode, "Admission: defaulting", "secret, configMap, downwardAPI, projected: defaultMode nil -> 0644",
+		[]Need{{Dim: Type, Only: atomicTypes}}},
+	{DefaultHostPath, "Admission: defaulting", "hostPath: type nil -> \"\" (HostPathUnset): nothing is checked", nil},
+	{DefaultNoSource, "Admission: defaulting", "a volume with no source becomes an emptyDir", nil},
+
+	{DropEmptyDirMode, "Admission: field dropping", "apiserver EmptyDirVolumeMode off clears every emptyDir mode unless the old pod had one",
+		[]Need{{Dim: Gate}, {Dim: GateSource}, {Dim: Old}}},
+	{DropPreserve, "Admission: field dropping", "apiserver PreservePermissions off clears preservePermissions unless the old pod had it",
+		[]Need{{Dim: Gate}, {Dim: GateSource}, {Dim: Old}, {Dim: Type, Only: atomicTypes}}},
+	{DropBeforeValid, "Admission: field dropping", "dropping happens before validation: a dropped out-of-range mode is allowed",
+		[]Need{{Dim: Boundary, Only: []string{"below", "above"}}}},
+
+	{ValidEmptyDirMode, "Admission: validation", "emptyDir mode within 0..01777, the text printing the value in decimal",
+		[]Need{{Dim: Boundary}, {Dim: Gate}}},
+	{ValidFileMode, "Admission: validation", "defaultMode and item mode within 0..0777",
+		[]Need{{Dim: Boundary}, {Dim: Type, Only: atomicTypes}, {Dim: ModeFrom}}},
+	{ValidHostPath, "Admission: validation", "hostPath path required, no '..' element, type one of the eight",
+		[]Need{{Dim: Outcome}, {Dim: HostType}}},
+	{ValidFlexDriver, "Admission: validation", "flexVolume driver required",
+		[]Need{{Dim: Outcome}}},
+	{ValidVolumes, "Admission: validation", "volume names DNS-1123 labels, unique; exactly one source per volume",
+		[]Need{{Dim: Outcome}}},
+
+	{AllowPolicy, "Admission: flexVolume allowlist", "an invalid policy (empty driver name, drivers without flexVolume allowed) rejects every request",
+		[]Need{{Dim: Outcome}}},
+	{AllowType, "Admission: flexVolume allowlist", "a volume type not in allowedVolumeTypes (nor '*') is forbidden",
+		[]Need{{Dim: Outcome}, {Dim: Object}}},
+	{AllowDriver, "Admission: flexVolume allowlist", "a flexVolume driver not in a non-empty allowedDrivers is forbidden (exact match); empty allows all",
+		[]Need{{Dim: Outcome}, {Dim: Object}}},
+
+	{EmptyDirMode, "Node: emptyDir", "kubelet gate on and mode set: exactly mode at the root, on every medium",
+		[]Need{{Dim: Medium}, {Dim: Boundary, Only: []string{"lowest", "inside", "highest"}}, {Dim: FSGroup}}},
+	{EmptyDirGateOff, "Node: emptyDir", "kubelet gate off: mode is ignored",
+		[]Need{{Dim: Medium}, {Dim: GateSource}}},
+	{EmptyDirDefault, "Node: emptyDir", "mode nil: default medium 0777, Memory 1777 (tmpfs), HugePages 0755 (hugetlbfs)",
+		[]Need{{Dim: Medium}}},
+	{EmptyDirHuge, "Node: emptyDir", "HugePages: pagesize from the pod's hugepages-<size> request; upstream's texts when missing",
+		[]Need{{Dim: Outcome}}},
+	{EmptyDirFSGroup, "Node: emptyDir", "fsGroup: the walk after the mode, policy ignored",
+		[]Need{{Dim: Medium}, {Dim: Policy}}},
+	{EmptyDirReady, "Node: emptyDir", "a second SetUp of a ready emptyDir does nothing: no chmod, no walk",
+		[]Need{{Dim: Medium}, {Dim: FSGroup}}},
+
+	{HostPathCheck, "Node: hostPath", "each type's check and its upstream failure text, naming the pod's path",
+		[]Need{{Dim: HostCheck}}},
+	{HostPathCreate, "Node: hostPath", "DirectoryOrCreate: MkdirAll 0755; FileOrCreate: 0644, the parent must exist",
+		[]Need{{Dim: HostType, Only: []string{"DirectoryOrCreate", "FileOrCreate"}}, {Dim: Outcome}}},
+	{HostPathSymlink, "Node: hostPath", "the type check follows symlinks",
+		[]Need{{Dim: Path}}},
+	{HostPathNoOwner, "Node: hostPath", "never an ownership change, fsGroup or not",
+		[]Need{{Dim: FSGroup}, {Dim: SetUp}}},
+	{HostPathRecheck, "Node: hostPath", "a second SetUp checks the type again",
+		[]Need{{Dim: Outcome}}},
+
+	{WalkMask, "Node: ownership walk", "files |= 0660 (read-only 0440), dirs also |= 0110 and setgid; bits only added",
+		[]Need{{Dim: Access}, {Dim: Type, Only: walkedTypes}, {Dim: SetUp}}},
+	{WalkTree, "Node: ownership walk", "every entry, root last, lchown(-1, fsGroup), symlinks never followed nor chmod'ed, special bits kept",
+		[]Need{{Dim: Entry}}},
+	{WalkPolicy, "Node: ownership walk", "OnRootMismatch skips the walk when the root has gid fsGroup, setgid and mask|0110",
+		[]Need{{Dim: Root}, {Dim: SetUp}}},
+
+	{AtomicRoot, "Node: AtomicWriter volumes", "root: a wrapped emptyDir, Memory (1777) but configMap on the default medium (0777)",
+		[]Need{{Dim: Type, Only: atomicTypes}}},
+	{AtomicLayout, "Node: AtomicWriter volumes", "..<timestamp> 0755 with the files (item mode or defaultMode, exactly), ..data and one link per name",
+		[]Need{{Dim: Type, Only: atomicTypes}, {Dim: ModeFrom}}},
+	{AtomicFSGroup, "Node: AtomicWriter volumes", "fsGroup: the read-only walk, unless preservePermissions and the kubelet gate are on",
+		[]Need{{Dim: Type, Only: atomicTypes}, {Dim: Preserve}, {Dim: GateSource}}},
+	{AtomicUnchanged, "Node: AtomicWriter volumes", "a second SetUp with an unchanged payload writes nothing and walks nothing",
+		[]Need{{Dim: Type, Only: atomicTypes}, {Dim: FSGroup}}},
+	{AtomicSources, "Node: AtomicWriter volumes", "items select keys; a missing key without optional fails with upstream's text",
+		[]Need{{Dim: Outcome}, {Dim: Type, Only: []string{"secret", "configMap", "projected"}}}},
+	{AtomicToken, "Node: AtomicWriter volumes", "a projected serviceAccountToken file has defaultMode, or 0600 when fsGroup is set",
+		[]Need{{Dim: FSGroup}}},
+
+	{FlexDir, "Node: flexVolume", "the volume dir is created 0750", nil},
+	{FlexPopulate, "Node: flexVolume", "the first SetUp populates from the storage, exact modes and owners; later SetUps do not",
+		[]Need{{Dim: SetUp}}},
+	{FlexWalk, "Node: flexVolume", "every SetUp walks (rw mask) when fsGroup is set and the volume is not readOnly, honouring the policy",
+		[]Need{{Dim: Access}, {Dim: FSGroup}, {Dim: SetUp}, {Dim: Policy}}},
+
+	{StepChmod, "The order of events", "chmod: a container sets a mode exactly, following symlinks",
+		[]Need{{Dim: Type, Only: []string{"emptyDir", "flexVolume", "hostPath"}}}},
+	{StepSetGates, "The order of events", "setGates: merged into the kubelet's gates in force",
+		[]Need{{Dim: Gate}}},
+	{StepRestart, "The order of events", "restartKubelet: SetUp of every volume again, with the gates now in force",
+		[]Need{{Dim: Medium}, {Dim: Type}}},
+	{HostFixtures, "The order of events", "host fixtures: parents 0755 root-owned, then objects, then symlinks; default modes per type", nil},
+
+	{SnapshotAbsent, "Snapshot", "a hostPath with nothing there after a set-up that succeeded is 'absent'",
+		[]Need{{Dim: HostType, Only: []string{"unset", "DirectoryOrCreate"}}}},
+
+	{ProbeDAC, "Probes", "Linux DAC: root bypasses, else owner, group (gid or supplementary), other; search on every directory",
+		[]Need{{Dim: Op}, {Dim: Class}, {Dim: Outcome}}},
+	{ProbeSticky, "Probes", "a sticky parent: only the file's or the dir's owner may delete or rename (EPERM)",
+		[]Need{{Dim: Op, Only: []string{"delete", "rename"}}, {Dim: Outcome}}},
+	{ProbeNewEntry, "Probes", "new entries: owner the prober, group the parent's when it is setgid (dirs inherit setgid)",
+		[]Need{{Dim: Op, Only: []string{"create", "mkdir"}}, {Dim: Entry, Only: []string{"dir", "setgid"}}}},
+}
