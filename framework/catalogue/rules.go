@@ -73,6 +73,14 @@ func admissionBoundaries() []*framework.Case {
 					VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/volumes/scratch"}}}}
 				return p
 			}()),
+		func() *framework.Case {
+			c := admission("a projected serviceAccountToken in a pod without serviceAccountName at admission",
+				"v1.37 ValidatePodCreate (pods, not templates): a token projection needs spec.serviceAccountName.",
+				podOf(volume("token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+					{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}})))
+			c.Area = framework.AreaAtomicWriter
+			return c
+		}(),
 		admission("a volume with an emptyDir and a hostPath at admission",
 			"v1.37 validateVolumeSource: exactly one source per volume.",
 			podOf(volume("both", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{},

@@ -154,6 +154,13 @@ func (t *tracer) traceValidation(pod *corev1.Pod, apiserver map[string]bool, err
 		case s.FlexVolume != nil:
 			t.hit(rule.ValidFlexDriver, cond(rule.Outcome, failed(".flexVolume.driver")))
 		}
+		if s.Projected != nil {
+			for si, src := range s.Projected.Sources {
+				if src.ServiceAccountToken != nil {
+					t.hit(rule.ValidTokenSA, cond(rule.Outcome, failed(fmt.Sprintf(".projected.sources[%d].serviceAccountToken", si))))
+				}
+			}
+		}
 		if kind := atomicWriterKind(s); kind != "" {
 			for _, m := range fileModes(s) {
 				t.hit(rule.ValidFileMode, cond(rule.Boundary, rule.BoundaryOf(int64(*m.mode), 0, 0777)),
@@ -172,72 +179,46 @@ type fileMode struct {
 // fileModes lists the defaultMode and every item mode set on an AtomicWriter source.
 func fileModes(s *corev1.VolumeSource) []fileMode {
 	var out []fileMode
-	add := func(m *int32, from string) {
+	if dm := defaultModeOf(s); dm != nil {
+		out = append(out, fileMode{dm, "defaultMode"})
+	}
+	items, _ := itemModes(s)
+	for _, m := range items {
 		if m != nil {
-			out = append(out, fileMode{m, from})
-		}
-	}
-	keys := func(items []corev1.KeyToPath) {
-		for i := range items {
-			add(items[i].Mode, "item")
-		}
-	}
-	files := func(items []corev1.DownwardAPIVolumeFile) {
-		for i := range items {
-			add(items[i].Mode, "item")
-		}
-	}
-	switch {
-	case s.Secret != nil:
-		add(s.Secret.DefaultMode, "defaultMode")
-		keys(s.Secret.Items)
-	case s.ConfigMap != nil:
-		add(s.ConfigMap.DefaultMode, "defaultMode")
-		keys(s.ConfigMap.Items)
-	case s.DownwardAPI != nil:
-		add(s.DownwardAPI.DefaultMode, "defaultMode")
-		files(s.DownwardAPI.Items)
-	case s.Projected != nil:
-		add(s.Projected.DefaultMode, "defaultMode")
-		for _, src := range s.Projected.Sources {
-			switch {
-			case src.Secret != nil:
-				keys(src.Secret.Items)
-			case src.ConfigMap != nil:
-				keys(src.ConfigMap.Items)
-			case src.DownwardAPI != nil:
-				files(src.DownwardAPI.Items)
-			}
+			out = append(out, fileMode{m, "item"})
 		}
 	}
 	return out
 }
 
-// modeFrom is rule.ModeFrom for a payload: "item" when an item sets its own mode, and
-// "defaultMode" when a file takes the volume's (each may hold).
-func modeFrom(s *corev1.VolumeSource) []rule.Cond {
-	var conds []rule.Cond
-	item, def := false, false
-	for _, m := range fileModes(s) {
-		if m.from == "item" {
-			item = true
-		}
+// defaultModeOf is an AtomicWriter source's defaultMode.
+func defaultModeOf(s *corev1.VolumeSource) *int32 {
+	switch {
+	case s.Secret != nil:
+		return s.Secret.DefaultMode
+	case s.ConfigMap != nil:
+		return s.ConfigMap.DefaultMode
+	case s.DownwardAPI != nil:
+		return s.DownwardAPI.DefaultMode
+	case s.Projected != nil:
+		return s.Projected.DefaultMode
 	}
+	return nil
+}
+
+// itemModes lists the mode of every item of an AtomicWriter source (nil for an item without
+// one), and whether a part of it projects whole (a secret or configMap without items, a token),
+// whose files take defaultMode.
+func itemModes(s *corev1.VolumeSource) (modes []*int32, whole bool) {
 	keys := func(items []corev1.KeyToPath) {
-		if len(items) == 0 {
-			def = true
-		}
-		for _, it := range items {
-			if it.Mode == nil {
-				def = true
-			}
+		whole = whole || len(items) == 0
+		for i := range items {
+			modes = append(modes, items[i].Mode)
 		}
 	}
 	files := func(items []corev1.DownwardAPIVolumeFile) {
-		for _, it := range items {
-			if it.Mode == nil {
-				def = true
-			}
+		for i := range items {
+			modes = append(modes, items[i].Mode)
 		}
 	}
 	switch {
@@ -257,10 +238,23 @@ func modeFrom(s *corev1.VolumeSource) []rule.Cond {
 			case src.DownwardAPI != nil:
 				files(src.DownwardAPI.Items)
 			case src.ServiceAccountToken != nil:
-				def = true
+				whole = true
 			}
 		}
 	}
+	return modes, whole
+}
+
+// modeFrom is rule.ModeFrom for a payload: "defaultMode" when a file takes the volume's,
+// "item" when an item sets its own (each may hold).
+func modeFrom(s *corev1.VolumeSource) []rule.Cond {
+	modes, def := itemModes(s)
+	item := false
+	for _, m := range modes {
+		def = def || m == nil
+		item = item || m != nil
+	}
+	var conds []rule.Cond
 	if def {
 		conds = append(conds, cond(rule.ModeFrom, "defaultMode"))
 	}

@@ -29,6 +29,20 @@ func validatePod(pod *corev1.Pod) field.ErrorList {
 	for i, c := range pod.Spec.Containers {
 		errs = append(errs, validateVolumeMounts(c.VolumeMounts, valid, spec.Child("containers").Index(i).Child("volumeMounts"))...)
 	}
+	// ValidatePodCreate, pods only: a projected serviceAccountToken needs a serviceAccountName.
+	if pod.Spec.ServiceAccountName == "" {
+		for vi, v := range pod.Spec.Volumes {
+			if v.Projected == nil {
+				continue
+			}
+			for si, src := range v.Projected.Sources {
+				if src.ServiceAccountToken != nil {
+					at := spec.Child("volumes").Index(vi).Child("projected", "sources").Index(si).Child("serviceAccountToken")
+					errs = append(errs, field.Forbidden(at, "must not be specified when serviceAccountName is not set"))
+				}
+			}
+		}
+	}
 	return errs
 }
 

@@ -14,6 +14,7 @@ const (
 	ValidHostPath     ID = "validation.hostpath"
 	ValidFlexDriver   ID = "validation.flexvolume-driver"
 	ValidVolumes      ID = "validation.volumes"
+	ValidTokenSA      ID = "validation.token-service-account"
 	AllowPolicy       ID = "allowlist.policy"
 	AllowType         ID = "allowlist.type"
 	AllowDriver       ID = "allowlist.driver"
@@ -79,6 +80,9 @@ var All = []Rule{
 	{ValidFlexDriver, "Admission: validation", "flexVolume driver required",
 		[]Need{{Dim: Outcome}}},
 	{ValidVolumes, "Admission: validation", "volume names DNS-1123 labels, unique; exactly one source per volume",
+		[]Need{{Dim: Outcome}}},
+
+	{ValidTokenSA, "Admission: validation", "a projected serviceAccountToken needs spec.serviceAccountName (pods, not templates)",
 		[]Need{{Dim: Outcome}}},
 
 	{AllowPolicy, "Admission: flexVolume allowlist", "an invalid policy (empty driver name, drivers without flexVolume allowed) rejects every request",

@@ -180,7 +180,8 @@ func TestAdmit(t *testing.T) {
 		}}},
 		{"serviceAccountToken: defaulted expiration, path checked on the volume's path (upstream)", Request{Pod: pod(vol("v", projected(
 			corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "../token"}},
-		)))}, want{errors: []string{notFoundV, `spec.volumes[0].projected.path: Invalid value: "../token": must not contain '..'`}}},
+		)))}, want{errors: []string{notFoundV, `spec.volumes[0].projected.path: Invalid value: "../token": must not contain '..'`,
+			"spec.volumes[0].projected.sources[0].serviceAccountToken: Forbidden: must not be specified when serviceAccountName is not set"}}},
 		{"downwardAPI resourceFieldRef needs containerName", Request{Pod: pod(vol("v", corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
 			Items: []corev1.DownwardAPIVolumeFile{{Path: "cpu", ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}},
 		}}))}, want{errors: []string{notFoundV, "spec.volumes[0].downwardAPI.resourceFieldRef.containerName: Required value"}}},

@@ -31,7 +31,12 @@ func TestResultPod(t *testing.T) {
 				{Path: "name", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
 			}}}},
 		{"projected defaultMode 0644, token expiration one hour",
-			projected(corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}), nil,
+			projected(corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}),
+			func(p *corev1.Pod) Request {
+				q := p.DeepCopy() // a pod with a token needs a service account (ValidatePodCreate)
+				q.Spec.ServiceAccountName = "default"
+				return Request{Pod: q}
+			},
 			corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: i32(0644), Sources: []corev1.VolumeProjection{
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t", ExpirationSeconds: i64(3600)}},
 			}}}},

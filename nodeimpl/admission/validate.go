@@ -22,6 +22,27 @@ func validatePod(pod *corev1.Pod) field.ErrorList {
 	for i, ec := range pod.Spec.EphemeralContainers {
 		errs = append(errs, validateMountNames([]corev1.Container{corev1.Container(ec.EphemeralContainerCommon)}, vols, specPath.Child("ephemeralContainers").Index(i))...)
 	}
+	return append(errs, validateTokenNeedsServiceAccount(pod, specPath)...)
+}
+
+// validateTokenNeedsServiceAccount is v1.37 ValidatePodCreate's check for pods (not templates):
+// a projected serviceAccountToken needs spec.serviceAccountName.
+func validateTokenNeedsServiceAccount(pod *corev1.Pod, specPath *field.Path) field.ErrorList {
+	if pod.Spec.ServiceAccountName != "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for vi, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for si, src := range v.Projected.Sources {
+			if src.ServiceAccountToken != nil {
+				at := specPath.Child("volumes").Index(vi).Child("projected", "sources").Index(si).Child("serviceAccountToken")
+				errs = append(errs, field.Forbidden(at, "must not be specified when serviceAccountName is not set"))
+			}
+		}
+	}
 	return errs
 }
 
