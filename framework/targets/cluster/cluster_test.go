@@ -47,8 +47,10 @@ func TestRunnable(t *testing.T) {
 		{"hostPath", framework.Case{Pod: pod(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/x"}})}, true, ""},
 		{"huge pages", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "HugePages"}})}, false, "huge pages"},
 		{"secret", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
-		{"token projection", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})}, false, "projections"},
+		{"token projection", framework.Case{Pod: withServiceAccount(pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}}))}, false, "projections"},
+		{"token projection without serviceAccountName at admission", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})}, false, "ServiceAccount admission plugin"},
 		{"flexVolume of another driver", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "example/nfs"}})}, false, `driver "example/nfs"`},
 		{"fixture flexVolume without the driver", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "volperm/fixture"}})}, false, "the kind target installs it"},
 		{"fixture flexVolume with the driver", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "volperm/fixture"}})}, true, ""},
@@ -121,4 +123,9 @@ func TestKubeletStepsNeedNodeControl(t *testing.T) {
 			t.Errorf("%s: supported %v (%s), want %v", tc.name, ok, why, tc.ok)
 		}
 	}
+}
+
+func withServiceAccount(p *corev1.Pod) *corev1.Pod {
+	p.Spec.ServiceAccountName = "default"
+	return p
 }
