@@ -168,6 +168,9 @@ func hostPathRoutes() []*framework.Case {
 		hp("hostPath type Directory with a file at the path, after a kubelet restart",
 			"v1.37 hostPathMounter.SetUp checks the type on every SetUp: the restart fails with the same text.",
 			[]framework.HostObject{{Path: mismatch, Kind: framework.KindFile}}, mismatch, &dir, restart),
+		hp("hostPath type Socket with nothing at the path, after a kubelet restart",
+			"v1.37 hostPathMounter.SetUp checks the type on every SetUp: a kubelet that remembered the first SetUp would set the volume up now.",
+			[]framework.HostObject{{Path: mismatch + "-socket", Kind: framework.KindNothing}}, mismatch+"-socket", ptr(corev1.HostPathSocket), restart),
 	}
 }
 

@@ -40,6 +40,7 @@ const (
 // Plugin directory names: v1.37 plugin names through utilstrings.EscapeQualifiedName ("/" -> "~").
 const (
 	pluginEmptyDir    = "kubernetes.io~empty-dir"
+	pluginHostPath    = "kubernetes.io~host-path"
 	pluginSecret      = "kubernetes.io~secret"
 	pluginConfigMap   = "kubernetes.io~configmap"
 	pluginDownwardAPI = "kubernetes.io~downward-api"
@@ -97,23 +98,18 @@ type Kubelet struct {
 
 	mu    sync.Mutex
 	gates gates.Set
-	// seen is every pod volume set up so far (podUID/name), for the one mutant that needs to
-	// tell a kubelet restart's SetUp from the first (hostpath-no-recheck-on-restart); it is
-	// filled only while that mutant runs.
-	seen map[string]bool
 }
 
-// setUpBefore reports whether the pod's volume name was set up before, and records it.
+// setUpBefore reports whether the pod's hostPath volume name was set up before, and records it
+// in the pod's plugin directory, so that a kubelet restarted as a new process (an exec agent's
+// next call) knows it too. Only the mutant hostpath-no-recheck-on-restart asks.
 func (k *Kubelet) setUpBefore(pod *corev1.Pod, name string) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	key := string(pod.UID) + "/" + name
-	if k.seen == nil {
-		k.seen = map[string]bool{}
+	marker := k.readyDir(pod, pluginHostPath, name)
+	if _, err := os.Stat(marker); err == nil {
+		return true
 	}
-	before := k.seen[key]
-	k.seen[key] = true
-	return before
+	_ = mkdirs(marker)
+	return false
 }
 
 // New checks cfg and makes the kubelet's root directory.
