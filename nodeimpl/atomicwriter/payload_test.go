@@ -253,14 +253,7 @@ func TestTokenPayloadWritten(t *testing.T) {
 	vol := &corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
 	}}}
-	payload, err := Payload(pod, vol, testSources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := volumeRoot(t)
-	if err := Write(root, payload, nil); err != nil {
-		t.Fatal(err)
-	}
+	got := written(t, pod, vol)
 	want := []entry{
 		{Path: ".", Type: "d", Mode: "0777"},
 		{Path: "..TS", Type: "d", Mode: "0755"},
@@ -268,7 +261,7 @@ func TestTokenPayloadWritten(t *testing.T) {
 		{Path: "..data", Type: "l", Mode: "0777", Link: "..TS"},
 		{Path: "token", Type: "l", Mode: "0777", Link: "..data/token"},
 	}
-	if diff := diffTrees(want, tree(t, root)); diff != "" {
+	if diff := diffTrees(want, got); diff != "" {
 		t.Errorf("layout:\n%s", diff)
 	}
 }
@@ -279,14 +272,7 @@ func TestPayloadWritten(t *testing.T) {
 	vol := &corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: "creds", DefaultMode: mode(0400), Items: []corev1.KeyToPath{{Key: "user", Path: "user"}, {Key: "pass", Path: "sub/pass", Mode: mode(0640)}},
 	}}}
-	payload, err := Payload(testPod, vol, testSources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := volumeRoot(t)
-	if err := Write(root, payload, nil); err != nil {
-		t.Fatal(err)
-	}
+	got := written(t, testPod, vol)
 	want := []entry{
 		{Path: ".", Type: "d", Mode: "0777"},
 		{Path: "..TS", Type: "d", Mode: "0755"},
@@ -297,7 +283,21 @@ func TestPayloadWritten(t *testing.T) {
 		{Path: "sub", Type: "l", Mode: "0777", Link: "..data/sub"},
 		{Path: "user", Type: "l", Mode: "0777", Link: "..data/user"},
 	}
-	if diff := diffTrees(want, tree(t, root)); diff != "" {
+	if diff := diffTrees(want, got); diff != "" {
 		t.Errorf("layout:\n%s", diff)
 	}
+}
+
+// written is the tree Write makes in a fresh volume root of Payload(pod, vol).
+func written(t *testing.T, pod *corev1.Pod, vol *corev1.Volume) []entry {
+	t.Helper()
+	payload, err := Payload(pod, vol, testSources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := volumeRoot(t)
+	if err := Write(root, payload, nil); err != nil {
+		t.Fatal(err)
+	}
+	return tree(t, root)
 }
