@@ -5,8 +5,11 @@ package catalogue
 import (
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/manifests"
@@ -48,6 +51,10 @@ const (
 	// LabelPodUpdate: an update of a pod's volumes (Case.OldPod); v1 pod volumes are immutable,
 	// only workload templates change.
 	LabelPodUpdate = "pod-update"
+	// LabelServiceAccountToken: a projected serviceAccountToken. A cluster's probe containers run
+	// as uid 0, which v1.37 turns into the token's FsUser (0600 whatever defaultMode says), and
+	// the cluster target does not set such projections up.
+	LabelServiceAccountToken = "service-account-token"
 )
 
 // needs is the labels above that c carries.
@@ -67,6 +74,14 @@ func needs(c *framework.Case) []string {
 	}
 	if c.OldPod != nil {
 		out = append(out, LabelPodUpdate)
+	}
+	if c.Pod != nil {
+		for _, v := range c.Pod.Spec.Volumes {
+			if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool { return p.ServiceAccountToken != nil }) {
+				out = append(out, LabelServiceAccountToken)
+				break
+			}
+		}
 	}
 	return out
 }

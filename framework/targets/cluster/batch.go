@@ -377,8 +377,8 @@ func (r *caseRun) setAdmission(err error) {
 
 // plan puts the admitted volumes into probe pods: cases with the same pod-level security
 // context share pods (up to BatchVolumes volumes); a case with a hostPath volume gets a pod of
-// its own, since a failing hostPath keeps the whole pod from running, and so does a case with
-// steps.
+// its own, since a failing hostPath keeps the whole pod from running, and so do a case with
+// steps and one projecting a key its source lacks (missingKey).
 func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
 	t.mu.Lock()
 	alone := t.opts.PodPerCase
@@ -403,6 +403,9 @@ func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
 				group = fmt.Sprintf("alone-%d", i)
 				r.host = path.Join(HostRoot, ns, fmt.Sprint(i))
 			}
+		}
+		if missingKey(r.c, r.pod) {
+			group = fmt.Sprintf("alone-%d", i)
 		}
 		p := open[group]
 		if p == nil || len(p.vols)+len(r.pod.Spec.Volumes) > t.opts.BatchVolumes {
@@ -762,4 +765,45 @@ func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []by
 		return nil, fmt.Errorf("exec %s in %s/%s: %w: %s", cmd[0], ns, pod, err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// missingKey reports whether a secret or configMap (or a projection of one) of pod selects a key
+// that the case's source does not have without being optional: v1.37 MakePayload fails that
+// volume's set-up, and the kubelet never starts the pod holding it.
+func missingKey(c *framework.Case, pod *corev1.Pod) bool {
+	lacks := func(object string, items []corev1.KeyToPath, optional *bool) bool {
+		if optional != nil && *optional {
+			return false
+		}
+		data, ok := c.Sources[object]
+		if !ok {
+			return true
+		}
+		for _, it := range items {
+			if _, ok := data[it.Key]; !ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.Secret != nil:
+			if lacks("secret/"+v.Secret.SecretName, v.Secret.Items, v.Secret.Optional) {
+				return true
+			}
+		case v.ConfigMap != nil:
+			if lacks("configmap/"+v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional) {
+				return true
+			}
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil && lacks("secret/"+src.Secret.Name, src.Secret.Items, src.Secret.Optional) ||
+					src.ConfigMap != nil && lacks("configmap/"+src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
