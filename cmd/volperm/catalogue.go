@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/volperm/volperm/framework"
@@ -95,7 +96,7 @@ func explainCases(s streams, cases []*framework.Case, re *regexp.Regexp) int {
 				conds[h.Rule] = []string{}
 			}
 			for _, cd := range h.Conds {
-				if !contains(conds[h.Rule], cd.String()) {
+				if !slices.Contains(conds[h.Rule], cd.String()) {
 					conds[h.Rule] = append(conds[h.Rule], cd.String())
 				}
 			}
@@ -108,13 +109,4 @@ func explainCases(s streams, cases []*framework.Case, re *regexp.Regexp) int {
 		return fail(s, "catalogue rules", usagef("--case %q matches no case name", re))
 	}
 	return exitOK
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -29,7 +29,7 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 	kind := cond(rule.Type, v.typ)
 	g := k.fsGroup()
 	if v.ready {
-		k.tr.hit(rule.AtomicUnchanged, kind, cond(rule.FSGroup, setOr(g != nil, "set", "unset")))
+		k.tr.hit(rule.AtomicUnchanged, kind, k.fsGroupCond())
 		return ok
 	}
 	payload, err := k.payload(&v.spec.VolumeSource)
@@ -61,8 +61,7 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 		if k.preserve[v.spec.Name] {
 			preserve = "field-gate-" + onOff(gateOn(k.gates, framework.GatePreservePermissions))
 		}
-		_, set := k.gates[framework.GatePreservePermissions]
-		k.tr.hit(rule.AtomicFSGroup, kind, cond(rule.Preserve, preserve), cond(rule.GateSource, setOr(set, "set", "default")))
+		k.tr.hit(rule.AtomicFSGroup, kind, cond(rule.Preserve, preserve), gateSource(k.gates, framework.GatePreservePermissions))
 	}
 	writeAtomic(root, payload, func() {
 		if walk {
@@ -137,7 +136,7 @@ func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]uint32, error) {
 		case src.DownwardAPI != nil:
 			downwardPayload(out, src.DownwardAPI.Items, *p.DefaultMode)
 		case src.ServiceAccountToken != nil:
-			k.tr.hit(rule.AtomicToken, cond(rule.FSGroup, setOr(k.fsGroup() != nil, "set", "unset")))
+			k.tr.hit(rule.AtomicToken, k.fsGroupCond())
 			// collectData: the token is 0600 when fsGroup is set (SetVolumeOwnership makes it 0640).
 			mode := uint32(*p.DefaultMode)
 			if k.fsGroup() != nil {

@@ -19,7 +19,7 @@ func (k *kubelet) setUpEmptyDir(v *volume) string {
 	// chmod, no walk, whatever the gates now say.
 	ed := v.spec.EmptyDir
 	medium := cond(rule.Medium, mediumOf(ed.Medium))
-	fsGroup := cond(rule.FSGroup, setOr(k.fsGroup() != nil, "set", "unset"))
+	fsGroup := k.fsGroupCond()
 	if v.ready {
 		k.tr.hit(rule.EmptyDirReady, medium, fsGroup)
 		return ok
@@ -31,8 +31,7 @@ func (k *kubelet) setUpEmptyDir(v *volume) string {
 	case gateOn(k.gates, framework.GateEmptyDirVolumeMode):
 		k.tr.hit(rule.EmptyDirMode, medium, fsGroup, cond(rule.Boundary, rule.BoundaryOf(int64(*ed.Mode), 0, 01777)))
 	default:
-		_, set := k.gates[framework.GateEmptyDirVolumeMode]
-		k.tr.hit(rule.EmptyDirGateOff, medium, cond(rule.GateSource, setOr(set, "set", "default")))
+		k.tr.hit(rule.EmptyDirGateOff, medium, gateSource(k.gates, framework.GateEmptyDirVolumeMode))
 	}
 	// seed 000 "Design Details": the kubelet ignores mode with its gate off.
 	if gateOn(k.gates, framework.GateEmptyDirVolumeMode) && ed.Mode != nil {

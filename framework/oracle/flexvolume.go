@@ -29,7 +29,7 @@ func (k *kubelet) setUpFlexVolume(v *volume) string {
 	k.tr.hit(rule.FlexPopulate, setUpValue(k.setups))
 	g := k.fsGroup()
 	k.tr.hit(rule.FlexWalk, cond(rule.Access, setOr(fv.ReadOnly, "read-only", "read-write")),
-		cond(rule.FSGroup, setOr(g != nil, "set", "unset")), setUpValue(k.setups), cond(rule.Policy, policyValue(k.pod)))
+		k.fsGroupCond(), setUpValue(k.setups), cond(rule.Policy, policyValue(k.pod)))
 	if !v.populated {
 		populate(v.root, k.storage[v.spec.Name])
 		v.populated = true
@@ -40,8 +40,9 @@ func (k *kubelet) setUpFlexVolume(v *volume) string {
 	// v1.37 volume_linux.go skipPermissionChange: OnRootMismatch skips a root that already matches.
 	sc := k.pod.Spec.SecurityContext
 	if sc.FSGroupChangePolicy != nil && *sc.FSGroupChangePolicy == corev1.FSGroupChangeOnRootMismatch {
-		k.tr.hit(rule.WalkPolicy, cond(rule.Root, setOr(rootMismatch(v.root, *g, false) == "", "match", rootMismatch(v.root, *g, false))), setUpValue(k.setups))
-		if !requiresPermissionChange(v.root, *g, false) {
+		mismatch := rootMismatch(v.root, *g, false)
+		k.tr.hit(rule.WalkPolicy, cond(rule.Root, setOr(mismatch == "", "match", mismatch)), setUpValue(k.setups))
+		if mismatch == "" {
 			return ok
 		}
 	}

@@ -20,7 +20,7 @@ func (k *kubelet) setUpHostPath(v *volume) string {
 		check = hostCheck(k.host, hp.Path, *hp.Type)
 		k.tr.hit(rule.HostPathCheck, cond(rule.HostCheck, check))
 		k.tr.hit(rule.HostPathSymlink, cond(rule.Path, hostPathRoute(k.host, hp.Path)))
-		k.tr.hit(rule.HostPathNoOwner, cond(rule.FSGroup, setOr(k.fsGroup() != nil, "set", "unset")), setUpValue(k.setups))
+		k.tr.hit(rule.HostPathNoOwner, k.fsGroupCond(), setUpValue(k.setups))
 	}
 	res := checkHostPathType(k.host, hp.Path, *hp.Type)
 	if strings.HasSuffix(check, "/created") {

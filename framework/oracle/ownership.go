@@ -34,17 +34,24 @@ func changeOwnership(root *node, fsGroup int64, readOnly bool) {
 	walk(root)
 }
 
-// requiresPermissionChange is v1.37 volume_linux.go requiresPermissionChange, used by
-// fsGroupChangePolicy OnRootMismatch: the walk is skipped only when the root is a directory
-// with gid fsGroup, setgid, and every bit of mask|0110.
-func requiresPermissionChange(root *node, fsGroup int64, readOnly bool) bool {
+// rootMismatch is v1.37 volume_linux.go requiresPermissionChange, used by fsGroupChangePolicy
+// OnRootMismatch: the walk is skipped only when the root is a directory with gid fsGroup,
+// setgid, and every bit of mask|0110. It names the first check root fails (gid, setgid, bits),
+// "" when the root matches.
+func rootMismatch(root *node, fsGroup int64, readOnly bool) string {
 	if root.gid != fsGroup || root.typ != typeDir {
-		return true
+		return "gid"
 	}
 	want := rwMask
 	if readOnly {
 		want = roMask
 	}
 	want |= execMask
-	return root.mode&want != want || root.mode&modeSetgid == 0
+	if root.mode&modeSetgid == 0 {
+		return "setgid"
+	}
+	if root.mode&want != want {
+		return "bits"
+	}
+	return ""
 }

@@ -43,8 +43,18 @@ func setOr(b bool, yes, no string) string {
 
 // gateConds are the state of gate name in gates and whether the case set it.
 func gateConds(gates map[string]bool, name string) []rule.Cond {
+	return []rule.Cond{cond(rule.Gate, onOff(gateOn(gates, name))), gateSource(gates, name)}
+}
+
+// gateSource is rule.GateSource: whether gate name is set in gates or left at its default.
+func gateSource(gates map[string]bool, name string) rule.Cond {
 	_, set := gates[name]
-	return []rule.Cond{cond(rule.Gate, onOff(gateOn(gates, name))), cond(rule.GateSource, setOr(set, "set", "default"))}
+	return cond(rule.GateSource, setOr(set, "set", "default"))
+}
+
+// fsGroupCond is rule.FSGroup for the pod.
+func (k *kubelet) fsGroupCond() rule.Cond {
+	return cond(rule.FSGroup, setOr(k.fsGroup() != nil, "set", "unset"))
 }
 
 // mediumOf is rule.Medium's value for an emptyDir medium ("" for an unknown one).
@@ -373,26 +383,6 @@ func walkEntries(root *node) []rule.Cond {
 	return out
 }
 
-// rootMismatch is the first check of requiresPermissionChange that root fails ("" when it
-// matches): gid, then setgid, then the mask bits (volume_linux.go requiresPermissionChange).
-func rootMismatch(root *node, fsGroup int64, readOnly bool) string {
-	if root.gid != fsGroup || root.typ != typeDir {
-		return "gid"
-	}
-	want := rwMask
-	if readOnly {
-		want = roMask
-	}
-	want |= execMask
-	if root.mode&modeSetgid == 0 {
-		return "setgid"
-	}
-	if root.mode&want != want {
-		return "bits"
-	}
-	return ""
-}
-
 // probeClass is rule.Class: how u relates to n (root, owner, group or other).
 func probeClass(n *node, u *framework.User) string {
 	switch {
@@ -419,13 +409,4 @@ func policyValue(pod *corev1.Pod) string {
 // setUpValue is rule.SetUp for the kubelet's n-th SetUp of every volume (0 is the first).
 func setUpValue(n int) rule.Cond {
 	return cond(rule.SetUp, setOr(n == 0, "first", "restart"))
-}
-
-// String makes a tracer print its hits, for tests.
-func (t *tracer) String() string {
-	var b strings.Builder
-	for _, h := range t.hits {
-		fmt.Fprintf(&b, "%s %v\n", h.Rule, h.Conds)
-	}
-	return b.String()
 }
