@@ -42,6 +42,9 @@ const (
 	CgroupV2 Feature = "cgroup-v2"
 	// ContainerEngine: a Docker engine answering on DOCKER_HOST or /var/run/docker.sock.
 	ContainerEngine Feature = "container-engine"
+	// MountSetattr: the mount_setattr system call (Linux 5.12), with which the exec target makes
+	// an agent's mount namespace read-only but its work dir (framework/sandbox).
+	MountSetattr Feature = "mount-setattr"
 )
 
 // hugePagesPrefix opens the name of a huge page size's feature: "hugepages-2Mi".
@@ -132,7 +135,7 @@ func CheckRequireList() error {
 	return nil
 }
 
-var known = map[Feature]bool{Root: true, Hugetlbfs: true, HugetlbCgroup: true, SysResource: true, CgroupV1: true, CgroupV2: true, ContainerEngine: true}
+var known = map[Feature]bool{Root: true, Hugetlbfs: true, HugetlbCgroup: true, SysResource: true, CgroupV1: true, CgroupV2: true, ContainerEngine: true, MountSetattr: true}
 
 func knownNames() []string {
 	var out []string
@@ -181,6 +184,12 @@ func Check(f Feature) *Missing {
 		v := cgroupVersion()
 		if (f == CgroupV2) != (v == 2) {
 			return &Missing{f, fmt.Sprintf("/sys/fs/cgroup is cgroup v%d", v), "boot with the other hierarchy (systemd.unified_cgroup_hierarchy=1 for v2, =0 for v1)"}
+		}
+	case MountSetattr:
+		// Invalid arguments on purpose: a kernel with the call says EBADF or EINVAL, one
+		// without it ENOSYS, and nothing changes either way.
+		if err := unix.MountSetattr(-1, "", 0, &unix.MountAttr{}); errors.Is(err, unix.ENOSYS) {
+			return &Missing{f, "the kernel (" + KernelRelease() + ") has no mount_setattr system call", "use Linux 5.12 or later, or set VOLPERM_AGENT_SANDBOX=off to run exec agents unsandboxed"}
 		}
 	case ContainerEngine:
 		if err := pingEngine(); err != nil {

@@ -140,6 +140,8 @@ func agentTargets(t *testing.T, workDir string) mutation.NewAgentTarget {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the agent with the seam: %v\n%s", err, out)
 	}
+	// The agents' sandbox lets them write the seam files there (framework/sandbox).
+	t.Setenv(exectarget.EnvWritable, bin)
 	return func(n mutant.Name) (mutation.AgentTarget, error) {
 		name := string(n)
 		if n == "" {

@@ -21,8 +21,12 @@ type Mount struct {
 
 // Read lists every mount of this process's namespace, in mount order (a later entry on the
 // same point is on top of an earlier one).
-func Read() ([]Mount, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+func Read() ([]Mount, error) { return ReadFile("/proc/self/mountinfo") }
+
+// ReadFile is Read of another mountinfo file (/proc/thread-self/mountinfo: the calling thread's
+// namespace).
+func ReadFile(path string) ([]Mount, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("list mounts: %w", err)
 	}
@@ -45,7 +49,7 @@ func Read() ([]Mount, error) {
 		out = append(out, Mount{Point: unescape(fields[4]), FSType: fields[sep+1], SuperOptions: fields[sep+3]})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return out, nil
 }

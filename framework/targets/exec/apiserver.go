@@ -18,7 +18,7 @@ type APIServer struct {
 
 // NewAPIServer checks the agent (newDriver).
 func NewAPIServer(opts framework.TargetOptions) (*APIServer, error) {
-	d, err := newDriver(opts.Arg)
+	d, err := newDriver(opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +74,8 @@ func decodeAdmit(out []byte, version string, pod bool) (framework.Admitted, erro
 	return adm, nil
 }
 
-// Close stops the serving agent.
+// Close stops the serving agent and removes its work dir.
 func (a *APIServer) Close() error {
 	a.stop()
-	return nil
+	return a.close()
 }

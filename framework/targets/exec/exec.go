@@ -65,21 +65,22 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 }
 
 // Node drives one agent executable as the kubelet (driver: one long-lived `AGENT serve` for
-// the run when the agent serves, else a process per call).
+// the run when the agent serves, else a process per call). Its case roots are made below the
+// driver's work dir, the one place its sandbox lets the agent write and mount.
 type Node struct {
 	*driver
 	roots *caseroot.Roots
 }
 
-// NewNode checks the agent (newDriver) and the work dir.
+// NewNode checks the agent and the work dir (newDriver).
 func NewNode(opts framework.TargetOptions) (*Node, error) {
-	d, err := newDriver(opts.Arg)
+	d, err := newDriver(opts, true)
 	if err != nil {
 		return nil, err
 	}
-	roots, err := caseroot.New(opts.WorkDir)
+	roots, err := caseroot.New(d.work)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, d.close())
 	}
 	return &Node{driver: d, roots: roots}, nil
 }
@@ -98,10 +99,11 @@ func (t *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.
 	return kubelet.HostNeeds(a.Pod)
 }
 
-// Close stops the serving agent and removes every case root left by a cancelled run.
+// Close stops the serving agent, removes every case root left by a cancelled run, and the work
+// dir.
 func (t *Node) Close() error {
 	t.stop()
-	return t.roots.RemoveAll()
+	return errors.Join(t.roots.RemoveAll(), t.close())
 }
 
 // ObserveNode has the agent set the admitted pod up (docs/spec.md steps 3-8).
@@ -305,7 +307,7 @@ func (t *driver) callProcess(ctx context.Context, op, dir string, in []byte) ([]
 	// harness: Wait gives up on the pipes this long after the agent's exit.
 	cmd.WaitDelay = 500 * time.Millisecond
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := t.startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("start agent %s %s: %w", t.agent, op, err)
 	}
 	done := make(chan error, 1)

@@ -123,6 +123,20 @@ func handleTestCall(mode, op string, req execproto.Request, version string) int 
 		}
 	case mode == "chmodroot" && op == execproto.OpSetUp:
 		_ = os.Chmod(filepath.Dir(req.StateDir), 0700)
+	case mode == "procroot" && op == execproto.OpSetUp:
+		// A write to the canary through /proc/self/root: the sandbox makes it fail (EROFS),
+		// and this agent, like a careful one, fails its call with the error.
+		if err := os.WriteFile("/proc/self/root"+os.Getenv("VOLPERM_TEST_CANARY"), []byte("agent"), 0o666); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	case mode == "mountout" && op == execproto.OpSetUp:
+		// A mount beside the canary, outside the agent's work dir: it stays in the agent's
+		// mount namespace.
+		if err := syscall.Mount("tmpfs", filepath.Dir(os.Getenv("VOLPERM_TEST_CANARY")), "tmpfs", 0, "size=1m"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	case mode == "linkout" && op == execproto.OpSetUp:
 		// A symlink and a hard link to the canary from inside the volume: the harness observes
 		// the volume without following either, and removes both without touching the canary.
@@ -182,7 +196,7 @@ func TestVerdicts(t *testing.T) {
 	t.Setenv("VOLPERM_AGENT_TIMEOUT", "2s")
 	tests := []struct {
 		mode string
-		want string // "" = the case passes through the agent
+		want string // "" = the case passes through the agent; "*" stands for any text
 	}{
 		{"good", ""},
 		{"exit3", "agent setup exited with status 3: driver exploded"},
@@ -197,6 +211,8 @@ func TestVerdicts(t *testing.T) {
 		{"holdstdout", "agent setup left 1 process(es) running (pid "},
 		{"chmodroot", "agent wrote outside the directories it was given: "},
 		{"linkout", ""},
+		{"procroot", "agent setup exited with status 1: open /proc/self/root/*: read-only file system"},
+		{"mountout", ""},
 		// The same agents in the long-lived mode (docs/exec-protocol.md "Long-lived mode").
 		{"serve-good", ""},
 		{"serve-exit3", "agent setup: the serving agent exited with status 3: driver exploded"},
@@ -210,9 +226,14 @@ func TestVerdicts(t *testing.T) {
 		{"serve-daemon", "agent setup left 1 process(es) running (pid "},
 		{"serve-chmodroot", "agent wrote outside the directories it was given: "},
 		{"serve-linkout", ""},
+		{"serve-procroot", "agent setup: the serving agent exited with status 1: open /proc/self/root/*: read-only file system"},
+		{"serve-mountout", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
+			if strings.HasSuffix(tt.mode, "procroot") || strings.HasSuffix(tt.mode, "mountout") {
+				hostfeature.Need(t, hostfeature.MountSetattr) // the sandbox stops these
+			}
 			work := caseroottest.TempDir(t)
 			// A canary outside the case root: no agent may change it.
 			canary := filepath.Join(t.TempDir(), "canary")
@@ -243,7 +264,7 @@ func TestVerdicts(t *testing.T) {
 				if len(obs.Volumes) != 1 || obs.Volumes[0].SetUp != framework.SetUpOK || obs.Volumes[0].Paths[0].Mode != "0777" {
 					t.Fatalf("unexpected observation: %s", obs.JSON())
 				}
-			} else if err == nil || !strings.Contains(err.Error(), tt.want) {
+			} else if err == nil || !containsInOrder(err.Error(), strings.Split(tt.want, "*")) {
 				t.Fatalf("verdict = %v, want it to contain %q", err, tt.want)
 			}
 			if err := tg.Close(); err != nil {
@@ -259,6 +280,12 @@ func TestVerdicts(t *testing.T) {
 			if b, err := os.ReadFile(canary); err != nil || string(b) != "canary" {
 				t.Errorf("the canary outside the case root changed: %q, %v", b, err)
 			}
+			if m, _ := mountinfo.AtOrBelow(filepath.Dir(canary)); len(m) > 0 {
+				t.Errorf("a mount the agent made outside its work dir reached the host: %q", m)
+				for _, p := range m {
+					_ = syscall.Unmount(p, syscall.MNT_DETACH)
+				}
+			}
 			if st, err := os.Stat(canary); err == nil && (st.Mode().Perm() != 0o600 || st.Sys().(*syscall.Stat_t).Nlink != 1) {
 				t.Errorf("the canary's mode or links changed: %v, %d links", st.Mode(), st.Sys().(*syscall.Stat_t).Nlink)
 			}
@@ -267,6 +294,18 @@ func TestVerdicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// containsInOrder reports whether s contains parts, one after the other.
+func containsInOrder(s string, parts []string) bool {
+	for _, p := range parts {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return true
 }
 
 func TestNewRejectsBadAgents(t *testing.T) {

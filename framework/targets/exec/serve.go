@@ -11,11 +11,16 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/execproto"
+	"github.com/volperm/volperm/framework/sandbox"
+	"github.com/volperm/volperm/hostfeature"
 )
 
 // Agent modes (VOLPERM_AGENT_MODE): auto tries `AGENT serve` once and falls back to a process per
@@ -48,8 +53,9 @@ type line struct {
 	err error
 }
 
-// startServer starts `agent serve` and waits (at most wait) for its hello.
-func startServer(agent string, wait time.Duration) (*server, error) {
+// startServer starts `AGENT serve` and waits (at most wait) for its hello.
+func (t *driver) startServer(wait time.Duration) (*server, error) {
+	agent := t.agent
 	s := &server{token: callToken(), lines: make(chan line, 1), stderr: newLimited(maxOutput), exited: make(chan struct{})}
 	s.cmd = osexec.Command(agent, execproto.OpServe)
 	s.cmd.Dir = "/"
@@ -65,7 +71,7 @@ func startServer(agent string, wait time.Duration) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cmd.Start(); err != nil {
+	if err := t.startCmd(s.cmd); err != nil {
 		return nil, fmt.Errorf("start agent %s %s: %w", agent, execproto.OpServe, err)
 	}
 	go s.read(out)
@@ -185,6 +191,15 @@ func (s *server) stop() {
 type driver struct {
 	agent   string
 	timeout time.Duration
+	// work is the driver's directory (volperm-exec-*, a case root of the run's work dir): the
+	// agent's TMPDIR is below it and, for the node half, every case root. outer made it.
+	work  string
+	outer *caseroot.Roots
+	// sandbox starts the agent's processes where they may write only what spec says
+	// (framework/sandbox); nil when they run without one, for the reason noSandbox.
+	sandbox   *sandbox.Sandbox
+	spec      sandbox.Spec
+	noSandbox string
 
 	mu   sync.Mutex
 	mode string
@@ -197,9 +212,81 @@ type driver struct {
 	notServing string
 }
 
-// newDriver checks the agent path and the environment knobs: VOLPERM_AGENT_TIMEOUT (a Go
-// duration) and VOLPERM_AGENT_MODE.
-func newDriver(arg string) (*driver, error) {
+// newDriver checks the agent path and the environment knobs (VOLPERM_AGENT_TIMEOUT, a Go
+// duration; VOLPERM_AGENT_MODE; VOLPERM_AGENT_WRITABLE; VOLPERM_AGENT_SANDBOX) and makes the
+// driver's work dir in opts.WorkDir. node: the agent sets volumes up below the work dir, which
+// is then a shared mount, so that the harness sees what the agent mounts (sandbox.MakeShared).
+func newDriver(opts framework.TargetOptions, node bool) (*driver, error) {
+	d, err := checkAgent(opts.Arg)
+	if err != nil {
+		return nil, err
+	}
+	var writable []string
+	if v := os.Getenv(EnvWritable); v != "" {
+		for _, p := range strings.Split(v, ":") {
+			if !filepath.IsAbs(p) {
+				return nil, fmt.Errorf("%s=%q: %q is not an absolute path: list absolute paths separated by ':'", EnvWritable, v, p)
+			}
+			writable = append(writable, filepath.Clean(p))
+		}
+	}
+	if d.outer, err = caseroot.New(opts.WorkDir); err != nil {
+		return nil, err
+	}
+	if d.work, err = d.outer.Make("volperm-exec-"); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(d.work, "tmp")
+	if err := os.Mkdir(tmp, 0o1777); err != nil {
+		return nil, errors.Join(err, d.close())
+	}
+	d.noSandbox = sandbox.Off()
+	if d.noSandbox != "" {
+		if hostfeature.Required(hostfeature.MountSetattr) && os.Getenv(sandbox.EnvOff) != "off" {
+			return nil, errors.Join(fmt.Errorf("exec agents run in a sandbox (docs/exec-protocol.md), and %s", d.noSandbox), d.close())
+		}
+		return d, nil
+	}
+	d.spec = sandbox.Spec{Writable: writable, TmpDir: tmp}
+	if node {
+		if err := sandbox.MakeShared(d.work); err != nil {
+			return nil, errors.Join(err, d.close())
+		}
+		d.spec.Shared = []string{d.work}
+	} else {
+		d.spec.Writable = append(d.spec.Writable, d.work)
+	}
+	if d.sandbox, err = sandbox.New(d.spec); err != nil {
+		return nil, errors.Join(err, d.close())
+	}
+	return d, nil
+}
+
+// EnvWritable lists (':'-separated) files and directories outside its work dir that a sandboxed
+// agent may write, such as a log (docs/exec-protocol.md "The sandbox").
+const EnvWritable = "VOLPERM_AGENT_WRITABLE"
+
+// startCmd starts an agent process: in the driver's sandbox, unless it runs without one.
+func (t *driver) startCmd(cmd *osexec.Cmd) error {
+	if t.sandbox == nil {
+		return cmd.Start()
+	}
+	return t.sandbox.Start(cmd)
+}
+
+// close ends the sandbox and removes the driver's work dir (unmounting it first).
+func (t *driver) close() error {
+	if t.sandbox != nil {
+		t.sandbox.Close()
+	}
+	if t.work == "" {
+		return nil
+	}
+	return t.outer.Remove(t.work)
+}
+
+// checkAgent checks the agent path and the knobs of how it is driven.
+func checkAgent(arg string) (*driver, error) {
 	if arg == "" {
 		return nil, fmt.Errorf("target exec needs the agent's path: --target exec:/path/to/agent")
 	}
@@ -235,7 +322,11 @@ func newDriver(arg string) (*driver, error) {
 func (t *driver) details() map[string]string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d := map[string]string{"agent": t.agent, "timeout": t.timeout.String(), "mode": t.mode, "protocol": execproto.Version}
+	d := map[string]string{"agent": t.agent, "timeout": t.timeout.String(), "mode": t.mode, "protocol": execproto.Version,
+		"sandbox": "every mount read-only but " + strings.Join(append(append([]string{}, t.spec.Shared...), t.spec.Writable...), ", ")}
+	if t.noSandbox != "" {
+		d["sandbox"] = "off: " + t.noSandbox
+	}
 	if t.servedOnce {
 		d["mode"], d["protocol"] = ModeServe, execproto.VersionServe
 	}
@@ -303,7 +394,7 @@ func (t *driver) serving() (*server, error) {
 	if t.mode == ModeAuto && !t.servedOnce && wait > helloTimeout {
 		wait = helloTimeout
 	}
-	srv, err := startServer(t.agent, wait)
+	srv, err := t.startServer(wait)
 	if err != nil {
 		if t.mode == ModeAuto && !t.servedOnce {
 			// Not an agent that serves (protocol v1): a process per call from now on.

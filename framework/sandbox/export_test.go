@@ -1,0 +1,4 @@
+package sandbox
+
+// OwnNamespace is ownNamespace, for the tests.
+var OwnNamespace = ownNamespace
