@@ -7,21 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Area names the spec area a case belongs to; it becomes a Ginkgo label and a JUnit prefix.
-type Area string
-
-const (
-	AreaEmptyDir     Area = "emptydir"
-	AreaHostPath     Area = "hostpath"
-	AreaFSGroup      Area = "fsgroup"
-	AreaAtomicWriter Area = "atomicwriter"
-	AreaFlexVolume   Area = "flexvolume"
-	AreaSkew         Area = "skew"
-)
-
-// Areas lists every area in report order.
-var Areas = []Area{AreaEmptyDir, AreaHostPath, AreaFSGroup, AreaAtomicWriter, AreaFlexVolume, AreaSkew}
-
 // Profile is the certification profile of a case (README.md "Profiles").
 type Profile string
 

@@ -353,21 +353,18 @@ func caseFromPod(file string, index int, pod *corev1.Pod, defaults Gates) (*Case
 	}, nil
 }
 
-// podArea is the area of the pod's first volume of a type volperm checks.
+// podArea is the area of the pod's first volume of a type some area claims (AreaInfo.VolumeTypes).
 func podArea(pod *corev1.Pod) (Area, error) {
 	for _, v := range pod.Spec.Volumes {
-		switch {
-		case v.EmptyDir != nil:
-			return AreaEmptyDir, nil
-		case v.HostPath != nil:
-			return AreaHostPath, nil
-		case v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil, v.Projected != nil:
-			return AreaAtomicWriter, nil
-		case v.FlexVolume != nil:
-			return AreaFlexVolume, nil
+		if a, ok := volumeArea(VolumeType(v)); ok {
+			return a, nil
 		}
 	}
-	return "", fmt.Errorf("spec.volumes: pod %q has no emptyDir, hostPath, secret, configMap, downwardAPI, projected or flexVolume volume; volperm checks those, add one", pod.Name)
+	var claimed []string
+	for _, a := range areas {
+		claimed = append(claimed, a.VolumeTypes...)
+	}
+	return "", fmt.Errorf("spec.volumes: pod %q has no %s volume; volperm checks those, add one", pod.Name, joinTypes(claimed))
 }
 
 // maxHarnessMode bounds the modes the harness itself applies (host fixtures, storage files,
@@ -416,14 +413,14 @@ func (c *Case) validate() error {
 		}
 	}
 
-	vols := volumeTypes(c.Pod)
+	vols := podVolumeTypes(c.Pod)
 	for i, n := range c.PreservePermissions {
 		if err := atomicWriterVolume(fmt.Sprintf("preservePermissions[%d]", i), "pod", n, vols); err != nil {
 			return err
 		}
 	}
 	for i, n := range c.OldPreservePermissions {
-		if err := atomicWriterVolume(fmt.Sprintf("oldPreservePermissions[%d]", i), "oldPod", n, volumeTypes(c.OldPod)); err != nil {
+		if err := atomicWriterVolume(fmt.Sprintf("oldPreservePermissions[%d]", i), "oldPod", n, podVolumeTypes(c.OldPod)); err != nil {
 			return err
 		}
 	}
@@ -567,32 +564,14 @@ func harnessMode(field string, m uint32) error {
 	return nil
 }
 
-// volumeTypes maps the pod's volume names to their source type as the API names it.
-func volumeTypes(p *corev1.Pod) map[string]string {
+// podVolumeTypes maps the pod's volume names to their VolumeType.
+func podVolumeTypes(p *corev1.Pod) map[string]string {
 	if p == nil {
 		return nil
 	}
 	m := map[string]string{}
 	for _, v := range p.Spec.Volumes {
-		s := v.VolumeSource
-		switch {
-		case s.EmptyDir != nil:
-			m[v.Name] = "emptyDir"
-		case s.HostPath != nil:
-			m[v.Name] = "hostPath"
-		case s.Secret != nil:
-			m[v.Name] = "secret"
-		case s.ConfigMap != nil:
-			m[v.Name] = "configMap"
-		case s.DownwardAPI != nil:
-			m[v.Name] = "downwardAPI"
-		case s.Projected != nil:
-			m[v.Name] = "projected"
-		case s.FlexVolume != nil:
-			m[v.Name] = "flexVolume"
-		default:
-			m[v.Name] = "other"
-		}
+		m[v.Name] = VolumeType(v)
 	}
 	return m
 }

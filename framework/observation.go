@@ -6,8 +6,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // ObservationVersion is the schema version written into every Observation.
@@ -73,27 +71,6 @@ type ProbeResult struct {
 	Allowed bool   `json:"allowed"`
 	// Errno is the error's name (EACCES, EPERM, ENOENT, ...) when not allowed.
 	Errno string `json:"errno,omitempty"`
-}
-
-// VolumeType names v's source as VolumeObservation.Type does (the API's field name).
-func VolumeType(v corev1.Volume) string {
-	switch {
-	case v.EmptyDir != nil:
-		return "emptyDir"
-	case v.HostPath != nil:
-		return "hostPath"
-	case v.Secret != nil:
-		return "secret"
-	case v.ConfigMap != nil:
-		return "configMap"
-	case v.DownwardAPI != nil:
-		return "downwardAPI"
-	case v.Projected != nil:
-		return "projected"
-	case v.FlexVolume != nil:
-		return "flexVolume"
-	}
-	return "unsupported"
 }
 
 // FileMode converts Unix permission bits (with setuid 04000, setgid 02000, sticky 01000) to an

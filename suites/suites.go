@@ -56,27 +56,9 @@ const (
 // engine) fails only when that feature is required (hostfeature.Required).
 func RequireFromEnv() bool { return hostfeature.RequireCases() }
 
-// area is one Ginkgo container: the cases of one spec area.
-type area struct {
-	name framework.Area
-	// description says what the area checks and from which source, for the reports.
-	description string
-}
-
-// text is the container text, which opens every spec name of the area ("[emptydir]").
-func (a area) text() string { return "[" + string(a.name) + "]" }
-
-// areas is every area in report order (framework.Areas).
-var areas = []area{emptyDir, hostPath, fsGroup, atomicWriter, flexVolume, skew}
-
-// AreaDescriptions describes every area, for the reports.
-func AreaDescriptions() map[framework.Area]string {
-	m := make(map[framework.Area]string, len(areas))
-	for _, a := range areas {
-		m[a.name] = a.description
-	}
-	return m
-}
+// areaText is the Ginkgo container text of area a, which opens every spec name of the area
+// ("[emptydir]"). The areas, their order and descriptions are framework's (framework/area.go).
+func areaText(a framework.Area) string { return "[" + string(a) + "]" }
 
 // SpecName is the full text of the spec of c on the target named target, as Ginkgo, the JUnit
 // file and the reports show it: "[emptydir] <case name> [target=reference]".
@@ -151,8 +133,8 @@ func Describe(cfg *Config) {
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}
 	target := cfg.Target.Info().Name
-	for _, a := range areas {
-		cases := byArea[a.name]
+	for _, a := range framework.Areas {
+		cases := byArea[a]
 		if len(cases) == 0 {
 			continue
 		}
@@ -163,11 +145,11 @@ func Describe(cfg *Config) {
 			// from skipping the rest of the ordered container.
 			decorators = append(decorators, ginkgo.Ordered, ginkgo.ContinueOnFailure)
 		}
-		ginkgo.Describe(a.text(), append(decorators, func() {
+		ginkgo.Describe(areaText(a), append(decorators, func() {
 			if batched {
 				ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
 					if err := batcher.Prepare(ctx, cases); err != nil {
-						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the %s cases: %v", target, a.name, err))
+						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the %s cases: %v", target, a, err))
 					}
 				})
 			}
@@ -286,7 +268,6 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 	ginkgo.ReportAfterSuite("volperm reports", func(r types.Report) {
 		summary = report.Build(r, report.Options{
 			Target:           cfg.Target.Info(),
-			AreaDescriptions: AreaDescriptions(),
 			Selection:        cfg.Selection,
 		})
 		if cfg.ReportDir == "" {

@@ -319,17 +319,6 @@ func TestCheckLabels(t *testing.T) {
 	}
 }
 
-func TestAreasCoverFramework(t *testing.T) {
-	if len(areas) != len(framework.Areas) {
-		t.Fatalf("%d area containers for %d areas", len(areas), len(framework.Areas))
-	}
-	for i, a := range framework.Areas {
-		if areas[i].name != a || areas[i].description == "" {
-			t.Errorf("container %d is %q (description %q), want %q in framework.Areas order with a description", i, areas[i].name, areas[i].description, a)
-		}
-	}
-}
-
 // benchmarkSample is a fixed sample of the catalogue the target can run here: every n-th case.
 func benchmarkSample(b *testing.B, target framework.Target, size int) []*framework.Case {
 	all := catalogue.All()

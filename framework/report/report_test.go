@@ -54,7 +54,6 @@ func sampleReport() types.Report {
 func TestBuild(t *testing.T) {
 	s := Build(sampleReport(), Options{
 		Target:           framework.TargetInfo{Name: "fake"},
-		AreaDescriptions: map[framework.Area]string{framework.AreaEmptyDir: "emptyDir mode"},
 	})
 	if s.Result != ResultFailed {
 		t.Errorf("result %q, want failed", s.Result)
@@ -66,9 +65,9 @@ func TestBuild(t *testing.T) {
 		t.Errorf("not selected %d, want 1", s.NotSelected)
 	}
 	wantAreas := []Group{
-		{Name: "emptydir", Description: "emptyDir mode", Counts: Counts{Total: 2, Passed: 1, Failed: 1}},
-		{Name: "hostpath", Counts: Counts{Total: 2, Skipped: 2}},
-		{Name: "fsgroup", Counts: Counts{Total: 1, Failed: 1}},
+		{Name: "emptydir", Description: framework.AreaDescription(framework.AreaEmptyDir), Counts: Counts{Total: 2, Passed: 1, Failed: 1}},
+		{Name: "hostpath", Description: framework.AreaDescription(framework.AreaHostPath), Counts: Counts{Total: 2, Skipped: 2}},
+		{Name: "fsgroup", Description: framework.AreaDescription(framework.AreaFSGroup), Counts: Counts{Total: 1, Failed: 1}},
 	}
 	if !equalJSON(t, s.Areas, wantAreas) {
 		t.Errorf("areas %+v, want %+v", s.Areas, wantAreas)

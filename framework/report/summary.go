@@ -149,8 +149,6 @@ func (s *Summary) Unexplained() int {
 // Options add what the Ginkgo report does not know.
 type Options struct {
 	Target framework.TargetInfo
-	// AreaDescriptions describe each area in the reports.
-	AreaDescriptions map[framework.Area]string
 	Selection        *Selection
 }
 
@@ -215,7 +213,7 @@ func Build(r types.Report, opts Options) *Summary {
 	}
 	for _, a := range framework.Areas {
 		if c, ok := areas[string(a)]; ok {
-			s.Areas = append(s.Areas, Group{Name: string(a), Description: opts.AreaDescriptions[a], Counts: *c})
+			s.Areas = append(s.Areas, Group{Name: string(a), Description: framework.AreaDescription(a), Counts: *c})
 		}
 	}
 	if c, ok := areas[""]; ok {

@@ -1,0 +1,126 @@
+package framework
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Area names the spec area a case belongs to; it becomes a Ginkgo label and a JUnit prefix.
+type Area string
+
+const (
+	AreaEmptyDir     Area = "emptydir"
+	AreaHostPath     Area = "hostpath"
+	AreaFSGroup      Area = "fsgroup"
+	AreaAtomicWriter Area = "atomicwriter"
+	AreaFlexVolume   Area = "flexvolume"
+	AreaSkew         Area = "skew"
+)
+
+// AreaInfo is all volperm knows of an area, in one place: adding an area is an entry of areas
+// (docs/architecture.md "Add an area").
+type AreaInfo struct {
+	Name Area
+	// Description says what the area checks and from which source, for the reports.
+	Description string
+	// VolumeTypes are the volume types (VolumeType's names) that make a Pod manifest's case one
+	// of this area (LoadFile); none for an area a manifest alone cannot be of.
+	VolumeTypes []string
+}
+
+// areas is every area, in report order.
+var areas = []AreaInfo{
+	{AreaEmptyDir, "emptyDir `mode` (KEP-5502, seed 000): validation, field dropping, the mode on every medium, fsGroup after the mode, behaviour as other uids",
+		[]string{"emptyDir"}},
+	{AreaHostPath, "hostPath `type` checks (seed 001): every type against every host object, *OrCreate, failure texts, no ownership change",
+		[]string{"hostPath"}},
+	{AreaFSGroup, "fsGroup ownership walk (seed 003, volume_linux.go): OR-masks, setgid dirs, symlinks untouched, OnRootMismatch, re-run on kubelet restart",
+		nil},
+	{AreaAtomicWriter, "secret/configMap/downwardAPI/projected (atomic_writer.go): layout, defaultMode and item modes, fsGroup read-only mask, preservePermissions (seed 002)",
+		[]string{"secret", "configMap", "downwardAPI", "projected"}},
+	{AreaFlexVolume, "flexVolume driver allowlist (seed 004) on pods and PersistentVolumes, policy validation, the fixture driver's set-up",
+		[]string{"flexVolume"}},
+	{AreaSkew, "feature-gate skew: apiserver gate x kubelet gate x pod created before/after a flip, upgrade -> downgrade -> upgrade (KEP-5502 version skew)",
+		nil},
+}
+
+// Areas lists every area in report order.
+var Areas = func() []Area {
+	out := make([]Area, len(areas))
+	for i, a := range areas {
+		out[i] = a.Name
+	}
+	return out
+}()
+
+// AreaInfos lists every area with what volperm knows of it, in report order.
+func AreaInfos() []AreaInfo { return append([]AreaInfo(nil), areas...) }
+
+// AreaDescription is the description of a, "" for an unknown area.
+func AreaDescription(a Area) string {
+	for _, i := range areas {
+		if i.Name == a {
+			return i.Description
+		}
+	}
+	return ""
+}
+
+// volumeTypes are the volume sources volperm checks, by the API's field name: VolumeType and
+// every switch over volume types read this table.
+var volumeTypes = []struct {
+	name string
+	is   func(*corev1.VolumeSource) bool
+}{
+	{"emptyDir", func(s *corev1.VolumeSource) bool { return s.EmptyDir != nil }},
+	{"hostPath", func(s *corev1.VolumeSource) bool { return s.HostPath != nil }},
+	{"secret", func(s *corev1.VolumeSource) bool { return s.Secret != nil }},
+	{"configMap", func(s *corev1.VolumeSource) bool { return s.ConfigMap != nil }},
+	{"downwardAPI", func(s *corev1.VolumeSource) bool { return s.DownwardAPI != nil }},
+	{"projected", func(s *corev1.VolumeSource) bool { return s.Projected != nil }},
+	{"flexVolume", func(s *corev1.VolumeSource) bool { return s.FlexVolume != nil }},
+}
+
+// VolumeTypeUnsupported is VolumeType of a source volperm does not check.
+const VolumeTypeUnsupported = "unsupported"
+
+// VolumeType names v's source as VolumeObservation.Type does (the API's field name), or
+// VolumeTypeUnsupported.
+func VolumeType(v corev1.Volume) string {
+	for _, t := range volumeTypes {
+		if t.is(&v.VolumeSource) {
+			return t.name
+		}
+	}
+	return VolumeTypeUnsupported
+}
+
+// VolumeTypes lists the volume types volperm checks.
+func VolumeTypes() []string {
+	out := make([]string, len(volumeTypes))
+	for i, t := range volumeTypes {
+		out[i] = t.name
+	}
+	return out
+}
+
+// volumeArea is the area a Pod manifest whose first checked volume is of type t belongs to.
+func volumeArea(t string) (Area, bool) {
+	for _, a := range areas {
+		for _, vt := range a.VolumeTypes {
+			if vt == t {
+				return a.Name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// joinTypes lists volume types as "a, b or c".
+func joinTypes(ts []string) string {
+	if len(ts) < 2 {
+		return strings.Join(ts, "")
+	}
+	return strings.Join(ts[:len(ts)-1], ", ") + " or " + ts[len(ts)-1]
+}
