@@ -125,6 +125,17 @@ func TargetSummary(name string) string {
 	return registry[name].summary
 }
 
+// TargetName is the name the target built from ref reports (its Info().Name), known before it
+// is built: a registered target's name ("exec" for "exec:/path/agent"), or a pair's whole
+// reference ("upstream+reference").
+func TargetName(ref string) string {
+	if strings.Contains(ref, PairSeparator) {
+		return ref
+	}
+	name, _, _ := strings.Cut(ref, ":")
+	return name
+}
+
 // NewTarget builds the target named by ref: "reference", "exec:/path/agent", or a pair
 // "APISERVER+KUBELET" ("upstream+reference").
 func NewTarget(ref string, opts TargetOptions) (Target, error) {

@@ -78,6 +78,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown profile", []string{"run", "--profile", "alpha,beta"}, []string{"--profile:", `unknown profile "beta"`, "conformance, alpha, proposal"}},
 		{"bad label filter", []string{"run", "--label-filter", "emptydir &&", "-f", good}, []string{`--label-filter "emptydir &&"`}},
 		{"bad focus", []string{"run", "--focus", "mode(", "-f", good}, []string{`--focus "mode("`, "regular expression"}},
+		// Before the target is built: kind would build its node image first.
+		{"selection of nothing", []string{"run", "--target", "kind", "--focus", "no such case"}, []string{`--focus "no such case" select none of the`, "widen them"}},
 		{"diff needs two targets", []string{"diff", "--targets", "reference"}, []string{`--targets "reference"`, "exactly two targets"}},
 		{"diff unknown target", []string{"diff", "--targets", "reference,nope", "-f", good}, []string{"--targets:", `unknown target "nope"`}},
 		{"unknown gate", []string{"expect", "-f", good, "--kubelet-gates", "EmptyDirVolumeModes=true"},

@@ -69,19 +69,22 @@ func runRun(s streams, f *runFlags) int {
 		}
 	}
 	available := len(cases)
-	// The selection's syntax is checked before the target is built: building one may take
-	// minutes (kind builds its node image).
-	if _, err := suites.Select(nil, "", f.labelFilter, f.focus); err != nil {
+	// The selection is made before the target is built: building one may take minutes (kind
+	// builds its node image), and a selection of nothing is an error worth seeing at once.
+	cases = slices.DeleteFunc(cases, func(c *framework.Case) bool { return !slices.Contains(profiles, c.Profile) })
+	if cases, err = suites.Select(cases, framework.TargetName(f.target), f.labelFilter, f.focus); err != nil {
 		return fail(s, "run", usageError{err.Error()})
+	}
+	if len(cases) == 0 {
+		return fail(s, "run", usagef("--profile %q, --label-filter %q and --focus %q select none of the %d cases of %s: widen them", f.profiles, f.labelFilter, f.focus, available, source))
 	}
 	target, err := framework.NewTarget(f.target, f.targetOpts.opts)
 	if err != nil {
 		return fail(s, "run", usagef("--target: %v", err))
 	}
-	cases = slices.DeleteFunc(cases, func(c *framework.Case) bool { return !slices.Contains(profiles, c.Profile) })
-	if cases, err = suites.Select(cases, target.Info().Name, f.labelFilter, f.focus); err != nil {
+	if name := target.Info().Name; name != framework.TargetName(f.target) {
 		target.Close()
-		return fail(s, "run", usageError{err.Error()})
+		return fail(s, "run", fmt.Errorf("target %s reports its name as %q: a target's Info().Name must be its registered name (framework.TargetName)", f.target, name))
 	}
 	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
 		target.Close()
