@@ -166,6 +166,7 @@ func Describe(cfg *Config) {
 // Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
+	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile)}, ginkgo.ReportEntryVisibilityNever)
 	if m := framework.MissingHostFeature(cfg.Target, c); m != nil {
 		if hostfeature.Required(m.Feature) {
 			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, m, m.Feature, hostfeature.EnvRequire))
@@ -190,6 +191,7 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 		ginkgo.Fail(fmt.Sprintf("target %s failed on case %q: %v", name, c.Name, err))
 	}
 	if diff := framework.Diff(expected, observed); len(diff) > 0 {
+		ginkgo.AddReportEntry(report.DifferenceEntry, diff[0], ginkgo.ReportEntryVisibilityNever)
 		if kd, ok := cfg.Target.(framework.KnownDifferences); ok {
 			if why, known := kd.KnownDifference(c); known {
 				// Short: a known difference is explained once in the summary, not dumped per case.

@@ -377,3 +377,30 @@ func TestTimings(t *testing.T) {
 		t.Error("a run without timed cases has a Timings section")
 	}
 }
+
+// TestEntriesOverLabelsAndText: a spec's area and profile are its CaseEntry, whatever order its
+// labels are in (a label naming another area first), and a failure's message is its
+// DifferenceEntry, however the failure text opens; also read back from JSON.
+func TestEntriesOverLabelsAndText(t *testing.T) {
+	sr := spec("hostpath", "alpha", "labelled in another order", types.SpecStateFailed, "target fake: wrapped failure\nvolume ...")
+	sr.ReportEntries = types.ReportEntries{
+		{Name: CaseEntry, Value: types.WrapEntryValue(CaseFacts{Area: "emptydir", Profile: "conformance"})},
+		{Name: DifferenceEntry, Value: types.WrapEntryValue(`volume "data" path ".": expected dir 0750 0:0, observed dir 0777 0:0`)},
+	}
+	fromJSON := spec("hostpath", "alpha", "read back", types.SpecStatePassed, "")
+	fromJSON.ReportEntries = types.ReportEntries{{Name: CaseEntry, Value: types.ReportEntryValue{AsJSON: `{"area":"skew","profile":"proposal"}`}}}
+	s := Build(types.Report{SpecReports: []types.SpecReport{sr, fromJSON}}, Options{})
+	if len(s.Failures) != 1 || s.Failures[0].Area != "emptydir" || s.Failures[0].Profile != "conformance" {
+		t.Fatalf("failures %+v: want the area and profile of the CaseEntry", s.Failures)
+	}
+	if want := `volume "data" path ".": expected dir 0750 0:0, observed dir 0777 0:0`; s.Failures[0].Message != want {
+		t.Errorf("message %q, want the DifferenceEntry %q", s.Failures[0].Message, want)
+	}
+	var areas []string
+	for _, g := range s.Areas {
+		areas = append(areas, g.Name)
+	}
+	if strings.Join(areas, ",") != "emptydir,skew" {
+		t.Errorf("areas %q, want emptydir and skew from the entries", areas)
+	}
+}

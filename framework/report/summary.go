@@ -131,6 +131,21 @@ type CaseResult struct {
 	KnownDifference string `json:"knownDifference,omitempty"`
 }
 
+// CaseEntry is the Ginkgo report entry every spec of the suites adds first: the case's area and
+// profile (CaseFacts), so that the reports never guess them from the order of its labels.
+const CaseEntry = "volperm-case"
+
+// CaseFacts is CaseEntry's value.
+type CaseFacts struct {
+	Area    string `json:"area"`
+	Profile string `json:"profile"`
+}
+
+// DifferenceEntry is the Ginkgo report entry a spec adds when the target's Observation differs
+// from the oracle's: the first difference (framework.Diff), which the reports show for the
+// failure, however the failure message is worded.
+const DifferenceEntry = "first-difference"
+
 // KnownDifferenceEntry is the Ginkgo report entry a spec adds when its failure is a known
 // difference of the target; its value is the one-line explanation.
 const KnownDifferenceEntry = "known-difference"
@@ -148,8 +163,8 @@ func (s *Summary) Unexplained() int {
 
 // Options add what the Ginkgo report does not know.
 type Options struct {
-	Target framework.TargetInfo
-	Selection        *Selection
+	Target    framework.TargetInfo
+	Selection *Selection
 }
 
 type outcome int
@@ -161,8 +176,8 @@ const (
 	notSelected
 )
 
-// Build summarises a Ginkgo report of the volperm suites. A case's area and profile are the
-// first of its labels naming a known area and a known profile (the suites put them first).
+// Build summarises a Ginkgo report of the volperm suites. A case's area and profile, and a
+// failure's first difference, are the report entries its spec added (CaseEntry, DifferenceEntry).
 func Build(r types.Report, opts Options) *Summary {
 	s := &Summary{
 		Suite:           r.SuiteDescription,
@@ -192,7 +207,10 @@ func Build(r types.Report, opts Options) *Summary {
 			s.NotSelected++
 			continue
 		}
-		area, profile := areaAndProfile(sr.Labels())
+		area, profile := areaAndProfile(sr)
+		if d := entryString(sr, DifferenceEntry); o == failed && d != "" {
+			msg = d
+		}
 		s.Totals.add(o)
 		counts(areas, area).add(o)
 		counts(profiles, profile).add(o)
@@ -273,8 +291,23 @@ func firstLine(s string) string {
 	return line
 }
 
-func areaAndProfile(labels []string) (area, profile string) {
-	for _, l := range labels {
+// areaAndProfile are the spec's CaseEntry; a spec without one (a suite of a user's own that
+// registered specs without the suites) falls back to its first labels naming a known area and a
+// known profile.
+func areaAndProfile(sr types.SpecReport) (area, profile string) {
+	for _, e := range sr.ReportEntries {
+		if e.Name != CaseEntry {
+			continue
+		}
+		var f CaseFacts
+		if v, ok := e.GetRawValue().(CaseFacts); ok {
+			f = v
+		} else if err := json.Unmarshal([]byte(e.Value.AsJSON), &f); err != nil {
+			continue
+		}
+		return f.Area, f.Profile
+	}
+	for _, l := range sr.Labels() {
 		if area == "" && slices.Contains(framework.Areas, framework.Area(l)) {
 			area = l
 		}
@@ -324,9 +357,12 @@ func observeSeconds(sr types.SpecReport) *float64 {
 }
 
 // knownDifference is the explanation a failed spec recorded as a report entry, or "".
-func knownDifference(sr types.SpecReport) string {
+func knownDifference(sr types.SpecReport) string { return entryString(sr, KnownDifferenceEntry) }
+
+// entryString is the string value of the spec's report entry name, "" when it has none.
+func entryString(sr types.SpecReport, name string) string {
 	for _, e := range sr.ReportEntries {
-		if e.Name == KnownDifferenceEntry {
+		if e.Name == name {
 			return e.StringRepresentation()
 		}
 	}
