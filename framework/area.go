@@ -67,6 +67,11 @@ func AreaDescription(a Area) string {
 	return ""
 }
 
+// FixtureDriver is the flexVolume driver the harness serves (Case.Storage; docs/spec.md
+// "flexVolume"): every target installs or models this one name
+// (framework/targets/fixturedriver).
+const FixtureDriver = "volperm/fixture"
+
 // volumeTypes are the volume sources volperm checks, by the API's field name: VolumeType and
 // every switch over volume types read this table.
 var volumeTypes = []struct {

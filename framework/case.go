@@ -88,7 +88,7 @@ type Case struct {
 	Sources map[string]map[string]string `json:"sources,omitempty"`
 
 	// Storage is, per flexVolume volume name, the files its storage already holds when the
-	// kubelet first sets it up (the blog seed's flexVolume). Drivers named "volperm/fixture" are
+	// kubelet first sets it up (the blog seed's flexVolume). Volumes of driver FixtureDriver are
 	// served by the harness.
 	Storage map[string][]File `json:"storage,omitempty"`
 

@@ -12,7 +12,7 @@ import (
 var blogModes = []uint32{0644, 0000, 0410, 0111, 0440, 0660}
 
 // fixtureDriver is the flexVolume driver the harness serves from Case.Storage (docs/spec.md).
-const fixtureDriver = "volperm/fixture"
+const fixtureDriver = framework.FixtureDriver
 
 // flexVolumeName is the name of the one flexVolume of a generated fsGroup pod.
 const flexVolumeName = "data"

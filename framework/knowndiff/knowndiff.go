@@ -72,7 +72,7 @@ func otherFlexDriver(c *framework.Case) bool {
 		return false
 	}
 	for _, v := range c.Pod.Spec.Volumes {
-		if v.FlexVolume != nil && v.FlexVolume.Driver != "volperm/fixture" {
+		if v.FlexVolume != nil && v.FlexVolume.Driver != framework.FixtureDriver {
 			return true
 		}
 	}

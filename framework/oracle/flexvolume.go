@@ -10,7 +10,7 @@ import (
 )
 
 // fixtureDriver is the flexVolume driver the harness serves (docs/spec.md "flexVolume").
-const fixtureDriver = "volperm/fixture"
+const fixtureDriver = framework.FixtureDriver
 
 // setUpFlexVolume is the blog's flexVolumeMounter.SetUpAt (seed 003) with the fixture driver:
 // the dir is made 0750 (prepareForMount), populated from Case.Storage on the first SetUp only,

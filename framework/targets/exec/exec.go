@@ -419,7 +419,7 @@ func decode(out []byte, v any, version string) error {
 // (here: created, 0750 like kubelet's prepareForMount) before the kubelet part runs.
 func populateFixtures(pod *corev1.Pod, storage map[string][]framework.File, dirs map[string]string) error {
 	for _, v := range pod.Spec.Volumes {
-		if v.FlexVolume == nil || v.FlexVolume.Driver != "volperm/fixture" {
+		if v.FlexVolume == nil || v.FlexVolume.Driver != framework.FixtureDriver {
 			continue
 		}
 		if err := reference.PopulateStorage(dirs[v.Name], storage[v.Name]); err != nil {

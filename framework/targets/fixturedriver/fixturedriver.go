@@ -21,7 +21,7 @@ import (
 // Driver is the driver's name in a flexVolume source; Dir and Program name it in the plugin
 // dir: Dir/Program.
 const (
-	Driver  = flexvolume.FixtureDriver
+	Driver  = framework.FixtureDriver
 	Dir     = "volperm~fixture"
 	Program = "fixture"
 )

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/volperm/volperm/hostfeature"
+	"github.com/volperm/volperm/nodeimpl/flexvolume"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
@@ -82,5 +83,13 @@ func TestMountCreatesStorageOnce(t *testing.T) {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("%s left after unmount: %v", p, err)
 		}
+	}
+}
+
+// TestOneDriverName: the reference node (nodeimpl, which imports nothing of framework) serves
+// the driver name every target installs.
+func TestOneDriverName(t *testing.T) {
+	if flexvolume.FixtureDriver != framework.FixtureDriver {
+		t.Errorf("nodeimpl/flexvolume serves %q, the harness installs %q", flexvolume.FixtureDriver, framework.FixtureDriver)
 	}
 }

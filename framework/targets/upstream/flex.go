@@ -11,7 +11,7 @@ import (
 )
 
 // fixtureDriver is the flexVolume driver the harness serves (framework.Case.Storage).
-const fixtureDriver = "volperm/fixture"
+const fixtureDriver = framework.FixtureDriver
 
 // populatedSuffix names the fixture driver's "storage is mounted" marker: the file
 // DIR+populatedSuffix beside the volume dir, never inside it (the reference node's convention).
