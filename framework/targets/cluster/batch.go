@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/httpstream"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
@@ -30,9 +32,8 @@ const ProbeCommand = "/volperm-probe"
 // HostRoot is the node directory under which each case's hostPath fixtures get their own root.
 const HostRoot = "/var/lib/volperm"
 
-// Timeouts of one batch.
+// Timeouts of one batch (the pod start and the apiserver's outages: Options.Timeouts).
 const (
-	podTimeout = 120 * time.Second
 	// failedMountSettle is how long a Pending pod is watched after its first FailedMount event,
 	// for the events of its other volumes (the kubelet sets up all volumes in one pass).
 	failedMountSettle = 3 * time.Second
@@ -124,10 +125,12 @@ func (t *Target) observeRuns(ctx context.Context, runs []*caseRun) {
 
 func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 	ns, err := t.createNamespace(ctx)
+	if ns != "" {
+		defer t.deleteNamespace(ns)
+	}
 	if err != nil {
 		return err
 	}
-	defer t.deleteNamespace(ns)
 	pods, cleanup, err := t.setUp(ctx, ns, "probe", runs)
 	defer cleanup()
 	if err != nil {
@@ -147,14 +150,14 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p.fail(t.runPod(ctx, p))
+			p.fail(t.explain(ctx, p, t.runPod(ctx, p)))
 			t.deletePod(p)
 		}()
 	}
 	wg.Wait()
 	// Kubelet restarts disturb every pod of the node: cases with steps run alone, afterwards.
 	for _, p := range withSteps {
-		p.fail(t.runPod(ctx, p))
+		p.fail(t.explain(ctx, p, t.runPod(ctx, p)))
 		t.deletePod(p)
 	}
 	return nil
@@ -164,11 +167,44 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 // bounds only the pods running together, not a whole batch.
 func (t *Target) deletePod(p *probePod) {
 	zero := int64(0)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), t.cleanupCallTimeout())
 	defer cancel()
-	if err := t.client.CoreV1().Pods(p.pod.Namespace).Delete(ctx, p.name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+	t.tracker(p.pod.Namespace).ours(p.name)
+	err := t.call(ctx, func(ctx context.Context) error {
+		return t.client.CoreV1().Pods(p.pod.Namespace).Delete(ctx, p.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
 		t.logf("delete pod %s/%s: %v", p.pod.Namespace, p.name, err)
 	}
+}
+
+// cleanupCallTimeout bounds a delete after a batch: the apiserver's bound, at most 30 s, and
+// 2 s while the apiserver has not answered for longer than its bound already (Cleanup deletes
+// what is left).
+func (t *Target) cleanupCallTimeout() time.Duration {
+	bound := t.timeouts().APIServer
+	t.mu.Lock()
+	gone := !t.downSince.IsZero() && time.Since(t.downSince) >= bound
+	t.mu.Unlock()
+	if gone {
+		return 2 * time.Second
+	}
+	return min(30*time.Second, bound)
+}
+
+// create runs a create call like call does; AlreadyExists after a failed attempt means that
+// attempt created it.
+func (t *Target) create(ctx context.Context, fn func(ctx context.Context) error) error {
+	failed := false
+	err := t.call(ctx, func(ctx context.Context) error {
+		err := fn(ctx)
+		if failed && apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		failed = err != nil
+		return err
+	})
+	return err
 }
 
 // setUp admits runs in namespace ns (under their flexVolume policies), plans their probe pods
@@ -221,11 +257,14 @@ func (t *Target) installFlexDriver(ctx context.Context, ns, prefix string) error
 	pod.Spec.Volumes = []corev1.Volume{{Name: "plugins", VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: t.opts.FlexPluginDir, Type: &dirOrCreate}}}}
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "plugins", MountPath: "/plugins"}}
-	if _, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
 		return fmt.Errorf("create flexVolume driver pod: %w", err)
 	}
 	t.count(1)
-	if err := t.waitRunning(ctx, ns, pod.Name); err != nil {
+	if err := t.waitRunning(ctx, ns, pod.Name, "flexVolume driver pod"); err != nil {
 		return err
 	}
 	if _, err := t.exec(ctx, ns, pod.Name, []string{ProbeCommand, "-install-driver", "/plugins"}, nil); err != nil {
@@ -264,21 +303,39 @@ func (t *Target) PodStarts() int {
 	return t.podStarts
 }
 
+// createNamespace creates a batch namespace, which deleteNamespace deletes (and Cleanup, if
+// that fails or it gets stuck), and starts following its pods (podTracker).
 func (t *Target) createNamespace(ctx context.Context) (string, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.Namespace + "-" + randomSuffix(),
 		Labels: ownedLabels()}}
-	if _, err := t.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	// Known to Cleanup before the create: an attempt whose answer is lost may have made it.
+	t.mu.Lock()
+	t.namespaces[ns.Name] = true
+	t.mu.Unlock()
+	err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
 		return "", fmt.Errorf("create namespace: %w", err)
 	}
+	t.trackPods(ns.Name)
 	// The ServiceAccount admission plugin rejects pods until the namespace's default account
 	// exists. The controller-manager creates it, but after an apiserver restart (Reconfigure) it
 	// is often in CrashLoopBackOff (it lost its leader lease), so the target creates it itself.
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns.Name}}
-	if _, err := t.client.CoreV1().ServiceAccounts(ns.Name).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("create service account %s/default: %w", ns.Name, err)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns.Name, Labels: ownedLabels()}}
+	err = t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().ServiceAccounts(ns.Name).Create(ctx, sa, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return ns.Name, fmt.Errorf("create service account %s/default: %w", ns.Name, err)
 	}
-	err := waitFor(ctx, 60*time.Second, 200*time.Millisecond, "service account "+ns.Name+"/default", func() (bool, error) {
-		_, err := t.client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+	err = waitFor(ctx, 60*time.Second, 200*time.Millisecond, "service account "+ns.Name+"/default", func() (bool, error) {
+		err := t.call(ctx, func(ctx context.Context) error {
+			_, err := t.client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+			return err
+		})
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -287,13 +344,23 @@ func (t *Target) createNamespace(ctx context.Context) (string, error) {
 	return ns.Name, err
 }
 
+// deleteNamespace deletes a batch namespace and its pods without waiting for them to go
+// (Cleanup waits, at the end of the run); a delete that fails is left to Cleanup.
 func (t *Target) deleteNamespace(ns string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.tracker(ns).stop()
+	ctx, cancel := context.WithTimeout(context.Background(), t.cleanupCallTimeout())
 	defer cancel()
 	zero := int64(0)
-	_ = t.client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
-	if err := t.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		t.logf("delete namespace %s: %v", ns, err)
+	err := t.call(ctx, func(ctx context.Context) error {
+		return t.client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	})
+	if err == nil {
+		err = t.call(ctx, func(ctx context.Context) error {
+			return t.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		})
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.logf("delete namespace %s: %v (left to the cleanup at the end of the run)", ns, err)
 	}
 }
 
@@ -306,7 +373,10 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string) {
 		pv := c.PersistentVolume.DeepCopy()
 		pv.Name = fmt.Sprintf("volperm-%s-%d", strings.TrimPrefix(ns, framework.Namespace+"-"), i)
 		r.label(&pv.ObjectMeta)
-		_, err := t.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		err := t.call(ctx, func(ctx context.Context) error {
+			_, err := t.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		})
 		r.setAdmission(err)
 		return
 	}
@@ -332,7 +402,11 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string) {
 		pod.Spec.Containers[i].Image = t.opts.ProbeImage
 		pod.Spec.Containers[i].ImagePullPolicy = corev1.PullNever
 	}
-	stored, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	var stored *corev1.Pod
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		stored, err = t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
 	r.setAdmission(err)
 	if err != nil {
 		return
@@ -365,7 +439,8 @@ func (r *caseRun) setAdmission(err error) {
 		r.obs.Admission.Allowed = true
 		return
 	}
-	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+	var down *APIServerDownError
+	if errors.As(err, &down) || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 		r.err = fmt.Errorf("admission: %w", err)
 		return
 	}
@@ -489,17 +564,20 @@ func (t *Target) createSources(ctx context.Context, ns string, runs []*caseRun) 
 			}
 			done[s.kind+"/"+s.unique] = true
 			data := r.c.Sources[s.kind+"/"+s.name]
-			meta := metav1.ObjectMeta{Name: s.unique, Namespace: ns}
-			var err error
-			if s.kind == "secret" {
-				sec := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{}}
-				for k, v := range data {
-					sec.Data[k] = []byte(v)
+			meta := metav1.ObjectMeta{Name: s.unique, Namespace: ns, Labels: ownedLabels()}
+			err := t.create(ctx, func(ctx context.Context) error {
+				var err error
+				if s.kind == "secret" {
+					sec := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{}}
+					for k, v := range data {
+						sec.Data[k] = []byte(v)
+					}
+					_, err = t.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{})
+				} else {
+					_, err = t.client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data}, metav1.CreateOptions{})
 				}
-				_, err = t.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{})
-			} else {
-				_, err = t.client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data}, metav1.CreateOptions{})
-			}
+				return err
+			})
 			if err != nil {
 				return fmt.Errorf("create %s %s: %w", s.kind, s.unique, err)
 			}
@@ -511,7 +589,7 @@ func (t *Target) createSources(ctx context.Context, ns string, runs []*caseRun) 
 func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *corev1.Pod {
 	root, grace, no := int64(0), int64(0), false
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: ownedLabels()},
 		Spec: corev1.PodSpec{
 			NodeName:                      t.node,
 			SecurityContext:               sc.DeepCopy(),
@@ -551,10 +629,13 @@ func (t *Target) createFixtures(ctx context.Context, ns, prefix string, runs []*
 	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: HostRoot, Type: &dirOrCreate}}}}
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: HostRoot}}
-	if _, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
 		return fmt.Errorf("create fixture pod: %w", err)
 	}
-	if err := t.waitRunning(ctx, ns, pod.Name); err != nil {
+	if err := t.waitRunning(ctx, ns, pod.Name, "fixture pod"); err != nil {
 		return err
 	}
 	for _, r := range need {
@@ -569,9 +650,12 @@ func (t *Target) createFixtures(ctx context.Context, ns, prefix string, runs []*
 	return nil
 }
 
-func (t *Target) waitRunning(ctx context.Context, ns, name string) error {
-	return waitFor(ctx, podTimeout, 250*time.Millisecond, "pod "+ns+"/"+name+" running", func() (bool, error) {
-		p, err := t.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+// waitRunning waits until pod ns/name (a helper pod: what names it) runs, for up to
+// Timeouts.PodStart.
+func (t *Target) waitRunning(ctx context.Context, ns, name, what string) error {
+	timeout := t.timeouts().PodStart
+	err := waitFor(ctx, timeout, 250*time.Millisecond, what+" "+ns+"/"+name+" running", func() (bool, error) {
+		p, err := t.getPod(ctx, ns, name)
 		if err != nil {
 			return false, err
 		}
@@ -580,6 +664,20 @@ func (t *Target) waitRunning(ctx context.Context, ns, name string) error {
 		}
 		return p.Status.Phase == corev1.PodRunning, nil
 	})
+	var nw *notWithinError
+	if errors.As(err, &nw) {
+		return t.notStarted(ctx, what, ns, name, timeout)
+	}
+	return err
+}
+
+func (t *Target) getPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	var p *corev1.Pod
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		p, err = t.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	return p, err
 }
 
 // containerFailure reports a container that cannot start for a reason no wait will fix.
@@ -614,14 +712,22 @@ func (t *Target) runPod(ctx context.Context, p *probePod) error {
 	return t.finishPod(ctx, p)
 }
 
-// startPod creates p and waits until it runs, or until its volumes have failed to mount.
+// startPod creates p and waits until it runs, or until its volumes have failed to mount, for
+// up to Timeouts.PodStart. Hooks.PodCreated runs after the create, Hooks.PodRunning once it runs.
 func (t *Target) startPod(ctx context.Context, p *probePod) error {
-	if _, err := t.client.CoreV1().Pods(p.pod.Namespace).Create(ctx, p.pod, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create probe pod: %w", err)
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().Pods(p.pod.Namespace).Create(ctx, p.pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("create probe pod %s: %w", p.name, err)
 	}
+	if h := t.hook().PodCreated; h != nil {
+		h(ctx, p.pod.Namespace, p.name)
+	}
+	timeout := t.timeouts().PodStart
 	var firstFailure time.Time
-	return waitFor(ctx, podTimeout, 300*time.Millisecond, "probe pod "+p.name, func() (bool, error) {
-		pod, err := t.client.CoreV1().Pods(p.pod.Namespace).Get(ctx, p.name, metav1.GetOptions{})
+	err := waitFor(ctx, timeout, 300*time.Millisecond, "probe pod "+p.name, func() (bool, error) {
+		pod, err := t.getPod(ctx, p.pod.Namespace, p.name)
 		if err != nil {
 			return false, err
 		}
@@ -640,6 +746,16 @@ func (t *Target) startPod(ctx context.Context, p *probePod) error {
 		}
 		return !firstFailure.IsZero() && time.Since(firstFailure) > failedMountSettle, nil
 	})
+	var nw *notWithinError
+	if errors.As(err, &nw) {
+		return t.notStarted(ctx, "probe pod", p.pod.Namespace, p.name, timeout)
+	}
+	if err == nil && p.running {
+		if h := t.hook().PodRunning; h != nil {
+			h(ctx, p.pod.Namespace, p.name)
+		}
+	}
+	return err
 }
 
 // finishPod observes p (when it runs) and fills the observations of its cases.
@@ -659,7 +775,11 @@ func (t *Target) finishPod(ctx context.Context, p *probePod) error {
 // volume "NAME" : TEXT` (v1.37 pkg/kubelet/volumemanager/reconciler, operationexecutor).
 func (t *Target) failedMounts(ctx context.Context, p *probePod) error {
 	sel := fields.Set{"involvedObject.name": p.name, "reason": "FailedMount"}.AsSelector().String()
-	evs, err := t.client.CoreV1().Events(p.pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	var evs *corev1.EventList
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		evs, err = t.client.CoreV1().Events(p.pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("list events of %s: %w", p.name, err)
 	}
@@ -739,8 +859,40 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 	}
 }
 
-// exec runs cmd in the pod's probe container, stdin from in, and returns stdout.
+// exec runs cmd in the pod's probe container, stdin from in, and returns stdout. It is retried
+// only when the apiserver refused the connection (the command did not start: the probes must
+// not run twice), and bounded by execTimeout.
 func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
+	// The apiserver answers (or an outage is waited out) before the exec, not in the middle.
+	if _, err := t.getPod(ctx, ns, pod); err != nil {
+		return nil, fmt.Errorf("exec %s in %s/%s: %w", cmd[0], ns, pod, err)
+	}
+	var out []byte
+	err := t.callWith(ctx, execTimeout, func(actx context.Context) error {
+		var err error
+		out, err = t.execOnce(actx, ns, pod, cmd, in)
+		switch {
+		case err == nil:
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			return permanentError{fmt.Errorf("%w (not finished within %s)", err, execTimeout)}
+		case execNotStarted(err):
+		case isTransient(err):
+			return permanentError{fmt.Errorf("%w (the connection was cut while the command ran: it is not run again, so that no probe runs twice)", err)}
+		default:
+			return permanentError{err}
+		}
+		return err
+	})
+	return out, err
+}
+
+// execNotStarted reports whether an exec failed before it reached the apiserver.
+func execNotStarted(err error) bool {
+	return utilnet.IsConnectionRefused(err) || strings.Contains(err.Error(), "connection refused") ||
+		strings.Contains(err.Error(), "no route to host")
+}
+
+func (t *Target) execOnce(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
 	req := t.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: "probe", Command: cmd, Stdin: in != nil, Stdout: true, Stderr: true},
 			scheme.ParameterCodec)

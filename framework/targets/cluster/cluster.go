@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,12 +26,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/knowndiff"
+	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 
@@ -63,6 +68,11 @@ type Options struct {
 	// FlexPluginDir is the kubelet's volumePluginDir ("" = the kubelet's default,
 	// /usr/libexec/kubernetes/kubelet-plugins/volume/exec).
 	FlexPluginDir string
+	// Timeouts bound the pod starts and the apiserver's outages (zero: defaults, retry.go).
+	Timeouts Timeouts
+	// Ephemeral says that the cluster is deleted with the run (kind): a run killed before its
+	// cleanup leaves nothing on it that matters, so it records nothing for `volperm cleanup`.
+	Ephemeral bool
 	// Log receives progress lines (nil = discarded).
 	Log io.Writer
 }
@@ -84,6 +94,8 @@ type Target struct {
 	opts    Options
 	config  *rest.Config
 	client  kubernetes.Interface
+	meta    metadata.Interface
+	disco   *discovery.DiscoveryClient
 	node    string
 	version string
 	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
@@ -94,7 +106,48 @@ type Target struct {
 	podStarts int
 	// flexInstalled is set once the fixture driver is on the node.
 	flexInstalled bool
+	hooks         Hooks
+	// trackers follow the pods of each batch namespace (podfate.go).
+	trackers map[string]*podTracker
+	// namespaces are the batch namespaces this target created and has not seen gone (Cleanup).
+	namespaces map[string]bool
+	// bindings are policy bindings whose delete failed (Cleanup deletes them).
+	bindings map[string]bool
+	// record is the directory of this run's record of the cluster (cleanup.go), "" when none.
+	record string
+	// downSince is when the current apiserver outage began (zero: none); outages are the
+	// lengths of the outages that ended.
+	downSince time.Time
+	outages   []time.Duration
+	// ready says whether the apiserver is ready (readyz; a stub in tests).
+	ready func(context.Context) bool
 }
+
+// Hooks are called at precise moments of a batch, for tests that inject faults (a nil field is
+// not called). They run on the goroutine of the pod concerned and block it until they return.
+type Hooks struct {
+	// PodCreated is called once a probe pod has been created, before the target waits for it
+	// to run.
+	PodCreated func(ctx context.Context, namespace, pod string)
+	// PodRunning is called once a probe pod runs, before the target observes it (its exec).
+	PodRunning func(ctx context.Context, namespace, pod string)
+}
+
+// SetHooks installs hooks for the batches that start afterwards.
+func (t *Target) SetHooks(h Hooks) {
+	t.mu.Lock()
+	t.hooks = h
+	t.mu.Unlock()
+}
+
+func (t *Target) hook() Hooks {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hooks
+}
+
+// Client is the target's client of the cluster (for tests that inject faults).
+func (t *Target) Client() kubernetes.Interface { return t.client }
 
 // New connects to the cluster, picks the node and reads both components' feature gates.
 func New(ctx context.Context, opts Options) (*Target, error) {
@@ -117,19 +170,24 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	if opts.Kubeconfig != "" {
 		rules.ExplicitPath = opts.Kubeconfig
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
+	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: kubeconfig: %w", err)
 	}
-	cfg.QPS, cfg.Burst = 50, 100
-	cs, err := kubernetes.NewForConfig(cfg)
+	t, err := newTarget(opts, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cluster target: %w", err)
+		return nil, err
 	}
-	t := &Target{opts: opts, config: cfg, client: cs}
-	t.batch = NewBatch(t.ObserveBatch, t.Supports)
-	v, err := cs.Discovery().ServerVersion()
+	// One attempt: a cluster that does not answer at the start is more likely misconfigured
+	// than restarting.
+	vctx, cancel := context.WithTimeout(ctx, callTimeout)
+	raw, err := t.client.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(vctx)
+	cancel()
+	var v version.Info
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: server version: %w", err)
 	}
@@ -144,6 +202,43 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	if t.gates.Kubelet, err = t.featureGates(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: kubelet feature gates of node %s: %w", t.node, err)
 	}
+	if !opts.Ephemeral {
+		rec := Record{Owner: owner.Self(), Kubeconfig: rules.GetLoadingPrecedence(), Context: opts.Context, Server: cfg.Host}
+		if rec.Context == "" {
+			if raw, err := loader.RawConfig(); err == nil {
+				rec.Context = raw.CurrentContext
+			}
+		}
+		if t.record, err = writeRecord(rec); err != nil {
+			t.logf("%v (if this run is killed, its namespaces are left to the next run on this cluster)", err)
+		}
+	}
+	return t, nil
+}
+
+// newTarget makes a Target on cfg, without talking to the cluster.
+func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
+	// Cleanup lists every namespaced resource through it: not the deprecation warning of each.
+	quiet := rest.CopyConfig(cfg)
+	quiet.WarningHandler = rest.NoWarnings{}
+	meta, err := metadata.NewForConfig(quiet)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
+	t := &Target{opts: opts, config: cfg, client: cs, meta: meta, disco: disco,
+		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
+	t.ready = t.readyz
+	t.batch = NewBatch(t.ObserveBatch, t.Supports)
 	return t, nil
 }
 
@@ -151,7 +246,11 @@ func (t *Target) pickNode(ctx context.Context) (string, error) {
 	if t.opts.Node != "" {
 		return t.opts.Node, nil
 	}
-	nodes, err := t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	var nodes *corev1.NodeList
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		nodes, err = t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err
+	})
 	if err != nil {
 		return "", fmt.Errorf("cluster target: list nodes: %w", err)
 	}
@@ -168,10 +267,31 @@ func (t *Target) pickNode(ctx context.Context) (string, error) {
 // featureGates reads the kubernetes_feature_enabled gauges of a component's /metrics
 // (k8s.io/component-base/metrics/prometheus/feature), for the gates volperm knows.
 func (t *Target) featureGates(ctx context.Context, path string) (map[string]bool, error) {
+	var raw []byte
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		raw, err = t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseFeatureGates(raw)
+}
+
+// featureGatesOnce is featureGates in one attempt, for the loops that wait for a component
+// they restarted (its outage is expected there, not a fault).
+func (t *Target) featureGatesOnce(ctx context.Context, path string) (map[string]bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	raw, err := t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return parseFeatureGates(raw)
+}
+
+// parseFeatureGates reads the kubernetes_feature_enabled gauges of a /metrics answer.
+func parseFeatureGates(raw []byte) (map[string]bool, error) {
 	gates := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -341,8 +461,15 @@ func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Obs
 	return t.batch.Observe(ctx, c)
 }
 
-// Close releases nothing: every batch deletes its namespace.
-func (t *Target) Close() error { return nil }
+// Close removes what the run left on the cluster (Cleanup: the batch namespaces still there,
+// also stuck ones) and then the run's record of the cluster.
+func (t *Target) Close() error {
+	err := t.Cleanup(context.Background())
+	if err == nil {
+		t.removeRecord()
+	}
+	return err
+}
 
 // Result is the outcome of one case of a batch.
 type Result struct {
@@ -393,7 +520,8 @@ func admissionErrors(err error) []string {
 	return []string{st.Message}
 }
 
-// waitFor polls cond every interval until it is true, fails, or timeout passes.
+// waitFor polls cond every interval until it is true, fails, or timeout passes (then a
+// *notWithinError).
 func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func() (bool, error)) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -402,7 +530,7 @@ func waitFor(ctx context.Context, timeout, interval time.Duration, what string, 
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not within %s", what, timeout)
+			return &notWithinError{what: what, timeout: timeout}
 		}
 		select {
 		case <-ctx.Done():
@@ -414,7 +542,11 @@ func waitFor(ctx context.Context, timeout, interval time.Duration, what string, 
 
 func init() {
 	framework.RegisterTarget(Name, "any existing cluster by kubeconfig (--kubeconfig, --context, --probe-image): pods on its real apiserver and kubelet, through client-go; cluster:flex-driver installs the harness's flexVolume driver on the node for the flexVolume set-up cases", func(o framework.TargetOptions) (framework.Target, error) {
-		opts := Options{Kubeconfig: o.Kubeconfig, Context: o.Context, ProbeImage: o.ProbeImage, Log: os.Stderr}
+		timeouts, err := TimeoutsFromEnv()
+		if err != nil {
+			return nil, fmt.Errorf("cluster target: %w", err)
+		}
+		opts := Options{Kubeconfig: o.Kubeconfig, Context: o.Context, ProbeImage: o.ProbeImage, Log: os.Stderr, Timeouts: timeouts}
 		switch o.Arg {
 		case "":
 		case "flex-driver":

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -45,13 +46,24 @@ func (t *Target) installPolicy(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("manifests/flexvolume-vap.yaml: %w", err)
 	}
 	api := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
-	old, err := api.Get(ctx, vap.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = api.Create(ctx, &vap, metav1.CreateOptions{})
-	case err == nil:
-		vap.ResourceVersion = old.ResourceVersion
-		_, err = api.Update(ctx, &vap, metav1.UpdateOptions{})
+	var err error
+	for range 5 {
+		err = t.call(ctx, func(ctx context.Context) error {
+			old, err := api.Get(ctx, vap.Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				_, err = api.Create(ctx, &vap, metav1.CreateOptions{})
+			case err == nil:
+				vap.ResourceVersion = old.ResourceVersion
+				_, err = api.Update(ctx, &vap, metav1.UpdateOptions{})
+			}
+			return err
+		})
+		// Another run (or an attempt whose answer was lost) installed or updated it
+		// meanwhile: read it again.
+		if !apierrors.IsAlreadyExists(err) && !apierrors.IsConflict(err) {
+			break
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("install policy %s: %w", vap.Name, err)
@@ -78,8 +90,11 @@ func (t *Target) bindPolicies(ctx context.Context, ns string, runs []*caseRun) (
 	}
 	var bindings []string
 	bind := func(key string, data map[string]string) error {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: ns}, Data: data}
-		if _, err := t.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: ns, Labels: ownedLabels()}, Data: data}
+		if err := t.create(ctx, func(ctx context.Context) error {
+			_, err := t.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+			return err
+		}); err != nil {
 			return fmt.Errorf("policy parameters %s: %w", key, err)
 		}
 		deny := admissionv1.DenyAction
@@ -93,7 +108,10 @@ func (t *Target) bindPolicies(ctx context.Context, ns string, runs []*caseRun) (
 					MatchLabels: map[string]string{PolicyLabel: ns + "-" + key}}},
 			},
 		}
-		if _, err := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
+		if err := t.create(ctx, func(ctx context.Context) error {
+			_, err := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{})
+			return err
+		}); err != nil {
 			return fmt.Errorf("policy binding %s: %w", b.Name, err)
 		}
 		bindings = append(bindings, b.Name)
@@ -117,18 +135,32 @@ func (t *Target) bindPolicies(ctx context.Context, ns string, runs []*caseRun) (
 		},
 	}
 	err = waitFor(ctx, 60*time.Second, 250*time.Millisecond, "policy bindings in effect", func() (bool, error) {
-		_, err := t.client.CoreV1().Pods(ns).Create(ctx, canary, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return apierrors.IsForbidden(err), nil
+		err := t.call(ctx, func(ctx context.Context) error {
+			_, err := t.client.CoreV1().Pods(ns).Create(ctx, canary, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		})
+		var down *APIServerDownError
+		if errors.As(err, &down) {
+			return false, err
+		}
+		// Denied by the policy, not forbidden by a restarting apiserver's authorizer.
+		return apierrors.IsForbidden(err) && policyErrors(err.Error()) != nil, nil
 	})
 	return bindings, err
 }
 
 func (t *Target) unbindPolicies(bindings []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), t.cleanupCallTimeout())
 	defer cancel()
 	for _, b := range bindings {
-		if err := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, b, metav1.DeleteOptions{}); err != nil {
-			t.logf("delete policy binding %s: %v", b, err)
+		err := t.call(ctx, func(ctx context.Context) error {
+			return t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, b, metav1.DeleteOptions{})
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.logf("delete policy binding %s: %v (left to the cleanup at the end of the run)", b, err)
+			t.mu.Lock()
+			t.bindings[b] = true
+			t.mu.Unlock()
 		}
 	}
 }

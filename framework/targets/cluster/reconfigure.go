@@ -229,10 +229,12 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 		return err
 	}
 	ns, err := t.createNamespace(ctx)
+	if ns != "" {
+		defer t.deleteNamespace(ns)
+	}
 	if err != nil {
 		return err
 	}
-	defer t.deleteNamespace(ns)
 	configured := maps.Clone(t.gates.Kubelet)
 	defer func() {
 		// A kubelet gate set but never restarted: give the configuration back what runs.
@@ -253,7 +255,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 			t.count(len(ps))
 			for _, p := range ps {
 				if err := t.startPod(ctx, p); err != nil {
-					p.fail(err)
+					p.fail(t.explain(ctx, p, err))
 					continue
 				}
 				pods = append(pods, p)
@@ -289,7 +291,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 		}
 	}
 	for _, p := range pods {
-		p.fail(t.finishPod(ctx, p))
+		p.fail(t.explain(ctx, p, t.finishPod(ctx, p)))
 	}
 	t.logf("timeline of %d cases through %d steps in %s", len(tl.runs()), len(tl.steps), time.Since(start).Round(100*time.Millisecond))
 	return nil
@@ -309,11 +311,13 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 			return err
 		}
 		err := waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+cellKey(framework.Gates{APIServer: want.APIServer}), func() (bool, error) {
-			got, err := t.featureGates(ctx, "/metrics")
+			got, err := t.featureGatesOnce(ctx, "/metrics")
 			if err != nil || GatesMismatch(framework.Gates{APIServer: want.APIServer}, framework.Gates{APIServer: got}) != "" {
 				return false, nil // restarting, or the old one still answers
 			}
-			_, err = t.client.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+			rctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			_, err = t.client.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(rctx)
 			return err == nil, nil
 		})
 		if err != nil {

@@ -91,7 +91,7 @@ func (t *Target) restartKubeletOnly(ctx context.Context, want map[string]bool) e
 		return err
 	}
 	return waitFor(ctx, 90*time.Second, 500*time.Millisecond, "kubelet of "+t.node+" back", func() (bool, error) {
-		got, err := t.featureGates(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics")
+		got, err := t.featureGatesOnce(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics")
 		if err != nil {
 			return false, nil // restarting
 		}

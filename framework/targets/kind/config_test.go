@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/volperm/volperm/framework"
 )
 
@@ -38,5 +40,42 @@ func TestConfigGatesRejectsMalformedFeatureGates(t *testing.T) {
 		if _, err := configGates([]byte(raw)); err == nil {
 			t.Errorf("no error for %q", raw)
 		}
+	}
+}
+
+func TestWithWorkersAddsWorkerNodes(t *testing.T) {
+	cfgs, err := Configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := cfgs[0].Raw
+	if got, _ := withWorkers(raw, 0); string(got) != string(raw) {
+		t.Error("no workers changes the config")
+	}
+	out, err := withWorkers(raw, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Nodes []struct{ Role string } `json:"nodes"`
+	}
+	if err := yaml.Unmarshal(out, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Nodes) != 2 || cfg.Nodes[0].Role != "control-plane" || cfg.Nodes[1].Role != "worker" {
+		t.Errorf("nodes %+v", cfg.Nodes)
+	}
+	g, err := configGates(out)
+	if err != nil || !reflect.DeepEqual(g, cfgs[0].Gates) {
+		t.Errorf("the gates changed: %v %v", g, err)
+	}
+}
+
+func TestClusterName(t *testing.T) {
+	if n := clusterName("", "emptydir-on"); n != "volperm-emptydir-on" {
+		t.Error(n)
+	}
+	if n := clusterName("faults", "emptydir-on"); n != "volperm-faults-emptydir-on" {
+		t.Error(n)
 	}
 }

@@ -49,6 +49,16 @@ type Options struct {
 	PerCell bool
 	// PodPerCase gives every case a probe pod of its own (cluster.Options.PodPerCase).
 	PodPerCase bool
+	// Timeouts bound pod starts and apiserver outages (cluster.Timeouts; zero = defaults).
+	Timeouts cluster.Timeouts
+	// Workers adds worker nodes to each kind-config (default none: one node). The probe pods
+	// then run on the first worker and the apiserver is alone on the control-plane node, so
+	// that the node of the pods can be stopped or paused while the apiserver answers (the
+	// fault-injection tests).
+	Workers int
+	// NameTag goes into the clusters' names, volperm-TAG-CONFIG ("" = volperm-CONFIG), so that
+	// two kind targets on one machine do not collide.
+	NameTag string
 	// Log receives progress lines (nil = os.Stderr).
 	Log io.Writer
 }
@@ -154,6 +164,9 @@ type liveCluster struct {
 	name       string
 	kubeconfig string
 	target     *cluster.Target
+	// apiserverNode and kubeletNode are the node containers of the control plane and of the
+	// node the probe pods run on (the same one without workers).
+	apiserverNode, kubeletNode string
 }
 
 // New reads the configs; clusters are created when cases need them.
@@ -273,6 +286,53 @@ func (t *Target) Cluster(ctx context.Context, cases []*framework.Case) (*cluster
 	return lc.target, nil
 }
 
+// NodeContainers are the node containers of the target's one cluster: the control-plane's
+// (the apiserver's) and the one the probe pods run on (the same without workers); "" before
+// the cluster is created.
+func (t *Target) NodeContainers() (apiserver, kubelet string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, lc := range t.live {
+		return lc.apiserverNode, lc.kubeletNode
+	}
+	return "", ""
+}
+
+// Kubeconfig is the kubeconfig file of the target's one cluster ("" before it is created).
+func (t *Target) Kubeconfig() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, lc := range t.live {
+		return lc.kubeconfig
+	}
+	return ""
+}
+
+// clusterName is the name of the cluster of config name: volperm-[TAG-]NAME.
+func clusterName(tag, name string) string {
+	if tag != "" {
+		return "volperm-" + tag + "-" + name
+	}
+	return "volperm-" + name
+}
+
+// withWorkers adds n worker nodes to a kind config.
+func withWorkers(raw []byte, n int) ([]byte, error) {
+	if n == 0 {
+		return raw, nil
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		return nil, err
+	}
+	nodes, _ := cfg["nodes"].([]any)
+	for range n {
+		nodes = append(nodes, map[string]any{"role": "worker"})
+	}
+	cfg["nodes"] = nodes
+	return yaml.Marshal(cfg)
+}
+
 // startConfig is the kind-config whose gates most cases need (the first config when none
 // has): the cluster then starts in the biggest cell. Once created it serves every batch.
 func (t *Target) startConfig(cases []*framework.Case) string {
@@ -367,7 +427,9 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		}
 		t.dir = dir
 	}
-	lc := &liveCluster{name: "volperm-" + name, kubeconfig: filepath.Join(t.dir, name+".kubeconfig")}
+	lc := &liveCluster{name: clusterName(t.opts.NameTag, name)}
+	// The sweeper finds the kubeconfig from the cluster's name (sweep.go).
+	lc.kubeconfig = filepath.Join(t.dir, strings.TrimPrefix(lc.name, "volperm-")+".kubeconfig")
 	// Registered before Create: a failed or interrupted create leaves a node container to delete.
 	t.live[name] = lc
 	// Recorded before Create too: a killed run's clusters are deleted by the next run (sweep.go).
@@ -380,8 +442,12 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	}
 	t.mu.Unlock()
 	start := time.Now()
-	t.logf("creating cluster %s (config %s, image %s)", lc.name, name, t.opts.NodeImage)
-	err := t.provider.Create(lc.name, kindcluster.CreateWithRawConfig(cfg.Raw), kindcluster.CreateWithNodeImage(t.opts.NodeImage),
+	raw, err := withWorkers(cfg.Raw, t.opts.Workers)
+	if err != nil {
+		return nil, fmt.Errorf("kind target: kind-config/%s.yaml: %w", name, err)
+	}
+	t.logf("creating cluster %s (config %s, %d workers, image %s)", lc.name, name, t.opts.Workers, t.opts.NodeImage)
+	err = t.provider.Create(lc.name, kindcluster.CreateWithRawConfig(raw), kindcluster.CreateWithNodeImage(t.opts.NodeImage),
 		kindcluster.CreateWithKubeconfigPath(lc.kubeconfig), kindcluster.CreateWithWaitForReady(2*time.Minute),
 		kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	if err != nil {
@@ -389,12 +455,34 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	}
 	t.logf("cluster %s created in %s", lc.name, time.Since(start).Round(100*time.Millisecond))
 	nodes, err := t.provider.ListNodes(lc.name)
-	if err != nil || len(nodes) != 1 {
-		return nil, fmt.Errorf("kind target: cluster %s: want one node, have %d (%v)", lc.name, len(nodes), err)
+	if err != nil || len(nodes) != 1+t.opts.Workers {
+		return nil, fmt.Errorf("kind target: cluster %s: want %d nodes, have %d (%v)", lc.name, 1+t.opts.Workers, len(nodes), err)
 	}
+	var nc nodeControl
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].String() < nodes[j].String() })
+	for _, n := range nodes {
+		role, err := n.Role()
+		if err != nil {
+			return nil, fmt.Errorf("kind target: cluster %s: node %s: %w", lc.name, n, err)
+		}
+		switch {
+		case role == "control-plane":
+			nc.apiserver = n
+		case nc.kubelet == nil:
+			nc.kubelet = n
+		}
+	}
+	if nc.apiserver == nil {
+		return nil, fmt.Errorf("kind target: cluster %s has no control-plane node", lc.name)
+	}
+	if nc.kubelet == nil {
+		nc.kubelet = nc.apiserver
+	}
+	lc.apiserverNode, lc.kubeletNode = nc.apiserver.String(), nc.kubelet.String()
+	// Pinned to the kubelet's node: in kind a node's container and its Node object share the name.
 	ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
-		NodeControl: nodeControl{nodes[0]}, Reconfigure: !t.opts.PerCell, PodPerCase: t.opts.PodPerCase,
-		InstallFlexDriver: true})
+		NodeControl: nc, Node: lc.kubeletNode, Reconfigure: !t.opts.PerCell, PodPerCase: t.opts.PodPerCase,
+		InstallFlexDriver: true, Timeouts: t.opts.Timeouts, Ephemeral: !t.opts.Keep})
 	if err != nil {
 		return nil, fmt.Errorf("kind target: cluster %s: %w", lc.name, err)
 	}
@@ -414,6 +502,12 @@ func (t *Target) deleteCluster(name string) {
 	}
 	delete(t.live, name)
 	if t.opts.Keep {
+		// The cluster stays: what the run made on it goes (deleting the cluster would do it).
+		if lc.target != nil {
+			if err := lc.target.Close(); err != nil {
+				t.logf("cluster %s: %v", lc.name, err)
+			}
+		}
 		t.logf("keeping cluster %s (kubeconfig %s)", lc.name, lc.kubeconfig)
 		return
 	}

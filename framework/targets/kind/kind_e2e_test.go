@@ -58,19 +58,8 @@ func newTarget(t *testing.T, ctx context.Context) *kind.Target {
 	if os.Getenv("VOLPERM_KIND_E2E") != "1" {
 		t.Skip("set VOLPERM_KIND_E2E=1 to create kind clusters (needs root and Docker)")
 	}
-	_, here, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(here), "..", "..", "..")
-	opts := nodeimage.Options{ModuleDir: filepath.Join(repo, "build", "kindnode"), Log: testWriter{t}}
-	probe, err := nodeimage.BuildProbeImage(ctx, opts, repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Preload = []string{probe}
-	img, err := nodeimage.Build(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := kind.New(kind.Options{NodeImage: img.Image, ProbeImage: probe, Log: testWriter{t},
+	nodeImage, probe := buildImages(t, ctx)
+	target, err := kind.New(kind.Options{NodeImage: nodeImage, ProbeImage: probe, Log: testWriter{t},
 		Keep: os.Getenv("VOLPERM_KIND_KEEP") == "1"})
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +111,24 @@ func TestKindEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildImages builds (or finds in the cache) the probe image and the node image preloading it.
+func buildImages(t *testing.T, ctx context.Context) (nodeImage, probe string) {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	repo := filepath.Join(filepath.Dir(here), "..", "..", "..")
+	opts := nodeimage.Options{ModuleDir: filepath.Join(repo, "build", "kindnode"), Log: testWriter{t}}
+	probe, err := nodeimage.BuildProbeImage(ctx, opts, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Preload = []string{probe}
+	img, err := nodeimage.Build(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img.Image, probe
 }
 
 type testWriter struct{ t *testing.T }

@@ -17,36 +17,38 @@ import (
 // kubeletConfig is where kubeadm writes the kubelet's configuration on a kind node.
 const kubeletConfig = "/var/lib/kubelet/config.yaml"
 
-// nodeControl is cluster.NodeControl for a kind cluster's single node, through `docker exec`.
+// nodeControl is cluster.NodeControl for a kind cluster, through `docker exec`: the kubelet of
+// the node the probe pods run on, the apiserver of the control-plane node (the same node
+// unless the cluster has workers, Options.Workers).
 type nodeControl struct {
-	node nodes.Node
+	apiserver, kubelet nodes.Node
 }
 
 // SetKubeletGates rewrites featureGates of the kubelet's configuration file.
 func (n nodeControl) SetKubeletGates(_ context.Context, gates map[string]bool) error {
 	var raw bytes.Buffer
-	if err := n.node.Command("cat", kubeletConfig).SetStdout(&raw).Run(); err != nil {
-		return fmt.Errorf("read %s on %s: %w", kubeletConfig, n.node, err)
+	if err := n.kubelet.Command("cat", kubeletConfig).SetStdout(&raw).Run(); err != nil {
+		return fmt.Errorf("read %s on %s: %w", kubeletConfig, n.kubelet, err)
 	}
 	var cfg map[string]any
 	if err := yaml.Unmarshal(raw.Bytes(), &cfg); err != nil {
-		return fmt.Errorf("%s on %s: %w", kubeletConfig, n.node, err)
+		return fmt.Errorf("%s on %s: %w", kubeletConfig, n.kubelet, err)
 	}
 	cfg["featureGates"] = gates
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		return err
 	}
-	if err := n.node.Command("cp", "/dev/stdin", kubeletConfig).SetStdin(bytes.NewReader(out)).Run(); err != nil {
-		return fmt.Errorf("write %s on %s: %w", kubeletConfig, n.node, err)
+	if err := n.kubelet.Command("cp", "/dev/stdin", kubeletConfig).SetStdin(bytes.NewReader(out)).Run(); err != nil {
+		return fmt.Errorf("write %s on %s: %w", kubeletConfig, n.kubelet, err)
 	}
 	return nil
 }
 
 // RestartKubelet restarts the kubelet's systemd unit.
 func (n nodeControl) RestartKubelet(context.Context) error {
-	if err := n.node.Command("systemctl", "restart", "kubelet").Run(); err != nil {
-		return fmt.Errorf("restart kubelet on %s: %w", n.node, err)
+	if err := n.kubelet.Command("systemctl", "restart", "kubelet").Run(); err != nil {
+		return fmt.Errorf("restart kubelet on %s: %w", n.kubelet, err)
 	}
 	return nil
 }
@@ -60,23 +62,23 @@ const apiserverManifest = "/etc/kubernetes/manifests/kube-apiserver.yaml"
 // here: about 45 s per flip with the grace period, about 15 s without).
 func (n nodeControl) SetAPIServerGates(_ context.Context, gates map[string]bool) error {
 	var raw, pids bytes.Buffer
-	if err := n.node.Command("cat", apiserverManifest).SetStdout(&raw).Run(); err != nil {
-		return fmt.Errorf("read %s on %s: %w", apiserverManifest, n.node, err)
+	if err := n.apiserver.Command("cat", apiserverManifest).SetStdout(&raw).Run(); err != nil {
+		return fmt.Errorf("read %s on %s: %w", apiserverManifest, n.apiserver, err)
 	}
 	out, err := withFeatureGates(raw.Bytes(), gates)
 	if err != nil {
-		return fmt.Errorf("%s on %s: %w", apiserverManifest, n.node, err)
+		return fmt.Errorf("%s on %s: %w", apiserverManifest, n.apiserver, err)
 	}
 	// pgrep exits 1 when nothing matches (an apiserver that is already down): not an error.
-	_ = n.node.Command("pgrep", "-x", "kube-apiserver").SetStdout(&pids).Run()
+	_ = n.apiserver.Command("pgrep", "-x", "kube-apiserver").SetStdout(&pids).Run()
 	tmp := "/etc/kubernetes/volperm-kube-apiserver.yaml"
-	if err := n.node.Command("sh", "-c", `cat > "$1" && mv "$1" "$2"`, "sh", tmp, apiserverManifest).SetStdin(bytes.NewReader(out)).Run(); err != nil {
-		return fmt.Errorf("write %s on %s: %w", apiserverManifest, n.node, err)
+	if err := n.apiserver.Command("sh", "-c", `cat > "$1" && mv "$1" "$2"`, "sh", tmp, apiserverManifest).SetStdin(bytes.NewReader(out)).Run(); err != nil {
+		return fmt.Errorf("write %s on %s: %w", apiserverManifest, n.apiserver, err)
 	}
 	if old := strings.Fields(pids.String()); len(old) > 0 {
 		// Let the kubelet see the new manifest first, so that it does not restart the old pod.
 		time.Sleep(time.Second)
-		_ = n.node.Command("kill", append([]string{"-KILL"}, old...)...).Run()
+		_ = n.apiserver.Command("kill", append([]string{"-KILL"}, old...)...).Run()
 	}
 	return nil
 }

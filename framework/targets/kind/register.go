@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/targets/cluster"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
@@ -38,7 +39,11 @@ func parseArg(arg string, o *Options) error {
 // newTarget builds the images it is not given (cached: a warm build takes a second), then the
 // target.
 func newTarget(o framework.TargetOptions) (framework.Target, error) {
-	opts := Options{Keep: o.Keep, Log: os.Stderr}
+	timeouts, err := cluster.TimeoutsFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("kind target: %w", err)
+	}
+	opts := Options{Keep: o.Keep, Log: os.Stderr, Timeouts: timeouts}
 	if err := parseArg(o.Arg, &opts); err != nil {
 		return nil, err
 	}
