@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/volperm/volperm/framework/targets/container/incontainer"
+	"github.com/volperm/volperm/framework/probe/incontainer"
 )
 
 func main() {

@@ -14,9 +14,9 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/probe/incontainer"
 	_ "github.com/volperm/volperm/framework/targets/cluster"
 	_ "github.com/volperm/volperm/framework/targets/container"
-	"github.com/volperm/volperm/framework/targets/container/incontainer"
 	_ "github.com/volperm/volperm/framework/targets/exec"
 	_ "github.com/volperm/volperm/framework/targets/kind"
 	_ "github.com/volperm/volperm/framework/targets/reference"

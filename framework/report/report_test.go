@@ -53,7 +53,7 @@ func sampleReport() types.Report {
 
 func TestBuild(t *testing.T) {
 	s := Build(sampleReport(), Options{
-		Target:           framework.TargetInfo{Name: "fake"},
+		Target: framework.TargetInfo{Name: "fake"},
 	})
 	if s.Result != ResultFailed {
 		t.Errorf("result %q, want failed", s.Result)

@@ -22,7 +22,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
-	"github.com/volperm/volperm/framework/targets/container/incontainer"
+	"github.com/volperm/volperm/framework/probe/incontainer"
 	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 

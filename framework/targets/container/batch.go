@@ -13,7 +13,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
-	"github.com/volperm/volperm/framework/targets/container/incontainer"
+	"github.com/volperm/volperm/framework/probe/incontainer"
 	"github.com/volperm/volperm/framework/targets/fixturedriver"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"

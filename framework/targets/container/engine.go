@@ -30,7 +30,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/owner"
-	"github.com/volperm/volperm/framework/targets/container/incontainer"
+	"github.com/volperm/volperm/framework/probe/incontainer"
 )
 
 // Labels on every container the target starts; `docker ps -a --filter label=volperm.dev/target=container`
