@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	probeimage "github.com/volperm/volperm/framework/probe/image"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -12,8 +14,10 @@ import (
 // Namespace is where volperm's pods live (and the namespace prefix on clusters).
 const Namespace = "volperm"
 
-// ProbeImage is the image of the default container a Case pod gets when it names none.
-const ProbeImage = "volperm/probe:latest"
+// ProbeImage is the image the default container of a Case pod names when the case gives none:
+// the probe image's repository (framework/probe/image). A target that runs the container runs
+// the tag it built of it (the binary's hash); the others only carry the name.
+const ProbeImage = probeimage.Repo
 
 // Complete fills what a Case may leave out, the same way for the oracle and every target: the
 // pod's name, namespace and UID (derived from the case name) and, when the pod has no

@@ -22,12 +22,13 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
+	probeimage "github.com/volperm/volperm/framework/probe/image"
 	"github.com/volperm/volperm/framework/probe/incontainer"
 	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 
 // ProbeCommand is the probe image's program (cmd/volperm-probe).
-const ProbeCommand = "/volperm-probe"
+const ProbeCommand = probeimage.Path
 
 // HostRoot is the node directory under which each case's hostPath fixtures get their own root.
 const HostRoot = "/var/lib/volperm"

@@ -1,23 +1,17 @@
 package container
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -29,7 +23,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/owner"
+	probeimage "github.com/volperm/volperm/framework/probe/image"
 	"github.com/volperm/volperm/framework/probe/incontainer"
 )
 
@@ -39,19 +33,6 @@ const (
 	LabelTarget = "volperm.dev/target"
 	LabelRun    = "volperm.dev/run"
 )
-
-// ImageRepo is the repository of the probe image; its tag is the first 12 hex digits of the
-// probe binary's sha256, so a changed probe gets a new image and an unchanged one is imported once.
-const ImageRepo = "volperm/probe"
-
-// probePath is where the image holds the probe binary.
-const probePath = "/volperm-probe"
-
-// probePackage is the main package of the probe binary, built from this module's source.
-const probePackage = "github.com/volperm/volperm/cmd/volperm-probe"
-
-// EnvProbeBinary names a prebuilt static probe binary to use instead of building one.
-const EnvProbeBinary = "VOLPERM_PROBE_BINARY"
 
 // engine is one Docker engine the target talks to: its client, the probe image, and the
 // containers started and not yet removed.
@@ -99,39 +80,27 @@ func connect(ctx context.Context, run string) (*engine, error) {
 	return &engine{cli: cli, host: host, run: run, version: v.Version, apiVersion: v.APIVersion, live: map[string]bool{}}, nil
 }
 
-// ensureImage builds the probe binary and imports it as ImageRepo:<hash> unless the engine has it.
+// ensureImage builds the probe image (framework/probe/image) and imports it unless the engine
+// has it.
 func (e *engine) ensureImage(ctx context.Context) error {
-	bin, err := probeBinary(ctx)
+	img, err := probeimage.Build(ctx, "")
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(bin)
-	ref := fmt.Sprintf("%s:%x", ImageRepo, sum[:6])
+	ref := img.Tag
 	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
 		e.image = ref
 		return nil
 	} else if !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("inspect probe image %s: %w", ref, err)
 	}
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	hdr := &tar.Header{Name: strings.TrimPrefix(probePath, "/"), Mode: 0755, Size: int64(len(bin)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}
-	if err := tw.WriteHeader(hdr); err != nil {
+	layer, err := img.Layer()
+	if err != nil {
 		return fmt.Errorf("probe image layer: %w", err)
 	}
-	if _, err := tw.Write(bin); err != nil {
-		return fmt.Errorf("probe image layer: %w", err)
-	}
-	if err := tw.Close(); err != nil {
-		return fmt.Errorf("probe image layer: %w", err)
-	}
-	rc, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: &layer, SourceName: "-"}, ref, client.ImageImportOptions{
+	rc, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(layer), SourceName: "-"}, ref, client.ImageImportOptions{
 		Message: "volperm probe " + ref,
-		Changes: []string{
-			`ENTRYPOINT ["` + probePath + `"]`,
-			`CMD ["-wait"]`,
-			"LABEL " + LabelTarget + "=container",
-		},
+		Changes: probeimage.Changes,
 	})
 	if err != nil {
 		return fmt.Errorf("import probe image %s: %w", ref, err)
@@ -157,47 +126,6 @@ func (e *engine) ensureImage(ctx context.Context) error {
 	}
 	e.image = ref
 	return nil
-}
-
-// probeBinary is the static probe binary: $VOLPERM_PROBE_BINARY, or `go build` (CGO_ENABLED=0,
-// -trimpath, no VCS stamp: the same source gives the same bytes, hence the same image tag) of
-// cmd/volperm-probe in the volperm module that contains the working directory.
-func probeBinary(ctx context.Context) ([]byte, error) {
-	if p := os.Getenv(EnvProbeBinary); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvProbeBinary, err)
-		}
-		return b, nil
-	}
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return nil, fmt.Errorf("build the probe binary: `go env GOMOD`: %w (install Go, or set %s to a static volperm-probe)", err, EnvProbeBinary)
-	}
-	mod := strings.TrimSpace(string(gomod))
-	if mod == "" || mod == os.DevNull {
-		return nil, fmt.Errorf("build the probe binary: the working directory is not inside the volperm module: run from the repository or set %s to a static volperm-probe", EnvProbeBinary)
-	}
-	dir, err := os.MkdirTemp("", "volperm-probe-build-"+owner.Self().Tag()+"-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	// Marked, so that the next run removes it if this one is killed while building.
-	if err := owner.Write(dir); err != nil {
-		return nil, err
-	}
-	out := filepath.Join(dir, "volperm-probe")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, probePackage)
-	cmd.Dir = filepath.Dir(mod)
-	// GOTMPDIR inside the marked dir: the compiler's work dirs go with it if this run is killed.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOTMPDIR="+dir)
-	// The build dies with this run: a killed run leaves no compiler writing into its dir.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the probe binary in %s: %w: %s", cmd.Dir, err, strings.TrimSpace(string(msg)))
-	}
-	return os.ReadFile(out)
 }
 
 // bind is one bind mount of a container.
@@ -269,7 +197,7 @@ func (e *engine) probe(ctx context.Context, id string, req incontainer.Request) 
 	if err != nil {
 		return nil, err
 	}
-	stdout, stderr, code, err := e.exec(ctx, id, []string{probePath, "-request", string(body)})
+	stdout, stderr, code, err := e.exec(ctx, id, []string{probeimage.Path, "-request", string(body)})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	probeimage "github.com/volperm/volperm/framework/probe/image"
 )
 
 // keyLabel is the Docker image label holding the key of the inputs an image was made from.
@@ -514,42 +516,33 @@ func jsonField(doc, field string) string {
 	return s
 }
 
-// ProbePackage is the probe image's program.
-const ProbePackage = "github.com/volperm/volperm/cmd/volperm-probe"
-
-// BuildProbeImage compiles ProbePackage statically in the volperm module at repoRoot and imports
-// it as volperm/probe:<hash of the binary> holding /volperm-probe, unless that image exists.
+// BuildProbeImage builds the probe image (framework/probe/image) of the volperm module at
+// repoRoot and imports it with `docker import`, unless the engine has it; it returns its tag.
 func BuildProbeImage(ctx context.Context, opts Options, repoRoot string) (string, error) {
 	b := &builder{opts: opts}
 	if b.opts.Log == nil {
 		b.opts.Log = os.Stderr
 	}
-	cache := opts.CacheDir
-	if cache == "" {
-		var err error
-		if cache, err = DefaultCacheDir(); err != nil {
-			return "", err
-		}
-	}
-	dir := filepath.Join(cache, "probe")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "volperm-probe")
-	b.module = repoRoot
-	if err := b.goBuild(ctx, bin, "-s -w", ProbePackage); err != nil {
+	img, err := probeimage.Build(ctx, repoRoot)
+	if err != nil {
 		return "", fmt.Errorf("probe binary: %w", err)
 	}
-	k, err := key("file:" + bin)
+	if exec.CommandContext(ctx, "docker", "image", "inspect", img.Tag).Run() == nil {
+		return img.Tag, nil
+	}
+	layer, err := img.Layer()
 	if err != nil {
 		return "", err
 	}
-	tag := "volperm/probe:" + k[:12]
-	if b.imageKey(ctx, tag) == k {
-		return tag, nil
+	b.logf("probe image: importing %s", img.Tag)
+	args := []string{"import"}
+	for _, c := range probeimage.Changes {
+		args = append(args, "--change", c)
 	}
-	b.logf("probe image: importing %s", tag)
-	entries := []entry{{path: "tmp", dir: true, mode: 0o1777}, {path: "volperm-probe", mode: 0o755, src: bin}}
-	changes := []string{`ENTRYPOINT ["/volperm-probe", "-wait"]`, "LABEL " + keyLabel + "=" + k}
-	return tag, b.dockerImport(ctx, tag, changes, "", entries)
+	cmd := exec.CommandContext(ctx, "docker", append(args, "-", img.Tag)...)
+	cmd.Stdin = bytes.NewReader(layer)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("docker import %s: %w\n%s", img.Tag, err, out)
+	}
+	return img.Tag, nil
 }

@@ -1,0 +1,122 @@
+// Package image is the probe image, made one way for every target that runs probes in
+// containers (container, cluster, kind): the static binary of cmd/volperm-probe (or
+// $VOLPERM_PROBE_BINARY) at /volperm-probe, /tmp, entrypoint /volperm-probe -wait, tagged
+// volperm/probe:<first 12 hex digits of the binary's sha256>, so that the same binary is the same
+// image whoever imports it, and a changed probe is a new one.
+package image
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/volperm/volperm/framework/owner"
+)
+
+const (
+	// Repo is the image's repository.
+	Repo = "volperm/probe"
+	// Path is where the image holds the probe binary; pods and containers run Path -wait.
+	Path = "/volperm-probe"
+	// Package is the probe binary's main package, built from this module's source.
+	Package = "github.com/volperm/volperm/cmd/volperm-probe"
+	// EnvBinary names a prebuilt static probe binary to use instead of building one.
+	EnvBinary = "VOLPERM_PROBE_BINARY"
+)
+
+// Changes are the image's configuration, as `docker import --change` takes it.
+var Changes = []string{`ENTRYPOINT ["` + Path + `"]`, `CMD ["-wait"]`}
+
+// Image is the probe image of one binary.
+type Image struct {
+	// Tag is Repo:<hash of Binary>.
+	Tag    string
+	Binary []byte
+}
+
+// Build returns the probe image of $VOLPERM_PROBE_BINARY or, unset, of `go build` (CGO_ENABLED=0,
+// -trimpath, no VCS stamp: the same source gives the same bytes, hence the same tag) of Package
+// in the volperm module at moduleDir ("" = the module holding the working directory).
+func Build(ctx context.Context, moduleDir string) (Image, error) {
+	bin, err := binary(ctx, moduleDir)
+	if err != nil {
+		return Image{}, err
+	}
+	return Of(bin), nil
+}
+
+// Of is the image of bin.
+func Of(bin []byte) Image {
+	sum := sha256.Sum256(bin)
+	return Image{Tag: fmt.Sprintf("%s:%x", Repo, sum[:6]), Binary: bin}
+}
+
+// Layer is the image's one layer, a tar of /volperm-probe (0755) and /tmp (1777).
+func (i Image) Layer() ([]byte, error) {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	epoch := time.Unix(0, 0)
+	if err := tw.WriteHeader(&tar.Header{Name: "tmp/", Mode: 0o1777, Typeflag: tar.TypeDir, ModTime: epoch}); err != nil {
+		return nil, err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(Path, "/"), Mode: 0o755, Size: int64(len(i.Binary)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write(i.Binary); err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func binary(ctx context.Context, moduleDir string) ([]byte, error) {
+	if p := os.Getenv(EnvBinary); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvBinary, err)
+		}
+		return b, nil
+	}
+	if moduleDir == "" {
+		gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+		if err != nil {
+			return nil, fmt.Errorf("build the probe binary: `go env GOMOD`: %w (install Go, or set %s to a static volperm-probe)", err, EnvBinary)
+		}
+		mod := strings.TrimSpace(string(gomod))
+		if mod == "" || mod == os.DevNull {
+			return nil, fmt.Errorf("build the probe binary: the working directory is not inside the volperm module: run from the repository or set %s to a static volperm-probe", EnvBinary)
+		}
+		moduleDir = filepath.Dir(mod)
+	}
+	dir, err := os.MkdirTemp("", "volperm-probe-build-"+owner.Self().Tag()+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	// Marked, so that the next run removes it if this one is killed while building.
+	if err := owner.Write(dir); err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dir, "volperm-probe")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, Package)
+	cmd.Dir = moduleDir
+	// GOTMPDIR inside the marked dir: the compiler's work dirs go with it if this run is killed.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOTMPDIR="+dir)
+	// The build dies with this run: a killed run leaves no compiler writing into its dir.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the probe binary in %s: %w: %s", cmd.Dir, err, strings.TrimSpace(string(msg)))
+	}
+	return os.ReadFile(out)
+}
