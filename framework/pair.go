@@ -129,6 +129,55 @@ type Pair struct {
 	name string
 	api  APIServer
 	node Node
+
+	// admitted remembers the admission of the cases asked about last (admit), so that the
+	// suites' HostNeeds, Supports and Observe of one case admit it once.
+	mu       sync.Mutex
+	admitted map[*Case]admission
+	order    []*Case
+}
+
+// admission is one case's admission: the completed copy that was admitted, and the answer.
+type admission struct {
+	c   *Case
+	a   Admitted
+	err error
+}
+
+// admittedKept bounds the admissions a Pair remembers: more than the cases a ConcurrentNode
+// prepares at once; an admission forgotten is only made again.
+const admittedKept = 256
+
+// admit admits a completed copy of in, once for as long as it is remembered. take forgets it
+// (Observe: the copy and pod are the caller's from then on).
+func (p *Pair) admit(in *Case, take bool) (*Case, Admitted, error) {
+	p.mu.Lock()
+	e, ok := p.admitted[in]
+	if ok && take {
+		delete(p.admitted, in)
+	}
+	p.mu.Unlock()
+	if ok {
+		return e.c, e.a, e.err
+	}
+	c := in.DeepCopy()
+	c.Complete()
+	a, err := p.api.Admit(c)
+	if take {
+		return c, a, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.admitted == nil {
+		p.admitted = map[*Case]admission{}
+	}
+	p.admitted[in] = admission{c, a, err}
+	p.order = append(p.order, in)
+	for len(p.order) > admittedKept {
+		delete(p.admitted, p.order[0])
+		p.order = p.order[1:]
+	}
+	return c, a, err
 }
 
 // NewPair names a target made of api and node.
@@ -157,9 +206,7 @@ func (p *Pair) Supports(c *Case) (bool, string) {
 	if ok, why := p.api.SupportsAdmission(c); !ok {
 		return false, why
 	}
-	cc := c.DeepCopy()
-	cc.Complete()
-	a, err := p.api.Admit(cc)
+	cc, a, err := p.admit(c, false)
 	if err != nil {
 		return false, err.Error()
 	}
@@ -177,9 +224,7 @@ func (p *Pair) HostNeeds(c *Case) []hostfeature.Feature {
 	if ok, _ := p.api.SupportsAdmission(c); !ok {
 		return nil
 	}
-	cc := c.DeepCopy()
-	cc.Complete()
-	a, err := p.api.Admit(cc)
+	cc, a, err := p.admit(c, false)
 	if err != nil || !a.ReachesNode(cc) {
 		return nil
 	}
@@ -195,9 +240,7 @@ func (p *Pair) nodeHostNeeds(c *Case, a Admitted) []hostfeature.Feature {
 
 // Observe admits c, then has the kubelet set it up and observe it.
 func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
-	c := in.DeepCopy()
-	c.Complete()
-	a, err := p.api.Admit(c)
+	c, a, err := p.admit(in, true)
 	if err != nil {
 		return nil, err
 	}

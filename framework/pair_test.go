@@ -102,3 +102,47 @@ func TestPairReferences(t *testing.T) {
 		}
 	}
 }
+
+// countingAPI counts its admissions.
+type countingAPI struct {
+	fakeAPI
+	n *int
+}
+
+func (f countingAPI) Admit(c *Case) (Admitted, error) {
+	*f.n++
+	return f.fakeAPI.Admit(c)
+}
+
+// TestPairAdmitsOnce: what the suites ask of a case (HostNeeds, Supports, then Observe) admits
+// it once; observing it again admits it again, and so does a case asked about too long ago.
+func TestPairAdmitsOnce(t *testing.T) {
+	admits, observed := 0, 0
+	p := NewPair("x", countingAPI{fakeAPI{allow: true}, &admits}, fakeNode{observed: &observed, support: true})
+	c := &Case{Name: "once", Pod: podWithVolumes("v")}
+	_ = p.HostNeeds(c)
+	if ok, why := p.Supports(c); !ok {
+		t.Fatal(why)
+	}
+	if _, err := p.Observe(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if admits != 1 || observed != 1 {
+		t.Errorf("HostNeeds, Supports and Observe admitted %d times and observed %d, want 1 and 1", admits, observed)
+	}
+	if _, err := p.Observe(context.Background(), c); err != nil || admits != 2 {
+		t.Errorf("a second Observe admitted %d times in all (%v), want 2: Observe takes the admission", admits, err)
+	}
+	for i := 0; i <= admittedKept; i++ {
+		p.Supports(&Case{Name: "other", Pod: podWithVolumes("v")})
+	}
+	admits = 0
+	p.Supports(c)
+	p.Supports(c)
+	if admits != 1 {
+		t.Errorf("a case forgotten and asked about twice admitted %d times, want 1", admits)
+	}
+	if len(p.admitted) > admittedKept {
+		t.Errorf("the pair remembers %d admissions, at most %d", len(p.admitted), admittedKept)
+	}
+}
