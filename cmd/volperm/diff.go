@@ -35,6 +35,7 @@ func newDiffCommand(s streams) *command {
 		name:    "diff",
 		summary: "run each case (the catalogue, or -f files) on two targets and print every case whose Observations differ",
 		flags:   fs,
+		env:     true,
 		run:     func() int { return runDiff(s, f) },
 	}
 }

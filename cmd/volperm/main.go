@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/probe/incontainer"
 	_ "github.com/volperm/volperm/framework/targets/cluster"
@@ -41,6 +42,8 @@ type command struct {
 	summary string
 	flags   *flag.FlagSet
 	run     func() int
+	// env: -h also lists the environment variables volperm and the targets read.
+	env bool
 }
 
 // usageError is bad input: main prints it as one line and exits 2.
@@ -91,6 +94,9 @@ func Main(args []string, s streams) int {
 				c.flags.SetOutput(s.out)
 				fmt.Fprintf(s.out, "volperm %s: %s\n\nFlags:\n", c.name, c.summary)
 				c.flags.PrintDefaults()
+				if c.env {
+					printEnv(s.out)
+				}
 				return exitOK
 			}
 			return fail(s, c.name, usagef("%v: run 'volperm %s -h' for the flags", err, c.name))
@@ -115,6 +121,14 @@ func fail(s streams, cmd string, err error) int {
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// printEnv lists the environment variables volperm and the targets read (framework.RegisterEnv).
+func printEnv(w io.Writer) {
+	fmt.Fprintf(w, "\nEnvironment:\n")
+	for _, v := range framework.EnvVars() {
+		fmt.Fprintf(w, "  %s (%s)\n    \t%s\n", v.Name, v.Owner, v.Meaning)
+	}
 }
 
 func usage(w io.Writer, cmds []*command) {

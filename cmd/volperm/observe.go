@@ -28,6 +28,7 @@ func newObserveCommand(s streams) *command {
 		name:    "observe",
 		summary: "run each case of -f FILE on a target and print what it observed (same schema as expect)",
 		flags:   fs,
+		env:     true,
 		run:     func() int { return runObserve(s, f) },
 	}
 }

@@ -45,6 +45,7 @@ func newRunCommand(s streams) *command {
 		name:    "run",
 		summary: "run the suites (the whole catalogue, or -f files) against a target and write the reports",
 		flags:   fs,
+		env:     true,
 		run:     func() int { return runRun(s, f) },
 	}
 }

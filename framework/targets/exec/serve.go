@@ -302,9 +302,9 @@ func checkAgent(arg string) (*driver, error) {
 		return nil, fmt.Errorf("exec agent %s is not an executable file: chmod +x it or give another path", arg)
 	}
 	timeout := DefaultTimeout
-	if v := os.Getenv("VOLPERM_AGENT_TIMEOUT"); v != "" {
+	if v := os.Getenv(EnvTimeout); v != "" {
 		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 {
-			return nil, fmt.Errorf("VOLPERM_AGENT_TIMEOUT=%q is not a positive duration: write e.g. 30s or 2m", v)
+			return nil, fmt.Errorf(EnvTimeout+"=%q is not a positive duration: write e.g. 30s or 2m", v)
 		}
 	}
 	mode := os.Getenv(EnvAgentMode)

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// internalEnv are variables volperm sets for its own child processes, never for a user.
+var internalEnv = map[string]string{
+	"VOLPERM_AGENT_CALL":   "the token every process of an agent call inherits (docs/exec-protocol.md)",
+	"VOLPERM_PROBE_CHILD":  "marks the reference target's probe child (framework/probe)",
+	"VOLPERM_MUTANT":       "the mutant an agent of the mutation self-test runs (nodeimpl/mutant, docs/mutants.md)",
+	"VOLPERM_MUTANT_SEAMS": "where that agent lists the seams it reached (mutation/seamfile)",
+}
+
+// TestEveryEnvVarIsRegistered: every VOLPERM_* variable the program's source names (outside
+// tests) is documented by framework.RegisterEnv, so that `volperm run -h` lists it, or is one of
+// the variables volperm sets for its own children.
+func TestEveryEnvVarIsRegistered(t *testing.T) {
+	registered := map[string]bool{}
+	for _, v := range framework.EnvVars() {
+		registered[v.Name] = true
+		if v.Owner == "" || v.Meaning == "" {
+			t.Errorf("%s is registered without an owner or a meaning", v.Name)
+		}
+	}
+	re := regexp.MustCompile(`"(VOLPERM_[A-Z0-9_]+)"`)
+	root := filepath.Join("..", "..")
+	found := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			found++
+			if !registered[m[1]] && internalEnv[m[1]] == "" {
+				t.Errorf("%s names %s, which no framework.RegisterEnv documents: register it beside its reader", p, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Fatal("no VOLPERM_* variable found in the source: the scan looks in the wrong place")
+	}
+}
