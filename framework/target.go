@@ -73,14 +73,59 @@ type TargetOptions struct {
 	Arg string
 	// WorkDir is where the target may create its temporary roots ("" = os.TempDir()).
 	WorkDir string
-	// Kubeconfig and Context select a cluster (targets cluster; "" = client-go's defaults).
-	Kubeconfig, Context string
-	// ProbeImage is the probe image a cluster's pods run (cluster, kind; kind builds it when "").
-	ProbeImage string
-	// NodeImage is the kind node image (kind builds it, cached, when "").
-	NodeImage string
-	// Keep leaves the clusters a target created running (kind).
-	Keep bool
+	// Flags are the values given to the flags targets register (RegisterTargetFlag), by name;
+	// a flag not given is absent.
+	Flags map[string]string
+	// Interrupt is cancelled when the user interrupts the run while the target is being built
+	// (kind builds its images then); nil means never. The command owns the signals.
+	Interrupt context.Context
+}
+
+// Flag is the value given to the target flag name, "" when it was not given.
+func (o TargetOptions) Flag(name string) string { return o.Flags[name] }
+
+// InterruptContext is Interrupt, or a context never cancelled.
+func (o TargetOptions) InterruptContext() context.Context {
+	if o.Interrupt == nil {
+		return context.Background()
+	}
+	return o.Interrupt
+}
+
+// TargetFlag is a command-line flag of volperm run, observe and diff that a target reads: a
+// target registers its own (RegisterTargetFlag, from init) and reads it from
+// TargetOptions.Flag.
+type TargetFlag struct {
+	Name string
+	// Owner is the targets that read it ("cluster, kind").
+	Owner string
+	Usage string
+	// Bool: a flag without a value ("--keep"); its value is then "true".
+	Bool bool
+}
+
+var targetFlags = map[string]TargetFlag{}
+
+// RegisterTargetFlag adds a flag to volperm run, observe and diff. A name registered twice panics.
+func RegisterTargetFlag(f TargetFlag) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := targetFlags[f.Name]; dup {
+		panic("volperm: target flag registered twice: " + f.Name)
+	}
+	targetFlags[f.Name] = f
+}
+
+// TargetFlags lists the registered target flags by name.
+func TargetFlags() []TargetFlag {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make([]TargetFlag, 0, len(targetFlags))
+	for _, f := range targetFlags {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // TargetFactory builds a target.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"strings"
 
@@ -91,11 +92,46 @@ type targetFlags struct {
 	opts framework.TargetOptions
 }
 
+// register adds --work-dir and the flags the targets registered (framework.RegisterTargetFlag).
 func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.opts.WorkDir, "work-dir", "", "where the target creates its temporary roots (default $TMPDIR)")
-	fs.StringVar(&t.opts.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (target cluster; default $KUBECONFIG, ~/.kube/config)")
-	fs.StringVar(&t.opts.Context, "context", "", "kubeconfig context (target cluster)")
-	fs.StringVar(&t.opts.ProbeImage, "probe-image", "", "probe image the cluster's pods run (targets cluster and kind; kind builds one when empty)")
-	fs.StringVar(&t.opts.NodeImage, "node-image", "", "kind node image (target kind; built offline and cached when empty: volperm cluster image)")
-	fs.BoolVar(&t.opts.Keep, "keep", false, "keep the clusters the kind target created")
+	t.opts.Flags = map[string]string{}
+	for _, f := range framework.TargetFlags() {
+		usage := f.Usage + " (target " + f.Owner + ")"
+		if f.Bool {
+			fs.Var(boolTargetFlag{t.opts.Flags, f.Name}, f.Name, usage)
+			continue
+		}
+		fs.Func(f.Name, usage, func(v string) error {
+			t.opts.Flags[f.Name] = v
+			return nil
+		})
+	}
 }
+
+// boolTargetFlag is a target flag without a value: given, its value is "true".
+type boolTargetFlag struct {
+	values map[string]string
+	name   string
+}
+
+func (b boolTargetFlag) String() string {
+	if b.values == nil {
+		return ""
+	}
+	return b.values[b.name]
+}
+
+func (b boolTargetFlag) Set(v string) error {
+	if v != "true" && v != "false" {
+		return fmt.Errorf("want true or false, not %q", v)
+	}
+	if v == "true" {
+		b.values[b.name] = v
+	} else {
+		delete(b.values, b.name)
+	}
+	return nil
+}
+
+func (b boolTargetFlag) IsBoolFlag() bool { return true }

@@ -59,9 +59,14 @@ func runDiff(s streams, f *diffFlags) int {
 	if err != nil {
 		return fail(s, "diff", usageError{err.Error()})
 	}
+	// This command owns the signals: they cancel the targets' build and then the cases.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	opts := f.targetOpts.opts
+	opts.Interrupt = ctx
 	var targets [2]framework.Target
 	for i, ref := range refs {
-		t, err := framework.NewTarget(ref, f.targetOpts.opts)
+		t, err := framework.NewTarget(ref, opts)
 		if err != nil {
 			if i == 1 {
 				targets[0].Close()
@@ -71,8 +76,6 @@ func runDiff(s streams, f *diffFlags) int {
 		targets[i] = t
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	var differ, agree int
 	var notRun []string
 	var errs []error

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -60,5 +61,23 @@ func TestEveryEnvVarIsRegistered(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("no VOLPERM_* variable found in the source: the scan looks in the wrong place")
+	}
+}
+
+// TestTargetFlags: the flags the targets registered parse into TargetOptions.Flags; a flag not
+// given is absent, a boolean one given is "true".
+func TestTargetFlags(t *testing.T) {
+	var tf targetFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	tf.register(fs)
+	if err := fs.Parse([]string{"--keep", "--node-image", "img:1", "--work-dir", "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	o := tf.opts
+	if o.Flag("keep") != "true" || o.Flag("node-image") != "img:1" || o.Flag("kubeconfig") != "" || o.WorkDir != "/w" {
+		t.Errorf("parsed %+v", o)
+	}
+	if _, given := o.Flags["probe-image"]; given {
+		t.Error("a flag not given has a value")
 	}
 }

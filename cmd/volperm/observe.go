@@ -43,12 +43,15 @@ func runObserve(s streams, f *observeFlags) int {
 	if err != nil {
 		return fail(s, "observe", err)
 	}
-	target, err := framework.NewTarget(f.target, f.targetOpts.opts)
+	// This command owns the signals: they cancel the target's build and then the cases.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	opts := f.targetOpts.opts
+	opts.Interrupt = ctx
+	target, err := framework.NewTarget(f.target, opts)
 	if err != nil {
 		return fail(s, "observe", usagef("--target: %v", err))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	obs, err := observeAll(ctx, target, cases)
 	err = errors.Join(err, target.Close())
 	if err != nil {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -79,7 +82,13 @@ func runRun(s streams, f *runFlags) int {
 	if len(cases) == 0 {
 		return fail(s, "run", usagef("--profile %q, --label-filter %q and --focus %q select none of the %d cases of %s: widen them", f.profiles, f.labelFilter, f.focus, available, source))
 	}
-	target, err := framework.NewTarget(f.target, f.targetOpts.opts)
+	// This command owns the signals: until the suite starts (Ginkgo's interrupt handler then
+	// cancels the running case and closes the target), they cancel the target's build.
+	building, stopBuilding := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	opts := f.targetOpts.opts
+	opts.Interrupt = building
+	target, err := framework.NewTarget(f.target, opts)
+	stopBuilding()
 	if err != nil {
 		return fail(s, "run", usagef("--target: %v", err))
 	}

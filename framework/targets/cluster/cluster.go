@@ -546,7 +546,7 @@ func init() {
 		if err != nil {
 			return nil, fmt.Errorf("cluster target: %w", err)
 		}
-		opts := Options{Kubeconfig: o.Kubeconfig, Context: o.Context, ProbeImage: o.ProbeImage, Log: os.Stderr, Timeouts: timeouts}
+		opts := Options{Kubeconfig: o.Flag(FlagKubeconfig), Context: o.Flag(FlagContext), ProbeImage: o.Flag(FlagProbeImage), Log: os.Stderr, Timeouts: timeouts}
 		switch o.Arg {
 		case "":
 		case "flex-driver":

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/targets/cluster"
@@ -43,25 +41,24 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kind target: %w", err)
 	}
-	opts := Options{Keep: o.Keep, Log: os.Stderr, Timeouts: timeouts}
+	opts := Options{Keep: o.Flag(FlagKeep) == "true", Log: os.Stderr, Timeouts: timeouts,
+		NodeImage: o.Flag(FlagNodeImage), ProbeImage: o.Flag(cluster.FlagProbeImage)}
 	if err := parseArg(o.Arg, &opts); err != nil {
 		return nil, err
 	}
-	if o.NodeImage == "" || o.ProbeImage == "" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		images, err := BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
+	if opts.NodeImage == "" || opts.ProbeImage == "" {
+		// The command owns the signals: a Ctrl-C during the build cancels o.Interrupt.
+		images, err := BuildImages(o.InterruptContext(), nodeimage.Options{Log: os.Stderr})
 		if err != nil {
 			return nil, err
 		}
-		if o.NodeImage == "" {
-			o.NodeImage = images.Image
+		if opts.NodeImage == "" {
+			opts.NodeImage = images.Image
 		}
-		if o.ProbeImage == "" {
-			o.ProbeImage = images.ProbeImage
+		if opts.ProbeImage == "" {
+			opts.ProbeImage = images.ProbeImage
 		}
 	}
-	opts.NodeImage, opts.ProbeImage = o.NodeImage, o.ProbeImage
 	return New(opts)
 }
 
