@@ -182,3 +182,41 @@ type agentTarget struct {
 
 // Reached reads the seams the agents listed (seamfile.Read).
 func (a agentTarget) Reached() ([]mutant.Name, error) { return seamfile.Read(a.seams) }
+
+// TestRecordingOwnsAdmission: the recording run gives each seam to the case that reached it,
+// also when a Pair admits the case in HostNeeds before Observe (framework/pair.go admits once).
+// The seams were given to the case before, and four admission mutants survived in CI.
+func TestRecordingOwnsAdmission(t *testing.T) {
+	hostfeature.Need(t, hostfeature.Root)
+	const killer = "flexVolume allowlist: an emptyDir and two flexVolumes, the last driver not in the allowlist (pod)"
+	// The killer comes second: the seam it reaches in HostNeeds must not go to the first.
+	cases := make([]*framework.Case, 2)
+	for _, c := range catalogue.All() {
+		switch c.Name {
+		case "emptyDir mode -512 at admission, both gates on":
+			cases[0] = c
+		case killer:
+			cases[1] = c
+		}
+	}
+	if cases[0] == nil || cases[1] == nil {
+		t.Fatal("the catalogue lacks one of the two cases")
+	}
+	dir := caseroottest.TempDir(t)
+	newTarget := func() (framework.Target, error) {
+		return reference.New(framework.TargetOptions{WorkDir: dir})
+	}
+	var m []mutant.Mutant
+	for _, x := range mutant.All {
+		if x.Name == mutant.AllowFirstVolumeOnly {
+			m = append(m, x)
+		}
+	}
+	res, err := mutation.Run(context.Background(), cases, m, newTarget, mutation.Exec{Mode: mutation.ExecOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := res.Outcomes[0]; o.Reached != 1 || len(o.Killers) != 1 || o.Killers[0] != killer {
+		t.Errorf("%s reached by %d case(s), killed by %q; want reached by and killed by %q", o.Mutant.Name, o.Reached, o.Killers, killer)
+	}
+}

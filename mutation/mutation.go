@@ -168,13 +168,15 @@ func Run(ctx context.Context, cases []*framework.Case, mutants []mutant.Mutant, 
 		if ctx.Err() != nil {
 			break
 		}
+		// current is set before notRunHere: a Pair admits a case once, in its HostNeeds, so
+		// the admission's seams are reached there and belong to this case.
+		mu.Lock()
+		current, seen = i, map[mutant.Name]bool{}
+		mu.Unlock()
 		if why, skip := notRunHere(t, c); skip {
 			res.Skipped = append(res.Skipped, c.Name+": "+why)
 			continue
 		}
-		mu.Lock()
-		current, seen = i, map[mutant.Name]bool{}
-		mu.Unlock()
 		obs, err := t.Observe(ctx, c)
 		if err != nil || len(framework.Diff(expected[i], obs)) > 0 {
 			res.Baseline = append(res.Baseline, c.Name)
