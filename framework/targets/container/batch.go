@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/lifecycle"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/probe/incontainer"
-	"github.com/volperm/volperm/framework/targets/fixturedriver"
-	"github.com/volperm/volperm/nodeimpl/gates"
-	"github.com/volperm/volperm/nodeimpl/kubelet"
+	"github.com/volperm/volperm/framework/refnode"
 )
 
 // prepared is one case whose host side is set up, waiting for its snapshot and probes.
@@ -24,8 +21,7 @@ type prepared struct {
 	c    *framework.Case
 	obs  *framework.Observation
 	root string
-	k    *kubelet.Kubelet
-	pod  *kubelet.Pod
+	pod  *refnode.Pod // nil until the reference kubelet runs
 	// vols are the volumes set up, with where the containers see them.
 	vols  []incontainer.Volume
 	binds []bind
@@ -282,8 +278,9 @@ func (t *Target) exec(ctx context.Context, eng *engine, id string, req incontain
 	return eng.probe(ctx, id, req)
 }
 
-// setUpHost runs docs/spec.md steps 1-5 for c on the reference node under a new case root and
-// plans its mounts.
+// setUpHost runs docs/spec.md steps 1-5 for c on the reference node under a new case root
+// (framework/lifecycle Steps: a container changing a mode acts on the same inode the node set
+// up, so chmod runs here, as root, whose container has CAP_FOWNER) and plans its mounts.
 func (t *Target) setUpHost(ctx context.Context, c *framework.Case, prefix string) (p *prepared, err error) {
 	res := admit(c)
 	root, err := t.roots.Make("volperm-ctr-")
@@ -296,70 +293,35 @@ func (t *Target) setUpHost(ctx context.Context, c *framework.Case, prefix string
 		Source:     Name,
 		Admission:  res.Admission,
 	}}
-	hostRoot, kubeletRoot := filepath.Join(root, "host"), filepath.Join(root, "kubelet")
-	p.k, err = kubelet.New(kubelet.Config{RootDir: kubeletRoot, HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet)})
-	if err != nil {
-		return nil, errors.Join(err, t.roots.Remove(root))
-	}
-	p.pod = &kubelet.Pod{Pod: res.Pod, PreservePermissions: res.Admission.PreservePermissions, Sources: c.Sources, Storage: fixturedriver.Storage(c.Storage)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, t.tearDownHost(p))
 			p = nil
 		}
 	}()
-	if err := hostfix.Create(hostRoot, c.Host); err != nil {
+	if p.pod, err = refnode.NewPod(root, c, res); err != nil {
 		return p, err
 	}
-	results := map[string]kubelet.VolumeResult{}
-	setUp := func() {
-		for _, r := range p.k.SetUp(p.pod) {
-			results[r.Name] = r
-		}
-	}
-	setUp()
-	kubeletGates := gates.Set(c.Gates.Kubelet)
-	for i, s := range c.After {
-		if err := ctx.Err(); err != nil {
-			return p, err
-		}
-		switch {
-		case s.Chmod != nil:
-			r, ok := results[s.Chmod.Volume]
-			if !ok || r.Err != nil {
-				return p, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
-			}
-			// A container changing a mode acts on the same inode the node set up: chmod it here,
-			// as root (the container's root has CAP_FOWNER).
-			if err := os.Chmod(filepath.Join(r.Path, filepath.Clean("/"+s.Chmod.Path)), framework.FileMode(s.Chmod.Mode)); err != nil {
-				return p, fmt.Errorf("after[%d].chmod: %w", i, err)
-			}
-		case s.SetGates != nil:
-			kubeletGates = kubeletGates.Merge(s.SetGates.Kubelet)
-			p.k.SetGates(kubeletGates)
-		case s.RestartKubelet:
-			setUp()
-		}
+	set, err := lifecycle.Steps(ctx, c, p.pod)
+	if err != nil {
+		return p, err
 	}
 	mounts := volumeMounts(res.Pod)
+	p.obs.Volumes = lifecycle.Observations(res.Pod, set)
 	for _, v := range res.Pod.Spec.Volumes {
-		r := results[v.Name]
-		vo := framework.VolumeObservation{Name: v.Name, Type: r.Type, Medium: r.Medium, SetUp: framework.SetUpOK}
-		if r.Err != nil {
-			vo.SetUp = r.Err.Error()
-		} else {
-			m, ok := mounts[v.Name]
-			if !ok {
-				// A volume no container mounts is still observed: where the default probe
-				// container would mount it (framework.Case.Complete).
-				m = corev1.VolumeMount{Name: v.Name, MountPath: "/volumes/" + v.Name}
-			}
-			inside := prefix + filepath.Clean("/"+m.MountPath)
-			p.inside[v.Name] = inside
-			p.binds = append(p.binds, bind{Source: r.Path, Target: inside, ReadOnly: m.ReadOnly || mustMountRO(v)})
-			p.vols = append(p.vols, incontainer.Volume{Name: v.Name, Path: inside, Root: v.HostPath != nil})
+		if set[v.Name].Err != "" {
+			continue
 		}
-		p.obs.Volumes = append(p.obs.Volumes, vo)
+		m, ok := mounts[v.Name]
+		if !ok {
+			// A volume no container mounts is still observed: where the default probe
+			// container would mount it (framework.Case.Complete).
+			m = corev1.VolumeMount{Name: v.Name, MountPath: "/volumes/" + v.Name}
+		}
+		inside := prefix + filepath.Clean("/"+m.MountPath)
+		p.inside[v.Name] = inside
+		p.binds = append(p.binds, bind{Source: set[v.Name].Path, Target: inside, ReadOnly: m.ReadOnly || mustMountRO(v)})
+		p.vols = append(p.vols, incontainer.Volume{Name: v.Name, Path: inside, Root: v.HostPath != nil})
 	}
 	return p, nil
 }
@@ -394,5 +356,9 @@ func mustMountRO(v corev1.Volume) bool {
 
 // tearDownHost is docs/spec.md step 8 on the host side.
 func (t *Target) tearDownHost(p *prepared) error {
-	return errors.Join(p.k.TearDown(p.pod), t.roots.Remove(p.root))
+	var err error
+	if p.pod != nil {
+		err = p.pod.TearDown(context.Background())
+	}
+	return errors.Join(err, t.roots.Remove(p.root))
 }

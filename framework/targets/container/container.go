@@ -27,8 +27,8 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/framework/snapshot"
-	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/hostpath"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
@@ -147,7 +147,7 @@ func (t *Target) Supports(c *framework.Case) (bool, string) {
 	if !reachesNode(cc, res) {
 		return true, ""
 	}
-	if ok, why := reference.SupportsNodeHere(res.Pod); !ok {
+	if ok, why := refnode.SupportsHere(res.Pod); !ok {
 		return false, why
 	}
 	for _, ctr := range res.Pod.Spec.Containers {
@@ -392,6 +392,6 @@ func (t *Target) Close() error {
 
 // admit is the reference apiserver: the container target tests a node, not an apiserver.
 func admit(c *framework.Case) framework.Admitted {
-	a, _ := reference.APIServer{}.Admit(c) // the reference apiserver never errs
+	a, _ := refnode.APIServer{}.Admit(c) // the reference apiserver never errs
 	return a
 }

@@ -30,9 +30,9 @@ import (
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/execproto"
 	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/lifecycle"
 	"github.com/volperm/volperm/framework/probe"
-	"github.com/volperm/volperm/framework/snapshot"
-	"github.com/volperm/volperm/framework/targets/reference"
+	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
@@ -61,7 +61,7 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return framework.NewPair(Name, reference.APIServer{}, node), nil
+	return framework.NewPair(Name, refnode.APIServer{}, node), nil
 }
 
 // Node drives one agent executable as the kubelet (driver: one long-lived `AGENT serve` for
@@ -106,13 +106,21 @@ func (t *Node) Close() error {
 	return errors.Join(t.roots.RemoveAll(), t.close())
 }
 
-// ObserveNode has the agent set the admitted pod up (docs/spec.md steps 3-8).
+// ObserveNode runs the node lifecycle (framework/lifecycle) of the admitted pod with the agent
+// as the kubelet (docs/spec.md steps 3-8): the harness makes the case root, the host fixtures
+// and the fixture driver's storage, the agent sets up, restarts and tears down, the harness
+// snapshots and probes.
 func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
 	root, err := t.roots.Make("volperm-exec-")
 	if err != nil {
 		return nil, nil, err
 	}
-	req := &execproto.Request{
+	defer func() {
+		if rerr := t.roots.Remove(root); rerr != nil {
+			vols, probes, err = nil, nil, errors.Join(err, rerr)
+		}
+	}()
+	p := &agentPod{node: t, root: root, dirs: map[string]string{}, req: &execproto.Request{
 		ProtocolVersion:     execproto.Version,
 		Attempt:             1,
 		Pod:                 a.Pod,
@@ -121,116 +129,90 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 		HostRoot:            filepath.Join(root, "host"),
 		StateDir:            filepath.Join(root, "state"),
 		Sources:             c.Sources,
-	}
-	dirs := map[string]string{}
+	}}
 	for _, v := range a.Pod.Spec.Volumes {
 		if v.HostPath != nil {
-			dirs[v.Name] = hostfix.Path(req.HostRoot, v.HostPath.Path)
+			p.dirs[v.Name] = hostfix.Path(p.req.HostRoot, v.HostPath.Path)
 			continue
 		}
 		d := filepath.Join(root, "volumes", v.Name)
-		req.Volumes = append(req.Volumes, execproto.Volume{Name: v.Name, Dir: d})
-		dirs[v.Name] = d
+		p.req.Volumes = append(p.req.Volumes, execproto.Volume{Name: v.Name, Dir: d})
+		p.dirs[v.Name] = d
 	}
-	tornDown := false
-	defer func() {
-		if !tornDown {
-			// Best effort after an earlier failure; the first error is the verdict.
-			_, _, _ = t.call(context.Background(), execproto.OpTearDown, req)
-		}
-		if rerr := t.roots.Remove(root); rerr != nil {
-			vols, probes, err = nil, nil, errors.Join(err, rerr)
-		}
-	}()
-	for _, d := range []string{req.HostRoot, req.StateDir, filepath.Join(root, "volumes")} {
+	for _, d := range []string{p.req.HostRoot, p.req.StateDir, filepath.Join(root, "volumes")} {
 		if err := os.MkdirAll(d, 0755); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := hostfix.Create(req.HostRoot, c.Host); err != nil {
+	if err := hostfix.Create(p.req.HostRoot, c.Host); err != nil {
 		return nil, nil, err
 	}
-	if err := populateFixtures(a.Pod, c.Storage, dirs); err != nil {
+	if err := populateFixtures(a.Pod, c.Storage, p.dirs); err != nil {
 		return nil, nil, err
 	}
-	guard, err := newGuard(root, req)
-	if err != nil {
+	if p.guard, err = newGuard(root, p.req); err != nil {
 		return nil, nil, err
 	}
+	return lifecycle.Observe(ctx, c, a, p)
+}
 
-	results, err := t.setUp(ctx, req, guard)
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, s := range c.After {
-		// A cancelled run (SIGINT) stops between steps; the deferred teardown still runs.
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		switch {
-		case s.Chmod != nil:
-			if r := results[s.Chmod.Volume]; !r.OK {
-				return nil, nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
-			}
-			if err := os.Chmod(filepath.Join(dirs[s.Chmod.Volume], filepath.Clean("/"+s.Chmod.Path)), framework.FileMode(s.Chmod.Mode)); err != nil {
-				return nil, nil, fmt.Errorf("after[%d].chmod: %w", i, err)
-			}
-		case s.SetGates != nil:
-			req.KubeletGates = allGates(gates.Set(req.KubeletGates).Merge(s.SetGates.Kubelet))
-		case s.RestartKubelet:
-			req.Attempt++
-			if results, err = t.setUp(ctx, req, guard); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
+// agentPod is one pod on the agent (lifecycle.Pod): every call carries req, which says where
+// each volume goes (dirs, chosen by the harness) and which attempt a SetUp is.
+type agentPod struct {
+	node  *Node
+	root  string
+	req   *execproto.Request
+	dirs  map[string]string
+	guard *guard
+}
 
-	roots := map[string]string{}
-	for _, v := range a.Pod.Spec.Volumes {
-		r := results[v.Name]
-		vo := framework.VolumeObservation{Name: v.Name, Type: framework.VolumeType(v), SetUp: framework.SetUpOK}
-		if v.EmptyDir != nil {
-			vo.Medium = string(v.EmptyDir.Medium)
-		}
-		if !r.OK {
-			vo.SetUp = r.Error
-		} else {
-			roots[v.Name] = dirs[v.Name]
-			snap := snapshot.Tree
-			if v.HostPath != nil {
-				snap = snapshot.Root
-			}
-			if vo.Paths, err = snap(dirs[v.Name]); err != nil {
-				return nil, nil, fmt.Errorf("agent reported volume %q ready, but: %w", v.Name, err)
-			}
-		}
-		vols = append(vols, vo)
-	}
-	if len(c.Probes) > 0 {
-		if probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
-			return nil, nil, err
-		}
-	}
-
-	tornDown = true
-	out, version, err := t.call(ctx, execproto.OpTearDown, req)
+// SetUp is `AGENT setup`, attempt 1.
+func (p *agentPod) SetUp(ctx context.Context) (lifecycle.Volumes, error) {
+	res, err := p.node.setUp(ctx, p.req, p.guard)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	out := lifecycle.Volumes{}
+	for name, r := range res {
+		out[name] = lifecycle.Volume{Path: p.dirs[name], Err: r.Error}
+		if r.OK {
+			out[name] = lifecycle.Volume{Path: p.dirs[name]}
+		}
+	}
+	return out, nil
+}
+
+// SetGates: the next setup carries the value of every kubelet gate (allGates).
+func (p *agentPod) SetGates(_ context.Context, g map[string]bool) error {
+	p.req.KubeletGates = allGates(gates.Set(g))
+	return nil
+}
+
+// Restart is `AGENT setup` with the next attempt number: the agent's state dir is all a
+// restarted kubelet has.
+func (p *agentPod) Restart(ctx context.Context) (lifecycle.Volumes, error) {
+	p.req.Attempt++
+	return p.SetUp(ctx)
+}
+
+// TearDown is `AGENT teardown`, then the checks that it unmounted everything it mounted and
+// wrote nowhere outside its directories.
+func (p *agentPod) TearDown(ctx context.Context) error {
+	out, version, err := p.node.call(ctx, execproto.OpTearDown, p.req)
+	if err != nil {
+		return err
 	}
 	var td execproto.TearDownResponse
 	if err := decode(out, &td, version); err != nil {
-		return nil, nil, fmt.Errorf("agent %s: %w", execproto.OpTearDown, err)
+		return fmt.Errorf("agent %s: %w", execproto.OpTearDown, err)
 	}
 	if !td.OK {
-		return nil, nil, fmt.Errorf("agent teardown failed: %s", td.Error)
+		return fmt.Errorf("agent teardown failed: %s", td.Error)
 	}
-	if m, _ := mountinfo.AtOrBelow(root); len(m) > 0 {
-		return nil, nil, fmt.Errorf("agent teardown left %d mount(s) behind, e.g. %s: teardown must unmount what setup mounted", len(m), m[0])
+	if m, _ := mountinfo.AtOrBelow(p.root); len(m) > 0 {
+		return fmt.Errorf("agent teardown left %d mount(s) behind, e.g. %s: teardown must unmount what setup mounted", len(m), m[0])
 	}
-	if err := guard.check(); err != nil {
-		return nil, nil, err
-	}
-	return vols, probes, nil
+	return p.guard.check()
 }
 
 // setUp calls `AGENT setup` and checks its answer covers every volume exactly once.
@@ -422,7 +404,7 @@ func populateFixtures(pod *corev1.Pod, storage map[string][]framework.File, dirs
 		if v.FlexVolume == nil || v.FlexVolume.Driver != framework.FixtureDriver {
 			continue
 		}
-		if err := reference.PopulateStorage(dirs[v.Name], storage[v.Name]); err != nil {
+		if err := refnode.PopulateStorage(dirs[v.Name], storage[v.Name]); err != nil {
 			return fmt.Errorf("flexVolume fixture %q: %w", v.Name, err)
 		}
 	}

@@ -28,8 +28,7 @@ import (
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/knowndiff"
-	"github.com/volperm/volperm/framework/probe"
-	"github.com/volperm/volperm/framework/snapshot"
+	"github.com/volperm/volperm/framework/lifecycle"
 	"github.com/volperm/volperm/hostfeature"
 	refkubelet "github.com/volperm/volperm/nodeimpl/kubelet"
 )
@@ -68,14 +67,12 @@ func (n *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 	return NodeSupports(c)
 }
 
-// ObserveNode sets up the pod admitted by any apiserver on the real v1.37 volume plugins, with
-// c's host fixtures, kubelet gates and steps, snapshots every volume, runs c's probes and tears
-// everything down, also when ctx is cancelled. Cases run one at a time: they flip the
-// process-global feature gate.
+// ObserveNode runs the node lifecycle (framework/lifecycle) of the pod admitted by any
+// apiserver on the real v1.37 volume plugins, with c's host fixtures, under a new case root.
+// Cases run one at a time: they flip the process-global feature gate.
 func (u *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
 	caseMu.Lock()
 	defer caseMu.Unlock()
-	pod := a.Pod
 	root, err := u.roots.Make("volperm-upstream-")
 	if err != nil {
 		return nil, nil, err
@@ -90,75 +87,43 @@ func (u *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 	if err := hostfix.Create(hostRoot, c.Host); err != nil {
 		return nil, nil, err
 	}
-	n, err := newNode(filepath.Join(root, "kubelet"), hostRoot, pod, c)
+	n, err := newNode(root, filepath.Join(root, "kubelet"), hostRoot, a.Pod, c)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() {
-		if terr := n.tearDown(); terr != nil {
-			err = errors.Join(err, terr)
-			vols, probes = nil, nil
-		}
-	}()
-
-	if err := n.setUp(); err != nil {
-		return nil, nil, err
-	}
-	for i, s := range c.After {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		switch {
-		case s.Chmod != nil:
-			v := n.volume(s.Chmod.Volume)
-			if v == nil || v.err != nil || !v.mounted {
-				return nil, nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
-			}
-			// A container changing a mode: a plain chmod inside the volume.
-			if err := syscall.Chmod(filepath.Join(v.path, filepath.Clean("/"+s.Chmod.Path)), s.Chmod.Mode&07777); err != nil {
-				return nil, nil, fmt.Errorf("after[%d].chmod: %w", i, err)
-			}
-		case s.SetGates != nil:
-			for k, v := range s.SetGates.Kubelet {
-				n.gates[k] = v
-			}
-		case s.RestartKubelet:
-			if err := n.setUp(); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-
-	roots := map[string]string{}
-	for _, v := range n.volumes {
-		vo := framework.VolumeObservation{Name: v.vol.Name, Type: framework.VolumeType(v.vol), SetUp: framework.SetUpOK}
-		if v.vol.EmptyDir != nil {
-			vo.Medium = string(v.vol.EmptyDir.Medium)
-		}
-		if v.err != nil {
-			vo.SetUp = v.err.Error()
-		} else {
-			roots[v.vol.Name] = v.path
-			snap := snapshot.Tree
-			if v.vol.HostPath != nil {
-				snap = snapshot.Root
-			}
-			if vo.Paths, err = snap(v.path); err != nil {
-				return nil, nil, err
-			}
-		}
-		vols = append(vols, vo)
-	}
-	if len(c.Probes) > 0 {
-		if err := reachable(root, roots); err != nil {
-			return nil, nil, err
-		}
-		if probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
-			return nil, nil, err
-		}
-	}
-	return vols, probes, nil
+	return lifecycle.Observe(ctx, c, a, n)
 }
+
+// SetUp is the first kubelet start and its mount of every volume (lifecycle.Pod).
+func (n *node) SetUp(context.Context) (lifecycle.Volumes, error) {
+	if err := n.setUp(); err != nil {
+		return nil, err
+	}
+	out := lifecycle.Volumes{}
+	for _, v := range n.volumes {
+		out[v.vol.Name] = lifecycle.Volume{Path: v.path}
+		if v.err != nil {
+			out[v.vol.Name] = lifecycle.Volume{Path: v.path, Err: v.err.Error()}
+		}
+	}
+	return out, nil
+}
+
+// SetGates puts the kubelet gates in force for the next SetUp (lifecycle.Pod).
+func (n *node) SetGates(_ context.Context, g map[string]bool) error {
+	n.gates = g
+	return nil
+}
+
+// Restart is a new kubelet process (a fresh VolumeHost and plugins) mounting every volume again
+// (lifecycle.Pod).
+func (n *node) Restart(ctx context.Context) (lifecycle.Volumes, error) { return n.SetUp(ctx) }
+
+// TearDown unmounts every volume through its plugin and stops the kubelet (lifecycle.Pod).
+func (n *node) TearDown(context.Context) error { return n.tearDown() }
+
+// BeforeProbes lets the probes' uids reach the volume roots (reachable, lifecycle.Prober).
+func (n *node) BeforeProbes(roots map[string]string) error { return reachable(n.root, roots) }
 
 // reachable lets every uid search the kubelet's directories between the case root and each
 // volume (the kubelet makes some 0750): probes run on the host paths, standing in for the
@@ -208,6 +173,7 @@ func NodeSupports(c *framework.Case) (bool, string) {
 
 // node is one pod on the upstream kubelet's volume code.
 type node struct {
+	root        string // the case root
 	kubeletRoot string
 	hostRoot    string
 	pod         *corev1.Pod
@@ -232,8 +198,8 @@ type kubelet struct {
 	stop context.CancelFunc // stops the flexVolume prober's watcher
 }
 
-func newNode(kubeletRoot, hostRoot string, pod *corev1.Pod, c *framework.Case) (*node, error) {
-	n := &node{kubeletRoot: kubeletRoot, hostRoot: hostRoot, pod: pod.DeepCopy(), c: c, gates: map[string]bool{}}
+func newNode(root, kubeletRoot, hostRoot string, pod *corev1.Pod, c *framework.Case) (*node, error) {
+	n := &node{root: root, kubeletRoot: kubeletRoot, hostRoot: hostRoot, pod: pod.DeepCopy(), c: c, gates: map[string]bool{}}
 	for k, v := range c.Gates.Kubelet {
 		n.gates[k] = v
 	}

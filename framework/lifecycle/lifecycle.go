@@ -1,0 +1,167 @@
+// Package lifecycle is the spec's node lifecycle of one admitted pod, written once (docs/spec.md
+// "Order of events", steps 3-8): set every volume up, apply the case's steps in order (chmod,
+// setGates, restartKubelet), snapshot every volume, run the probes, tear down. A target supplies
+// a Pod (what its node does to one pod) and the driver does the rest in the spec's order,
+// checking cancellation between steps and tearing down on every path. Observe is the whole
+// lifecycle on this machine (reference, exec, upstream); a target that snapshots and probes
+// elsewhere (container, cluster) runs the part on the node with Steps and builds its
+// Observation with Volumes.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/snapshot"
+)
+
+// Volume is one volume after a SetUp, as the node reports it.
+type Volume struct {
+	// Path is where the node set the volume up, on this machine.
+	Path string
+	// Err is the SetUp's error text; "" when the volume is set up.
+	Err string
+}
+
+// Volumes is a node's answer to a SetUp: one Volume per volume name of the pod.
+type Volumes map[string]Volume
+
+// Pod is one admitted pod on a target's node: the five things a node does to it.
+type Pod interface {
+	// SetUp is the kubelet's first SetUp of every volume (step 4).
+	SetUp(ctx context.Context) (Volumes, error)
+	// SetGates puts gates in force on the kubelet from now on: every kubelet gate of the case,
+	// merged with those of each setGates step so far (step 5, setGates).
+	SetGates(ctx context.Context, gates map[string]bool) error
+	// Restart restarts the kubelet, which sets every volume up again (step 5, restartKubelet).
+	Restart(ctx context.Context) (Volumes, error)
+	// TearDown removes everything the node made for the pod (step 8). It runs once, on every
+	// path, with a context that is never cancelled; its error fails the observation.
+	TearDown(ctx context.Context) error
+}
+
+// Prober is a Pod that must prepare this machine before the probes of Observe run (for
+// example, let every uid reach volume roots under directories its kubelet made 0750).
+type Prober interface {
+	BeforeProbes(roots map[string]string) error
+}
+
+// Steps is docs/spec.md steps 4-5 on p: the first SetUp, then c's steps in order, stopping
+// between steps when ctx is cancelled. It returns the volumes of the last SetUp. It does not
+// tear down.
+func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
+	vols, err := p.SetUp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kubelet := maps.Clone(c.Gates.Kubelet)
+	if kubelet == nil {
+		kubelet = map[string]bool{}
+	}
+	for i, s := range c.After {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		switch {
+		case s.Chmod != nil:
+			v, ok := vols[s.Chmod.Volume]
+			if !ok || v.Err != "" {
+				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
+			}
+			// A container changing a mode inside the volume: a plain chmod(2) of the spec's
+			// mode bits, as root.
+			if err := syscall.Chmod(filepath.Join(v.Path, filepath.Clean("/"+s.Chmod.Path)), s.Chmod.Mode&07777); err != nil {
+				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
+			}
+		case s.SetGates != nil:
+			// docs/spec.md: apiserver gates no longer matter for a pod that exists.
+			if len(s.SetGates.Kubelet) == 0 {
+				continue
+			}
+			maps.Copy(kubelet, s.SetGates.Kubelet)
+			if err := p.SetGates(ctx, maps.Clone(kubelet)); err != nil {
+				return nil, fmt.Errorf("after[%d].setGates: %w", i, err)
+			}
+		case s.RestartKubelet:
+			if vols, err = p.Restart(ctx); err != nil {
+				return nil, fmt.Errorf("after[%d].restartKubelet: %w", i, err)
+			}
+		}
+	}
+	return vols, nil
+}
+
+// Observe is docs/spec.md steps 4-8 on this machine: Steps, a snapshot of every volume the last
+// SetUp set up, c's probes on the volumes' paths, and p's TearDown on every path.
+func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
+	defer func() {
+		if terr := p.TearDown(context.WithoutCancel(ctx)); terr != nil {
+			vols, probes, err = nil, nil, errors.Join(err, terr)
+		}
+	}()
+	set, err := Steps(ctx, c, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	vols = Observations(a.Pod, set)
+	roots := map[string]string{}
+	for i, v := range a.Pod.Spec.Volumes {
+		if vols[i].SetUp != framework.SetUpOK {
+			continue
+		}
+		path := set[v.Name].Path
+		roots[v.Name] = path
+		if vols[i].Paths, err = Snapshot(v, path); err != nil {
+			return nil, nil, fmt.Errorf("volume %q reported set up, but: %w", v.Name, err)
+		}
+	}
+	if len(c.Probes) == 0 {
+		return vols, nil, nil
+	}
+	if pr, ok := p.(Prober); ok {
+		if err := pr.BeforeProbes(roots); err != nil {
+			return nil, nil, err
+		}
+	}
+	if probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
+		return nil, nil, err
+	}
+	return vols, probes, nil
+}
+
+// Observations is docs/spec.md step 6 without the paths: per volume of pod, in the pod's order,
+// its type, medium and SetUp result from set. A volume set does not name failed to set up.
+func Observations(pod *corev1.Pod, set Volumes) []framework.VolumeObservation {
+	var out []framework.VolumeObservation
+	for _, v := range pod.Spec.Volumes {
+		vo := framework.VolumeObservation{Name: v.Name, Type: framework.VolumeType(v), SetUp: framework.SetUpOK}
+		if v.EmptyDir != nil {
+			vo.Medium = string(v.EmptyDir.Medium)
+		}
+		switch r, ok := set[v.Name]; {
+		case !ok:
+			vo.SetUp = "the node gave no SetUp result for this volume"
+		case r.Err != "":
+			vo.SetUp = r.Err
+		}
+		out = append(out, vo)
+	}
+	return out
+}
+
+// Snapshot is docs/spec.md step 6 for one volume set up at path: the whole tree, or for a
+// hostPath only its root (the harness never walks a host directory).
+func Snapshot(v corev1.Volume, path string) ([]framework.PathObservation, error) {
+	if v.HostPath != nil {
+		return snapshot.Root(path)
+	}
+	return snapshot.Tree(path)
+}

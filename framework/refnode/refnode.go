@@ -1,0 +1,137 @@
+// Package refnode is volperm's own implementation (nodeimpl/) behind the framework's interfaces,
+// for every target that uses it: APIServer is nodeimpl/admission as an apiserver half, and Pod
+// is one admitted pod on nodeimpl/kubelet as a lifecycle.Pod. The reference target is both on
+// this machine; the container target sets pods up with Pod and observes them from containers;
+// the exec target admits with APIServer when it has no agent of its own for that half. No
+// target imports another: they share this package.
+package refnode
+
+import (
+	"context"
+	"path/filepath"
+	"runtime/debug"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/lifecycle"
+	"github.com/volperm/volperm/framework/targets/fixturedriver"
+	"github.com/volperm/volperm/hostfeature"
+	"github.com/volperm/volperm/nodeimpl/admission"
+	"github.com/volperm/volperm/nodeimpl/flexvolume"
+	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/kubelet"
+)
+
+// Name is the name the reference implementation reports (and the reference target registers).
+const Name = "reference"
+
+// Info names the reference implementation: its version and this machine's kernel.
+func Info() framework.TargetInfo {
+	info := framework.TargetInfo{Name: Name, Details: map[string]string{"kernel": hostfeature.KernelRelease()}}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		info.Version = bi.Main.Version
+	}
+	return info
+}
+
+// APIServer is the reference apiserver: nodeimpl/admission.
+type APIServer struct{}
+
+// Info names the reference apiserver.
+func (APIServer) Info() framework.TargetInfo { return Info() }
+
+// SupportsAdmission: the reference apiserver has every field and policy volperm knows.
+func (APIServer) SupportsAdmission(*framework.Case) (bool, string) { return true, "" }
+
+// Admit runs c's admission through nodeimpl/admission. It never fails.
+func (APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
+	req := admission.Request{
+		Pod:                    c.Pod,
+		OldPod:                 c.OldPod,
+		PersistentVolume:       c.PersistentVolume,
+		PreservePermissions:    c.PreservePermissions,
+		OldPreservePermissions: c.OldPreservePermissions,
+		Gates:                  gates.Set(c.Gates.APIServer),
+	}
+	if p := c.FlexVolumePolicy; p != nil {
+		req.FlexPolicy = &admission.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
+	}
+	res := admission.Admit(req)
+	return framework.Admitted{
+		Admission: framework.Admission{
+			Allowed:             res.Allowed,
+			Errors:              res.Errors,
+			Dropped:             res.Dropped,
+			PreservePermissions: res.PreservePermissions,
+		},
+		Pod: res.Pod,
+	}, nil
+}
+
+// HostNeeds is what a node on this machine, as this process's user, needs to set pod up
+// (kubelet.HostNeeds): the reference kubelet's needs, and any node's that mounts and chowns here.
+func HostNeeds(pod *corev1.Pod) []hostfeature.Feature { return kubelet.HostNeeds(pod) }
+
+// SupportsHere tells whether a node on this machine can set pod up (HostNeeds), and if not,
+// what the machine lacks and how to get it.
+func SupportsHere(pod *corev1.Pod) (bool, string) {
+	if m := hostfeature.First(HostNeeds(pod)); m != nil {
+		return false, m.Error()
+	}
+	return true, ""
+}
+
+// PopulateStorage plays the volperm/fixture flexVolume driver for targets whose kubelet is not
+// ours: it creates dir (0750, kubelet's prepareForMount) holding files.
+func PopulateStorage(dir string, files []framework.File) error {
+	return flexvolume.Populate(dir, fixturedriver.StorageOf(files))
+}
+
+// Pod is one admitted pod on nodeimpl/kubelet under a case root: the kubelet's state in
+// root/kubelet, c's host fixtures in root/host. The caller removes root after TearDown.
+type Pod struct {
+	k   *kubelet.Kubelet
+	pod *kubelet.Pod
+}
+
+// NewPod starts a reference kubelet with c's kubelet gates under root and creates c's host
+// fixtures for the pod a admitted.
+func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) {
+	hostRoot := filepath.Join(root, "host")
+	k, err := kubelet.New(kubelet.Config{RootDir: filepath.Join(root, "kubelet"), HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet)})
+	if err != nil {
+		return nil, err
+	}
+	if err := hostfix.Create(hostRoot, c.Host); err != nil {
+		return nil, err
+	}
+	return &Pod{k: k, pod: &kubelet.Pod{Pod: a.Pod, PreservePermissions: a.Admission.PreservePermissions, Sources: c.Sources, Storage: fixturedriver.Storage(c.Storage)}}, nil
+}
+
+// SetUp is the kubelet's SetUp of every volume (lifecycle.Pod).
+func (p *Pod) SetUp(context.Context) (lifecycle.Volumes, error) {
+	out := lifecycle.Volumes{}
+	for _, r := range p.k.SetUp(p.pod) {
+		v := lifecycle.Volume{Path: r.Path}
+		if r.Err != nil {
+			v.Err = r.Err.Error()
+		}
+		out[r.Name] = v
+	}
+	return out, nil
+}
+
+// SetGates puts the kubelet gates in force for the next SetUp (lifecycle.Pod).
+func (p *Pod) SetGates(_ context.Context, g map[string]bool) error {
+	p.k.SetGates(gates.Set(g))
+	return nil
+}
+
+// Restart is a new kubelet process on the same state: its SetUp of every volume again; what the
+// first SetUp left on disk is all it knows (lifecycle.Pod).
+func (p *Pod) Restart(ctx context.Context) (lifecycle.Volumes, error) { return p.SetUp(ctx) }
+
+// TearDown unmounts and removes every volume (lifecycle.Pod).
+func (p *Pod) TearDown(context.Context) error { return p.k.TearDown(p.pod) }
