@@ -2,12 +2,10 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -285,14 +283,7 @@ func WriteRecord(r Record) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("record the cluster for volperm cleanup: %w", err)
 	}
-	b, err := json.Marshal(r)
-	if err == nil {
-		tmp := filepath.Join(dir, recordFile+".tmp")
-		if err = os.WriteFile(tmp, b, 0o600); err == nil {
-			err = os.Rename(tmp, filepath.Join(dir, recordFile))
-		}
-	}
-	if err != nil {
+	if err := sweep.WriteRecord(dir, recordFile, r); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("record the cluster for volperm cleanup: %w", err)
 	}
@@ -308,18 +299,6 @@ func (r Record) where() string {
 		ctx = fmt.Sprintf("context %q", r.Context)
 	}
 	return fmt.Sprintf("%s of %s (%s)", ctx, strings.Join(r.Kubeconfig, ":"), r.Server)
-}
-
-func readRecord(dir string) (Record, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, recordFile))
-	if err != nil {
-		return Record{}, false
-	}
-	var r Record
-	if json.Unmarshal(b, &r) != nil || r.Owner.PID <= 0 {
-		return Record{}, false
-	}
-	return r, true
 }
 
 // removeRecord removes this run's record: nothing of it is left on the cluster.
@@ -341,14 +320,10 @@ func init() {
 // removes the record. A record whose kubeconfig no longer has the cluster is removed; one
 // whose cluster does not answer is kept, for the next cleanup.
 func sweepRecorded(ctx context.Context, o sweep.Options) ([]string, error) {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), recordDirPrefix+"*"))
 	var found []string
 	var errs []error
-	for _, dir := range dirs {
-		rec, ok := readRecord(dir)
-		if !ok || rec.Owner.Alive() {
-			continue
-		}
+	for _, d := range sweep.DeadRecords(recordDirPrefix, recordFile, func(r *Record) owner.Mark { return r.Owner }) {
+		dir, rec := d.Dir, d.Record
 		rules := &clientcmd.ClientConfigLoadingRules{Precedence: rec.Kubeconfig}
 		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 			&clientcmd.ConfigOverrides{CurrentContext: rec.Context}).ClientConfig()

@@ -2,7 +2,6 @@ package kind
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,27 +34,10 @@ type state struct {
 }
 
 func writeState(dir string, s state) error {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, stateFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	if err := sweep.WriteRecord(dir, stateFile, s); err != nil {
 		return fmt.Errorf("kind target: record this run's clusters: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(dir, stateFile))
-}
-
-func readState(dir string) (state, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, stateFile))
-	if err != nil {
-		return state{}, false
-	}
-	var s state
-	if json.Unmarshal(b, &s) != nil || s.Owner.PID <= 0 {
-		return state{}, false
-	}
-	return s, true
+	return nil
 }
 
 func init() {
@@ -66,15 +48,11 @@ func init() {
 // network when such a run made it and nothing is attached to it any more, then the run's
 // directory. Clusters of live runs and clusters volperm did not record are never touched.
 func sweepClusters(_ context.Context, o sweep.Options) ([]string, error) {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), stateDirPrefix+"*"))
 	var found []string
 	var errs []error
 	var provider *kindcluster.Provider
-	for _, dir := range dirs {
-		st, ok := readState(dir)
-		if !ok || st.Owner.Alive() {
-			continue
-		}
+	for _, d := range sweep.DeadRecords(stateDirPrefix, stateFile, func(s *state) owner.Mark { return s.Owner }) {
+		dir, st := d.Dir, d.Record
 		for _, name := range st.Clusters {
 			found = append(found, fmt.Sprintf("kind cluster %s of %s", name, st.Owner))
 		}
