@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/caseroot"
+	"github.com/volperm/volperm/framework/caseroot/caseroottest"
+	"github.com/volperm/volperm/framework/lifecycle"
+	"github.com/volperm/volperm/framework/refnode"
+	"github.com/volperm/volperm/hostfeature"
+)
+
+// tinyNode is a target added the documented way (docs/architecture.md "Recipe: add a target"):
+// a node half registered with framework.RegisterHalves and nothing else, whose ObserveNode makes
+// a case root and hands a lifecycle.Pod (here the reference kubelet's) to lifecycle.Observe.
+// It exists only in this test binary; `--target reference+tinynode` pairs it with the
+// reference apiserver.
+type tinyNode struct{ roots *caseroot.Roots }
+
+func init() {
+	framework.RegisterHalves("tinynode", nil, func(o framework.TargetOptions) (framework.Node, error) {
+		roots, err := caseroot.New(o.WorkDir)
+		return &tinyNode{roots}, err
+	})
+}
+
+func (n *tinyNode) Info() framework.TargetInfo { return framework.TargetInfo{Name: "tinynode"} }
+
+func (n *tinyNode) SupportsNode(*framework.Case, framework.Admitted) (bool, string) { return true, "" }
+
+func (n *tinyNode) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.Feature {
+	return refnode.HostNeeds(a.Pod)
+}
+
+func (n *tinyNode) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+	root, err := n.roots.Make("volperm-tiny-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer n.roots.Remove(root)
+	p, err := refnode.NewPod(root, c, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lifecycle.Observe(ctx, c, a, p)
+}
+
+func (n *tinyNode) Close() error { return n.roots.RemoveAll() }
+
+// TestTinyTarget: the target above runs the cases with steps (chmod, setGates,
+// restart) through the command, with no other change to volperm, and passes them.
+func TestTinyTarget(t *testing.T) {
+	hostfeature.Need(t, hostfeature.Root)
+	code, stdout, stderr := runMain("run", "--target", "reference+tinynode", "--work-dir", caseroottest.TempDir(t),
+		"--report-dir", t.TempDir(), "--focus", "restart|chmod|gates on")
+	if code != exitOK || !strings.Contains(stdout, "PASSED on target reference+tinynode") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	t.Log(strings.SplitN(stdout[strings.Index(stdout, "PASSED"):], "\n", 2)[0])
+}
