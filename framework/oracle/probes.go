@@ -42,32 +42,11 @@ func (k *kubelet) probe(p framework.Probe) string {
 	}
 	switch p.Op {
 	case framework.OpCreate:
-		// open(O_CREAT|O_EXCL, 0644): an existing name (even a symlink) is EEXIST before any
-		// write check; then w+x on the parent. Owner: the prober; group: setgid rule.
-		f, errno := lookup(v.top, v.root, rel, false, u)
-		switch {
-		case errno != "":
-			return errno
-		case f.n != nil || f.dir == nil:
-			return eEXIST
-		case !may(f.dir, u, permWrite|permExec):
-			return eACCES
-		}
-		f.dir.add(f.name, typeFile, 0644&^umask, owner{u.UID, u.GID})
-		return ""
+		// open(O_CREAT|O_EXCL, 0644). Owner: the prober; group: setgid rule.
+		return createProbe(v, rel, u, typeFile, 0644)
 	case framework.OpMkdir:
-		// mkdir(0755): EEXIST first, then w+x on the parent; a setgid parent passes setgid on.
-		f, errno := lookup(v.top, v.root, rel, false, u)
-		switch {
-		case errno != "":
-			return errno
-		case f.n != nil || f.dir == nil:
-			return eEXIST
-		case !may(f.dir, u, permWrite|permExec):
-			return eACCES
-		}
-		f.dir.add(f.name, typeDir, 0755&^umask, owner{u.UID, u.GID})
-		return ""
+		// mkdir(0755): a setgid parent passes setgid on.
+		return createProbe(v, rel, u, typeDir, 0755)
 	case framework.OpRead, framework.OpWrite, framework.OpList:
 		return openProbe(v, rel, p.Op, u)
 	case framework.OpDelete:
@@ -249,4 +228,21 @@ func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string)
 		}
 	}
 	k.tr.hit(rule.ProbeDAC, append(dac, outcome)...)
+}
+
+// createProbe is open(O_CREAT|O_EXCL) or mkdir of rel as u: an existing name (even a symlink)
+// is EEXIST before any write check; then w+x on the parent; the new entry gets mode less the
+// umask, owned by the prober.
+func createProbe(v *volume, rel string, u *framework.User, typ string, mode uint32) string {
+	f, errno := lookup(v.top, v.root, rel, false, u)
+	switch {
+	case errno != "":
+		return errno
+	case f.n != nil || f.dir == nil:
+		return eEXIST
+	case !may(f.dir, u, permWrite|permExec):
+		return eACCES
+	}
+	f.dir.add(f.name, typ, mode&^umask, owner{u.UID, u.GID})
+	return ""
 }
