@@ -10,7 +10,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -44,7 +43,8 @@ type Pod interface {
 	// Restart restarts the kubelet, which sets every volume up again (step 5, restartKubelet).
 	Restart(ctx context.Context) (Volumes, error)
 	// TearDown removes everything the node made for the pod (step 8). It runs once, on every
-	// path, with a context that is never cancelled; its error fails the observation.
+	// path, with a context that is never cancelled; its error fails an observation that had
+	// not failed already.
 	TearDown(ctx context.Context) error
 }
 
@@ -103,8 +103,10 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 // SetUp set up, c's probes on the volumes' paths, and p's TearDown on every path.
 func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
 	defer func() {
-		if terr := p.TearDown(context.WithoutCancel(ctx)); terr != nil {
-			vols, probes, err = nil, nil, errors.Join(err, terr)
+		// The first error is the verdict, one line: a teardown after an earlier failure is
+		// best effort (an agent that failed its setup often fails its teardown the same way).
+		if terr := p.TearDown(context.WithoutCancel(ctx)); terr != nil && err == nil {
+			vols, probes, err = nil, nil, terr
 		}
 	}()
 	set, err := Steps(ctx, c, p)
