@@ -269,8 +269,8 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 	var writeErr error
 	ginkgo.ReportAfterSuite("volperm reports", func(r types.Report) {
 		summary = report.Build(r, report.Options{
-			Target:           cfg.Target.Info(),
-			Selection:        cfg.Selection,
+			Target:    cfg.Target.Info(),
+			Selection: cfg.Selection,
 		})
 		if cfg.ReportDir == "" {
 			return
