@@ -174,10 +174,11 @@ func (p *agentPod) SetUp(ctx context.Context) (lifecycle.Volumes, error) {
 	}
 	out := lifecycle.Volumes{}
 	for name, r := range res {
-		out[name] = lifecycle.Volume{Path: p.dirs[name], Err: r.Error}
-		if r.OK {
-			out[name] = lifecycle.Volume{Path: p.dirs[name]}
+		v := lifecycle.Volume{Path: p.dirs[name]}
+		if !r.OK {
+			v.Err = r.Error
 		}
+		out[name] = v
 	}
 	return out, nil
 }

@@ -101,10 +101,11 @@ func (n *node) SetUp(context.Context) (lifecycle.Volumes, error) {
 	}
 	out := lifecycle.Volumes{}
 	for _, v := range n.volumes {
-		out[v.vol.Name] = lifecycle.Volume{Path: v.path}
+		lv := lifecycle.Volume{Path: v.path}
 		if v.err != nil {
-			out[v.vol.Name] = lifecycle.Volume{Path: v.path, Err: v.err.Error()}
+			lv.Err = v.err.Error()
 		}
+		out[v.vol.Name] = lv
 	}
 	return out, nil
 }
