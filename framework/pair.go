@@ -244,7 +244,7 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs := &Observation{APIVersion: ObservationVersion, Case: c.Name, Source: p.name, Admission: a.Admission}
+	obs := p.observation(c, a)
 	if a.ReachesNode(c) {
 		if m := hostfeature.First(p.nodeHostNeeds(c, a)); m != nil {
 			return nil, fmt.Errorf("case %q cannot run on this kubelet here: %v", c.Name, m)
@@ -258,6 +258,12 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 	}
 	obs.Normalize()
 	return obs, nil
+}
+
+// observation is c's Observation after admission a, before the node: the whole answer for a
+// case that never reaches a node.
+func (p *Pair) observation(c *Case, a Admitted) *Observation {
+	return &Observation{APIVersion: ObservationVersion, Case: c.Name, Source: p.name, Admission: a.Admission}
 }
 
 // Close closes the kubelet half, and the apiserver half when it holds something (an agent).

@@ -88,11 +88,23 @@ type probePod struct {
 // group of cases (reconfigure.go); otherwise every case runs on the gates the cluster has.
 // Results are in the order of cases.
 func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Result {
+	why := make([]string, len(cases))
+	for i, c := range cases {
+		if ok, reason := t.supports(c); !ok {
+			why[i] = reason
+		}
+	}
+	return t.observeBatch(ctx, cases, why)
+}
+
+// observeBatch is ObserveBatch of cases already asked about: why[i] says why case i is not
+// supported ("" = it is; nil = all are).
+func (t *Target) observeBatch(ctx context.Context, cases []*framework.Case, why []string) []Result {
 	runs := make([]*caseRun, len(cases))
 	for i, c := range cases {
 		runs[i] = &caseRun{id: i, c: c, obs: &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Name}}
-		if ok, why := t.Supports(c); !ok {
-			runs[i].err = fmt.Errorf("case not supported by the cluster target: %s", why)
+		if why != nil && why[i] != "" {
+			runs[i].err = fmt.Errorf("case not supported by the cluster target: %s", why[i])
 		}
 	}
 	if t.opts.Reconfigure {

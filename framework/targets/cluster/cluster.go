@@ -238,7 +238,8 @@ func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
 	t := &Target{opts: opts, config: cfg, client: cs, meta: meta, disco: disco,
 		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
 	t.ready = t.readyz
-	t.batch = NewBatch(t.ObserveBatch, t.Supports)
+	// The batch asks supports first: its cases need not be asked again.
+	t.batch = NewBatch(func(ctx context.Context, cases []*framework.Case) []Result { return t.observeBatch(ctx, cases, nil) }, t.supports)
 	return t, nil
 }
 
@@ -347,9 +348,12 @@ func (t *Target) SetPodPerCase(on bool) {
 // Gates are the gates the cluster's apiserver and kubelet report.
 func (t *Target) Gates() framework.Gates { return t.gates }
 
-// Supports says whether the cluster runs c: the gates must be the ones the cluster runs with,
+// Supports says whether the cluster runs c (asked once per case: a prepared case was).
+func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Supports(c) }
+
+// supports says whether the cluster runs c: the gates must be the ones the cluster runs with,
 // and only what a stock cluster can set up is run on the node.
-func (t *Target) Supports(c *framework.Case) (bool, string) {
+func (t *Target) supports(c *framework.Case) (bool, string) {
 	if t.opts.Reconfigure {
 		if r := t.unsettable(c.Gates); r != "" {
 			return false, r

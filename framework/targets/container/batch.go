@@ -18,7 +18,10 @@ import (
 
 // prepared is one case whose host side is set up, waiting for its snapshot and probes.
 type prepared struct {
-	c    *framework.Case
+	c *framework.Case
+	// index is the case's place in the batch.
+	index int
+	// obs holds the volumes and probe results observed so far.
 	obs  *framework.Observation
 	root string
 	pod  *refnode.Pod // nil until the reference kubelet runs
@@ -32,34 +35,29 @@ type prepared struct {
 	err error
 }
 
-// outcome is what running one case gave: its Observation or why the target could not run it.
-type outcome struct {
-	obs *framework.Observation
-	err error
-}
-
 // rootUser is the user the snapshot runs as: root reads every directory, like the kubelet's stat.
 var rootUser = framework.User{UID: 0, GID: 0}
 
 // maxRequest bounds one exec's request: it travels as one argument (Linux MAX_ARG_STRLEN is 128 KiB).
 const maxRequest = 64 << 10
 
-// run runs cases (completed, reaching a node, supported) from set-up to teardown, sharing one
+// run runs cases (admitted, reaching a node, supported) from set-up to teardown, sharing one
 // container per distinct user set. With prefixed, case i's mounts live under /case-i; otherwise
 // (one case) at the pod's own mount paths. A case that fails on the host side gets its error;
 // err is the target failing for all of them. Everything is torn down and removed on return.
-func (t *Target) run(ctx context.Context, cases []*framework.Case, prefixed bool) (out map[string]outcome, err error) {
-	eng, err := t.engine(ctx)
+// The results are in the order of cases.
+func (n *node) run(ctx context.Context, cases []framework.NodeCase, prefixed bool) (out []framework.NodeResult, err error) {
+	eng, err := n.engine(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out = map[string]outcome{}
+	out = make([]framework.NodeResult, len(cases))
 	var ps []*prepared
 	containers := map[string]string{}
 	defer func() {
 		var errs []error
 		for _, p := range ps {
-			errs = append(errs, t.tearDownHost(p))
+			errs = append(errs, n.tearDownHost(p))
 		}
 		ch := make(chan error, len(containers))
 		for _, id := range containers {
@@ -75,16 +73,18 @@ func (t *Target) run(ctx context.Context, cases []*framework.Case, prefixed bool
 
 	users := map[string]framework.User{userKey(rootUser): rootUser}
 	var binds []bind
-	for i, c := range cases {
+	for i, nc := range cases {
+		c := nc.Case
 		prefix := ""
 		if prefixed {
 			prefix = "/case-" + strconv.Itoa(i)
 		}
-		p, err := t.setUpHost(ctx, c, prefix)
+		p, err := n.setUpHost(ctx, nc, prefix)
 		if err != nil {
-			out[c.Name] = outcome{err: err}
+			out[i].Err = err
 			continue
 		}
+		p.index = i
 		ps = append(ps, p)
 		binds = append(binds, p.binds...)
 		for _, pr := range c.Probes {
@@ -115,32 +115,27 @@ func (t *Target) run(ctx context.Context, cases []*framework.Case, prefixed bool
 			continue
 		}
 		containers[s.key] = s.id
-		t.count(func(s *Stats) { s.ContainerStarts++ })
+		n.count(func(s *Stats) { s.ContainerStarts++ })
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 
-	if err := t.snapshot(ctx, eng, containers[userKey(rootUser)], ps); err != nil {
+	if err := n.snapshot(ctx, eng, containers[userKey(rootUser)], ps); err != nil {
 		return nil, err
 	}
-	if err := t.probes(ctx, eng, containers, ps); err != nil {
+	if err := n.probes(ctx, eng, containers, ps); err != nil {
 		return nil, err
 	}
 	for _, p := range ps {
-		if p.err != nil {
-			out[p.c.Name] = outcome{err: p.err}
-			continue
-		}
-		p.obs.Normalize()
-		out[p.c.Name] = outcome{obs: p.obs}
+		out[p.index] = framework.NodeResult{Volumes: p.obs.Volumes, Probes: p.obs.Probes, Err: p.err}
 	}
 	return out, nil
 }
 
 // snapshot is docs/spec.md step 6 for every case at once, from inside the root container, in as
 // few execs as the argument size allows.
-func (t *Target) snapshot(ctx context.Context, eng *engine, id string, ps []*prepared) error {
+func (n *node) snapshot(ctx context.Context, eng *engine, id string, ps []*prepared) error {
 	type owned struct {
 		obs *framework.VolumeObservation
 		vol incontainer.Volume
@@ -163,7 +158,7 @@ func (t *Target) snapshot(ctx context.Context, eng *engine, id string, ps []*pre
 			req.Volumes = append(req.Volumes, incontainer.Volume{Name: strconv.Itoa(len(req.Volumes)), Path: v.Path, Root: v.Root})
 			size += len(v.Path) + 64
 		}
-		ans, err := t.exec(ctx, eng, id, req)
+		ans, err := n.exec(ctx, eng, id, req)
 		if err != nil {
 			return err
 		}
@@ -189,7 +184,7 @@ type segment struct {
 // phase k runs the k-th segment of every case, one exec per user (all cases' steps in it), the
 // users' execs concurrently. Each case keeps its order; cases never share a volume, so running
 // them side by side changes nothing.
-func (t *Target) probes(ctx context.Context, eng *engine, containers map[string]string, ps []*prepared) error {
+func (n *node) probes(ctx context.Context, eng *engine, containers map[string]string, ps []*prepared) error {
 	var phases [][]segment
 	for _, p := range ps {
 		segs, err := segments(p)
@@ -211,7 +206,7 @@ func (t *Target) probes(ctx context.Context, eng *engine, containers map[string]
 		}
 		ch := make(chan error, len(byUser))
 		for key, segs := range byUser {
-			go func() { ch <- t.runSegments(ctx, eng, containers[key], segs) }()
+			go func() { ch <- n.runSegments(ctx, eng, containers[key], segs) }()
 		}
 		var errs []error
 		for range byUser {
@@ -244,58 +239,53 @@ func segments(p *prepared) ([]segment, error) {
 
 // runSegments runs segs (one user, distinct cases) in container id, in as few execs as the
 // argument size allows, and appends each case's results to its Observation.
-func (t *Target) runSegments(ctx context.Context, eng *engine, id string, segs []segment) error {
+func (n *node) runSegments(ctx context.Context, eng *engine, id string, segs []segment) error {
 	for len(segs) > 0 {
 		var req incontainer.Request
-		n, size := 0, 0
-		for ; n < len(segs) && (n == 0 || size < maxRequest); n++ {
-			req.Probes = append(req.Probes, segs[n].steps...)
-			for _, s := range segs[n].steps {
+		k, size := 0, 0
+		for ; k < len(segs) && (k == 0 || size < maxRequest); k++ {
+			req.Probes = append(req.Probes, segs[k].steps...)
+			for _, s := range segs[k].steps {
 				size += len(s.Root) + len(s.Probe.Name) + len(s.Probe.Path) + len(s.Probe.To) + 160
 			}
 		}
-		ans, err := t.exec(ctx, eng, id, req)
+		ans, err := n.exec(ctx, eng, id, req)
 		if err != nil {
 			return err
 		}
 		if len(ans.Probes) != len(req.Probes) {
 			return fmt.Errorf("probe container answered %d probes for %d", len(ans.Probes), len(req.Probes))
 		}
-		for _, s := range segs[:n] {
+		for _, s := range segs[:k] {
 			s.p.obs.Probes = append(s.p.obs.Probes, ans.Probes[:len(s.steps)]...)
 			ans.Probes = ans.Probes[len(s.steps):]
 		}
-		segs = segs[n:]
+		segs = segs[k:]
 	}
 	return nil
 }
 
-func (t *Target) exec(ctx context.Context, eng *engine, id string, req incontainer.Request) (*framework.Observation, error) {
+func (n *node) exec(ctx context.Context, eng *engine, id string, req incontainer.Request) (*framework.Observation, error) {
 	if id == "" {
 		return nil, errors.New("no probe container for this user")
 	}
-	t.count(func(s *Stats) { s.Execs++ })
+	n.count(func(s *Stats) { s.Execs++ })
 	return eng.probe(ctx, id, req)
 }
 
-// setUpHost runs docs/spec.md steps 1-5 for c on the reference node under a new case root
+// setUpHost runs docs/spec.md steps 3-5 for the admitted case on the reference node under a new case root
 // (framework/lifecycle Steps: a container changing a mode acts on the same inode the node set
 // up, so chmod runs here, as root, whose container has CAP_FOWNER) and plans its mounts.
-func (t *Target) setUpHost(ctx context.Context, c *framework.Case, prefix string) (p *prepared, err error) {
-	res := admit(c)
-	root, err := t.roots.Make("volperm-ctr-")
+func (n *node) setUpHost(ctx context.Context, nc framework.NodeCase, prefix string) (p *prepared, err error) {
+	c, res := nc.Case, nc.Admitted
+	root, err := n.roots.Make("volperm-ctr-")
 	if err != nil {
 		return nil, err
 	}
-	p = &prepared{c: c, root: root, inside: map[string]string{}, obs: &framework.Observation{
-		APIVersion: framework.ObservationVersion,
-		Case:       c.Name,
-		Source:     Name,
-		Admission:  res.Admission,
-	}}
+	p = &prepared{c: c, root: root, inside: map[string]string{}, obs: &framework.Observation{}}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, t.tearDownHost(p))
+			err = errors.Join(err, n.tearDownHost(p))
 			p = nil
 		}
 	}()
@@ -355,10 +345,10 @@ func mustMountRO(v corev1.Volume) bool {
 }
 
 // tearDownHost is docs/spec.md step 8 on the host side.
-func (t *Target) tearDownHost(p *prepared) error {
+func (n *node) tearDownHost(p *prepared) error {
 	var err error
 	if p.pod != nil {
 		err = p.pod.TearDown(context.Background())
 	}
-	return errors.Join(err, t.roots.Remove(p.root))
+	return errors.Join(err, n.roots.Remove(p.root))
 }

@@ -5,16 +5,20 @@
 // binary (package incontainer, image volperm/probe:<hash>) snapshots and probes them from inside,
 // as the uid/gid/groups the container runs as. Admission runs like the reference target's.
 //
-// Batching: a suite that calls Prepare with its cases runs them all at once: one container per
-// distinct user set for all of them (case i's volumes under /case-i/...), one snapshot exec, and
-// the probes in phases (one exec per user per phase); Observe then returns what was observed.
-// Cases not prepared, or a target built with "container:per-case", run with containers of their
-// own. Nothing is held between calls: every run tears down its volumes and removes its containers.
+// The target is a pair (framework.Pair): the reference apiserver admits, this package's node
+// half sets up and observes; it registers that half too, so "upstream+container" pairs the real
+// apiserver with it.
+//
+// Batching (framework.BatchNode): a suite that calls Prepare with its cases runs them all at
+// once: one container per distinct user set for all of them (case i's volumes under
+// /case-i/...), one snapshot exec, and the probes in phases (one exec per user per phase);
+// Observe then returns what was observed. Cases not prepared, or a target built with
+// "container:per-case", run with containers of their own. Nothing is held between calls: every
+// run tears down its volumes and removes its containers.
 package container
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +46,7 @@ const ArgPerCase = "per-case"
 
 func init() {
 	framework.RegisterTarget(Name, "volumes prepared by the reference node, seen from inside real Docker containers run as the pod's users (testcontainers-go; arg per-case turns batching off)", New)
+	framework.RegisterHalves(Name, nil, func(o framework.TargetOptions) (framework.Node, error) { return newNode(o) })
 }
 
 // Stats count what the target did, for reports and for measuring batching.
@@ -52,8 +57,8 @@ type Stats struct {
 	Execs int `json:"execs"`
 }
 
-// Target runs cases in containers.
-type Target struct {
+// node is the kubelet half: the reference kubelet on this machine, containers for the workload.
+type node struct {
 	roots   *caseroot.Roots
 	perCase bool
 	runID   string
@@ -62,32 +67,36 @@ type Target struct {
 	eng       *engine
 	engErr    error
 	connected bool
-	done      map[string]kept
 	stats     Stats
 	absent    map[string]string
 }
 
 var (
-	_ framework.Target  = (*Target)(nil)
-	_ framework.Batcher = (*Target)(nil)
+	_ framework.BatchNode     = (*node)(nil)
+	_ framework.NodeHostNeeds = (*node)(nil)
 )
 
-// New builds the container target. opts.Arg is "" (batched) or "per-case". It does not reach the
-// engine yet: a missing engine makes Supports say so for every case that needs a node.
+// New builds the container target: the reference apiserver and this package's node. opts.Arg is
+// "" (batched) or "per-case".
 func New(opts framework.TargetOptions) (framework.Target, error) {
+	n, err := newNode(opts)
+	if err != nil {
+		return nil, err
+	}
+	return framework.NewTargetPair(Name, refnode.APIServer{}, n), nil
+}
+
+// newNode builds the node half. It does not reach the engine yet: a missing engine makes
+// SupportsNode say so for every case that reaches the node.
+func newNode(opts framework.TargetOptions) (*node, error) {
 	if opts.Arg != "" && opts.Arg != ArgPerCase {
 		return nil, fmt.Errorf("target %q takes no argument or %q (got %q)", Name, ArgPerCase, opts.Arg)
-	}
-	// testcontainers-go's reaper (Ryuk) would pull an image from a registry; the target removes
-	// its containers itself.
-	if err := os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true"); err != nil {
-		return nil, err
 	}
 	roots, err := caseroot.New(opts.WorkDir)
 	if err != nil {
 		return nil, err
 	}
-	return &Target{
+	return &node{
 		roots:   roots,
 		perCase: opts.Arg == ArgPerCase,
 		runID:   strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid()),
@@ -96,93 +105,79 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 }
 
 // engine connects once and imports the probe image; a failure is remembered.
-func (t *Target) engine(ctx context.Context) (*engine, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.connected {
-		t.connected = true
-		t.eng, t.engErr = connect(ctx, t.runID)
-		if t.engErr == nil {
-			if t.engErr = t.eng.ensureImage(ctx); t.engErr != nil {
-				t.eng.cli.Close()
-				t.eng = nil
+func (n *node) engine(ctx context.Context) (*engine, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.connected {
+		n.connected = true
+		n.eng, n.engErr = connect(ctx, n.runID)
+		if n.engErr == nil {
+			if n.engErr = n.eng.ensureImage(ctx); n.engErr != nil {
+				n.eng.cli.Close()
+				n.eng = nil
 			}
 		}
 	}
-	return t.eng, t.engErr
+	return n.eng, n.engErr
 }
 
-// Info names the target, the engine and the probe image.
-func (t *Target) Info() framework.TargetInfo {
+// Info names the node half, the engine and the probe image.
+func (n *node) Info() framework.TargetInfo {
 	info := framework.TargetInfo{Name: Name, Details: map[string]string{"engineHost": engineHost(), "mode": "batched"}}
-	if t.perCase {
+	if n.perCase {
 		info.Details["mode"] = ArgPerCase
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.eng != nil {
-		info.Version = "docker " + t.eng.version
-		info.Details["apiVersion"] = t.eng.apiVersion
-		info.Details["image"] = t.eng.image
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.eng != nil {
+		info.Version = "docker " + n.eng.version
+		info.Details["apiVersion"] = n.eng.apiVersion
+		info.Details["image"] = n.eng.image
 	}
-	info.Details["containerStarts"] = strconv.Itoa(t.stats.ContainerStarts)
+	info.Details["containerStarts"] = strconv.Itoa(n.stats.ContainerStarts)
 	return info
 }
 
-// Stats returns what the target did so far.
-func (t *Target) Stats() Stats {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.stats
+// Stats returns what the node did so far.
+func (n *node) Stats() Stats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stats
 }
 
-// Supports tells whether c can run here: admission-only cases always; cases that reach a node
-// need what the reference node needs (root, hugetlbfs), an engine, mounts without subPath, no
-// change made through a read-only mount, and hostPath volumes where something exists after
-// set-up.
-func (t *Target) Supports(c *framework.Case) (bool, string) {
-	cc := c.DeepCopy()
-	cc.Complete()
-	res := admit(cc)
-	if !reachesNode(cc, res) {
-		return true, ""
-	}
-	if ok, why := refnode.SupportsHere(res.Pod); !ok {
+// SupportsNode tells whether the admitted c can run here: what the reference node needs (root,
+// hugetlbfs), an engine, mounts without subPath, no change made through a read-only mount, and
+// hostPath volumes where something exists after set-up.
+func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if ok, why := refnode.SupportsHere(a.Pod); !ok {
 		return false, why
 	}
-	for _, ctr := range res.Pod.Spec.Containers {
+	for _, ctr := range a.Pod.Spec.Containers {
 		for _, m := range ctr.VolumeMounts {
 			if m.SubPath != "" || m.SubPathExpr != "" {
 				return false, fmt.Sprintf("volumeMount %q of container %q uses subPath: the container target mounts whole volumes only", m.Name, ctr.Name)
 			}
 		}
 	}
-	if why := readOnlyWrite(cc, res.Pod); why != "" {
+	if why := readOnlyWrite(c, a.Pod); why != "" {
 		return false, why
 	}
-	if _, err := t.engine(context.Background()); err != nil {
+	if _, err := n.engine(context.Background()); err != nil {
 		why := err.Error()
 		if hostfeature.Required(hostfeature.ContainerEngine) {
 			why += " (required here: " + hostfeature.EnvRequire + " or CI=true)"
 		}
 		return false, why
 	}
-	if why := t.hostPathAbsent(cc, res.Pod); why != "" {
+	if why := n.hostPathAbsent(c, a.Pod); why != "" {
 		return false, why
 	}
 	return true, ""
 }
 
-// HostNeeds: a case that reaches a node needs what the reference node needs here
-// (kubelet.HostNeeds) and a container engine.
-func (t *Target) HostNeeds(c *framework.Case) []hostfeature.Feature {
-	cc := c.DeepCopy()
-	cc.Complete()
-	res := admit(cc)
-	if !reachesNode(cc, res) {
-		return nil
-	}
-	return append(kubelet.HostNeeds(res.Pod), hostfeature.ContainerEngine)
+// HostNeeds: what the reference node needs here (kubelet.HostNeeds) and a container engine.
+func (n *node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.Feature {
+	return append(kubelet.HostNeeds(a.Pod), hostfeature.ContainerEngine)
 }
 
 // mutating are the probe ops a read-only mount refuses with EROFS.
@@ -216,30 +211,26 @@ func readOnlyWrite(c *framework.Case, pod *corev1.Pod) string {
 	return ""
 }
 
-func reachesNode(c *framework.Case, res framework.Admitted) bool {
-	return res.ReachesNode(c)
-}
-
 // hostPathAbsent sets up c's hostPath volumes alone on a scratch host and says why the case is
 // unsupported when one of them has nothing at its path afterwards (docs/spec.md "Snapshot":
 // `absent`). The kubelet leaves that path to the runtime: containerd and CRI-O create a
 // directory, Docker's mount API refuses the bind. What a container sees there is the runtime's
 // choice, not the node's, so the target does not claim an answer. Cached per case name.
-func (t *Target) hostPathAbsent(c *framework.Case, pod *corev1.Pod) string {
-	t.mu.Lock()
-	why, done := t.absent[c.Name]
-	t.mu.Unlock()
+func (n *node) hostPathAbsent(c *framework.Case, pod *corev1.Pod) string {
+	n.mu.Lock()
+	why, done := n.absent[c.Name]
+	n.mu.Unlock()
 	if done {
 		return why
 	}
-	why = t.checkHostPaths(c, pod)
-	t.mu.Lock()
-	t.absent[c.Name] = why
-	t.mu.Unlock()
+	why = n.checkHostPaths(c, pod)
+	n.mu.Lock()
+	n.absent[c.Name] = why
+	n.mu.Unlock()
 	return why
 }
 
-func (t *Target) checkHostPaths(c *framework.Case, pod *corev1.Pod) (why string) {
+func (n *node) checkHostPaths(c *framework.Case, pod *corev1.Pod) (why string) {
 	var vols []corev1.Volume
 	for _, v := range pod.Spec.Volumes {
 		if v.HostPath != nil {
@@ -249,12 +240,12 @@ func (t *Target) checkHostPaths(c *framework.Case, pod *corev1.Pod) (why string)
 	if len(vols) == 0 {
 		return ""
 	}
-	root, err := t.roots.Make("volperm-ctr-check-")
+	root, err := n.roots.Make("volperm-ctr-check-")
 	if err != nil {
 		return "cannot check hostPath set-up: " + err.Error()
 	}
 	defer func() {
-		if err := t.roots.Remove(root); err != nil && why == "" {
+		if err := n.roots.Remove(root); err != nil && why == "" {
 			why = "cannot check hostPath set-up: " + err.Error()
 		}
 	}()
@@ -278,120 +269,49 @@ func (t *Target) checkHostPaths(c *framework.Case, pod *corev1.Pod) (why string)
 	return ""
 }
 
-// Prepare runs every case of cases that reaches a node and that the target supports, sharing
-// containers (one per distinct user set), and keeps each Observation for its Observe. It replaces
-// what an earlier Prepare kept. In per-case mode it does nothing.
-func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
-	if t.perCase {
-		return nil
-	}
-	var todo []*framework.Case
-	keys := map[string]string{}
-	for _, c := range cases {
-		if ok, _ := t.Supports(c); !ok {
-			continue
-		}
-		cc := c.DeepCopy()
-		cc.Complete()
-		if reachesNode(cc, admit(cc)) {
-			todo = append(todo, cc)
-			keys[c.Name] = caseKey(c)
+// Batching is false for a node built with "container:per-case".
+func (n *node) Batching() bool { return !n.perCase }
+
+// ObserveBatch runs cases sharing containers (one per distinct user set).
+func (n *node) ObserveBatch(ctx context.Context, cases []framework.NodeCase) []framework.NodeResult {
+	out, err := n.run(ctx, cases, true)
+	if err != nil {
+		out = make([]framework.NodeResult, len(cases))
+		for i := range out {
+			out[i].Err = err
 		}
 	}
-	t.mu.Lock()
-	t.done = map[string]kept{}
-	t.mu.Unlock()
-	if len(todo) == 0 {
-		return nil
-	}
-	out, err := t.run(ctx, todo, true)
+	return out
+}
+
+// ObserveNode runs c (docs/spec.md "The order of events") with containers of its own and
+// removes them before returning.
+func (n *node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+	out, err := n.run(ctx, []framework.NodeCase{{Case: c, Admitted: a}}, false)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for name, o := range out {
-		t.done[name] = kept{key: keys[name], outcome: o}
-	}
-	return nil
+	return out[0].Volumes, out[0].Probes, out[0].Err
 }
 
-// kept is a prepared case's outcome, with the case it was for.
-type kept struct {
-	key string
-	outcome
-}
-
-// caseKey identifies a case's content: Observe uses a kept outcome only for the very same case.
-func caseKey(c *framework.Case) string {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// Observe runs c (docs/spec.md "The order of events"). A case Prepare ran returns what it
-// observed; any other starts its own containers and removes them before returning.
-func (t *Target) Observe(ctx context.Context, in *framework.Case) (*framework.Observation, error) {
-	c := in.DeepCopy()
-	c.Complete()
-	res := admit(c)
-	if !reachesNode(c, res) {
-		obs := &framework.Observation{
-			APIVersion: framework.ObservationVersion,
-			Case:       c.Name,
-			Source:     Name,
-			Admission:  res.Admission,
-		}
-		obs.Normalize()
-		return obs, nil
-	}
-	if ok, why := t.Supports(c); !ok {
-		return nil, fmt.Errorf("case %q cannot run here: %s", c.Name, why)
-	}
-	t.mu.Lock()
-	k, ok := t.done[c.Name]
-	if ok && k.key == caseKey(in) {
-		delete(t.done, c.Name)
-	} else {
-		ok = false
-	}
-	t.mu.Unlock()
-	if ok {
-		return k.obs, k.err
-	}
-	out, err := t.run(ctx, []*framework.Case{c}, false)
-	if err != nil {
-		return nil, err
-	}
-	return out[c.Name].obs, out[c.Name].err
-}
-
-func (t *Target) count(f func(*Stats)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f(&t.stats)
+func (n *node) count(f func(*Stats)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	f(&n.stats)
 }
 
 // Close removes every container this run started (also those a cancelled start left) and every
 // case root left behind.
-func (t *Target) Close() error {
+func (n *node) Close() error {
 	ctx := context.Background()
-	t.mu.Lock()
-	eng := t.eng
-	t.eng, t.connected, t.done = nil, false, nil
-	t.mu.Unlock()
+	n.mu.Lock()
+	eng := n.eng
+	n.eng, n.connected = nil, false
+	n.mu.Unlock()
 	var errs []error
 	if eng != nil {
 		errs = append(errs, eng.removeAll(ctx), eng.cli.Close())
 	}
-	errs = append(errs, t.roots.RemoveAll())
+	errs = append(errs, n.roots.RemoveAll())
 	return errors.Join(errs...)
-}
-
-// admit is the reference apiserver: the container target tests a node, not an apiserver.
-func admit(c *framework.Case) framework.Admitted {
-	a, _ := refnode.APIServer{}.Admit(c) // the reference apiserver never errs
-	return a
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
@@ -155,31 +156,31 @@ func storyCases() []*framework.Case {
 	}
 }
 
-// needEngine builds a target of mode arg, or skips (fails where the target is required) when
-// this machine cannot run it.
-func needEngine(t *testing.T, arg string) *Target {
+// needEngine builds a target of mode arg, and its node half, or skips (fails where the target
+// is required) when this machine cannot run it.
+func needEngine(t *testing.T, arg string) (framework.Target, *node) {
 	t.Helper()
-	tg, err := New(framework.TargetOptions{Arg: arg, WorkDir: caseroottest.TempDir(t)})
+	n, err := newNode(framework.TargetOptions{Arg: arg, WorkDir: caseroottest.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tg := framework.NewTargetPair(Name, refnode.APIServer{}, n)
 	t.Cleanup(func() {
 		if err := tg.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
 	})
-	ct := tg.(*Target)
-	if ok, why := ct.Supports(storyCases()[0]); !ok {
+	if ok, why := tg.Supports(storyCases()[0]); !ok {
 		if hostfeature.Required(hostfeature.ContainerEngine) {
 			t.Fatalf("container target required here but unsupported: %s", why)
 		}
 		t.Skipf("container target unsupported here: %s", why)
 	}
-	return ct
+	return tg, n
 }
 
 func TestStoriesMatchReference(t *testing.T) {
-	ctr := needEngine(t, "")
+	ctr, _ := needEngine(t, "")
 	ref, err := reference.New(framework.TargetOptions{WorkDir: caseroottest.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestStoriesMatchReference(t *testing.T) {
 	defer ref.Close()
 	ctx := context.Background()
 	cases := storyCases()
-	if err := ctr.Prepare(ctx, cases); err != nil {
+	if err := ctr.(framework.Batcher).Prepare(ctx, cases); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
@@ -222,7 +223,7 @@ func TestStoriesMatchReference(t *testing.T) {
 }
 
 func TestReadOnlyMountsRefuseWrites(t *testing.T) {
-	ctr := needEngine(t, ArgPerCase)
+	ctr, n := needEngine(t, ArgPerCase)
 	pod := emptyDirPod(nil, nil)
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}})
 	pod.Spec.Containers = []corev1.Container{{Name: "app", Image: framework.ProbeImage, VolumeMounts: []corev1.VolumeMount{
@@ -244,14 +245,15 @@ func TestReadOnlyMountsRefuseWrites(t *testing.T) {
 	}
 	// What a container sees, all the same: run the case without asking Supports.
 	c.Complete()
-	out, err := ctr.run(context.Background(), []*framework.Case{c}, false)
+	a, err := refnode.APIServer{}.Admit(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs, err := out[c.Name].obs, out[c.Name].err
+	vols, probes, err := n.ObserveNode(context.Background(), c, a)
 	if err != nil {
 		t.Fatal(err)
 	}
+	obs := &framework.Observation{Volumes: vols, Probes: probes}
 	want := []string{"EROFS", "EROFS", "", "EROFS"}
 	for i, p := range obs.Probes {
 		if p.Errno != want[i] || p.Allowed != (want[i] == "") {
@@ -264,7 +266,7 @@ func TestReadOnlyMountsRefuseWrites(t *testing.T) {
 }
 
 func TestUnsupportedSaysWhy(t *testing.T) {
-	ctr := needEngine(t, "")
+	ctr, _ := needEngine(t, "")
 	tests := []struct {
 		name string
 		c    *framework.Case
@@ -355,14 +357,18 @@ func TestBatchedVsPerCase(t *testing.T) {
 	ctx := context.Background()
 	results := map[string]map[string]*framework.Observation{}
 	for _, mode := range []string{"", ArgPerCase} {
-		ctr := needEngine(t, mode)
+		ctr, n := needEngine(t, mode)
 		// The image is imported (once) before timing starts.
-		if _, err := ctr.engine(ctx); err != nil {
+		if _, err := n.engine(ctx); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if err := ctr.Prepare(ctx, cases); err != nil {
-			t.Fatal(err)
+		if b, ok := ctr.(framework.Batcher); ok != (mode == "") {
+			t.Fatalf("mode %q: Batcher %v", mode, ok)
+		} else if ok {
+			if err := b.Prepare(ctx, cases); err != nil {
+				t.Fatal(err)
+			}
 		}
 		prepared := time.Since(start)
 		results[mode] = map[string]*framework.Observation{}
@@ -377,7 +383,7 @@ func TestBatchedVsPerCase(t *testing.T) {
 		if name == "" {
 			name = "batched"
 		}
-		st := ctr.Stats()
+		st := n.Stats()
 		t.Logf("%-8s %d cases: %2d container starts, %2d execs, %v (Prepare %v)", name, len(cases), st.ContainerStarts, st.Execs, time.Since(start).Round(time.Millisecond), prepared.Round(time.Millisecond))
 	}
 	for _, c := range cases {
@@ -393,11 +399,11 @@ func TestCancelLeavesNothing(t *testing.T) {
 	for _, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
 			dir := caseroottest.TempDir(t)
-			tg, err := New(framework.TargetOptions{WorkDir: dir})
+			n, err := newNode(framework.TargetOptions{WorkDir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctr := tg.(*Target)
+			ctr := framework.NewTargetPair(Name, refnode.APIServer{}, n)
 			if ok, why := ctr.Supports(storyCases()[0]); !ok {
 				if hostfeature.Required(hostfeature.ContainerEngine) {
 					t.Fatal(why)
@@ -406,7 +412,7 @@ func TestCancelLeavesNothing(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), after)
 			defer cancel()
-			err = ctr.Prepare(ctx, append(modeSweep(), storyCases()...))
+			err = ctr.(framework.Batcher).Prepare(ctx, append(modeSweep(), storyCases()...))
 			t.Logf("Prepare cancelled after %v: %v", after, err)
 			if err := ctr.Close(); err != nil {
 				t.Fatalf("close: %v", err)
@@ -416,7 +422,7 @@ func TestCancelLeavesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cli.Close()
-			list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelRun+"="+ctr.runID)})
+			list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelRun+"="+n.runID)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,6 +58,7 @@ func engineHost() string {
 
 // connect reaches the engine (bounded), or says which socket does not answer and how to start one.
 func connect(ctx context.Context, run string) (*engine, error) {
+	disableReaper()
 	host := engineHost()
 	noEngine := func(err error) error {
 		return fmt.Errorf("no container engine answers at %s (set DOCKER_HOST for another): start one with hack/docker-up.sh: %w", host, err)

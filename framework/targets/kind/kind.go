@@ -182,7 +182,7 @@ func New(opts Options) (*Target, error) {
 		return nil, fmt.Errorf("kind target: %w", err)
 	}
 	t := &Target{opts: opts, configs: cfgs, live: map[string]*liveCluster{}}
-	t.batch = cluster.NewBatch(t.ObserveBatch, t.Supports)
+	t.batch = cluster.NewBatch(t.ObserveBatch, t.supports)
 	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
 	return t, nil
 }
@@ -217,9 +217,12 @@ func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
 // ones a reconfigured cluster can turn on.
 var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true}
 
-// Supports says whether the cluster can be given c's gates (PerCell: a kind-config has them)
+// Supports says whether the target runs c (asked once per case: a prepared case was).
+func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Supports(c) }
+
+// supports says whether the cluster can be given c's gates (PerCell: a kind-config has them)
 // and a stock cluster can run c.
-func (t *Target) Supports(c *framework.Case) (bool, string) {
+func (t *Target) supports(c *framework.Case) (bool, string) {
 	if t.opts.PerCell {
 		if _, why := t.ConfigFor(c); why != "" {
 			return false, why

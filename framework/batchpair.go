@@ -1,0 +1,193 @@
+package framework
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/volperm/volperm/hostfeature"
+)
+
+// Batching is an optional capability of a pair's kubelet half: a node that observes many cases
+// faster than one after another. The pair then is a Batcher: the suites Prepare an area's cases
+// before its specs, the pair admits each case once and hands the node those that reach it, and
+// Observe hands out what was prepared (one Prepared cache) or observes a case not prepared.
+
+// ConcurrentNode is implemented by a kubelet half whose ObserveNode may run for several cases at
+// once (each case under its own root, nothing shared): Prepare observes an area's cases in
+// parallel, Concurrency at a time.
+type ConcurrentNode interface {
+	Node
+	Concurrency() int
+}
+
+// BatchNode is implemented by a kubelet half that observes many admitted cases together (the
+// container target: one container per user set for all of them): Prepare hands it every
+// prepared case that reaches it in one ObserveBatch.
+type BatchNode interface {
+	Node
+	// Batching says whether this node batches (it may be built to run case by case).
+	Batching() bool
+	// ObserveBatch observes each case as ObserveNode would; the results are in the order of
+	// cases, and an error of the whole batch is every case's Err.
+	ObserveBatch(ctx context.Context, cases []NodeCase) []NodeResult
+}
+
+// NodeCase is one admitted case on its way to a BatchNode.
+type NodeCase struct {
+	Case     *Case
+	Admitted Admitted
+}
+
+// NodeResult is ObserveNode's answer for one case of a batch.
+type NodeResult struct {
+	Volumes []VolumeObservation
+	Probes  []ProbeResult
+	// Err is the target failing for this case (ObserveNode's error).
+	Err error
+}
+
+// batchPair is a Pair whose node batches (BatchNode) or runs cases concurrently
+// (ConcurrentNode). What a case observes does not depend on which way it ran
+// (TestConcurrentPairSameObservations, the container target's TestBatchedVsPerCase).
+type batchPair struct {
+	*Pair
+	workers  int
+	batch    BatchNode
+	prepared Prepared
+}
+
+// ObserveTimer is implemented by a target that observes cases before their specs run
+// (framework.Batcher): how long the observation of c took (set-up, steps, snapshot, probes,
+// teardown), since the spec's own run time does not include it. The reports name it for the
+// cases labelled "timed" (framework/report LabelTimed).
+type ObserveTimer interface {
+	ObserveTime(c *Case) (time.Duration, bool)
+}
+
+// NewTargetPair names a target made of api and node, as NewPair does, a Batcher when node
+// batches (BatchNode) or runs cases concurrently (ConcurrentNode).
+func NewTargetPair(name string, api APIServer, node Node) Target {
+	p := NewPair(name, api, node)
+	if bn, ok := node.(BatchNode); ok && bn.Batching() {
+		return &batchPair{Pair: p, batch: bn}
+	}
+	if cn, ok := node.(ConcurrentNode); ok && cn.Concurrency() > 1 {
+		return &batchPair{Pair: p, workers: cn.Concurrency()}
+	}
+	return p
+}
+
+// Prepare observes the cases this machine and the target can run (Batcher), in one batch or
+// workers at a time; it replaces what an earlier Prepare kept.
+func (b *batchPair) Prepare(ctx context.Context, cases []*Case) error {
+	b.prepared.Reset()
+	if b.batch != nil {
+		return b.prepareBatch(ctx, cases)
+	}
+	jobs := make(chan *Case)
+	var wg sync.WaitGroup
+	for range b.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				needs := b.Pair.HostNeeds(c)
+				start := time.Now()
+				obs, err := b.Pair.Observe(ctx, c)
+				b.prepared.Keep(c, Kept{Observation: obs, Err: err, Took: time.Since(start), Timed: true, Needs: needs})
+			}
+		}()
+	}
+	for _, c := range cases {
+		if ctx.Err() != nil {
+			break
+		}
+		// Supports also says no when this machine lacks a feature the node needs.
+		if ok, _ := b.Pair.Supports(c); !ok {
+			continue
+		}
+		jobs <- c
+	}
+	close(jobs)
+	wg.Wait()
+	return ctx.Err()
+}
+
+// prepareBatch admits each supported case once, keeps the answer of those that stop at the
+// apiserver and observes the others in one ObserveBatch.
+func (b *batchPair) prepareBatch(ctx context.Context, cases []*Case) error {
+	var (
+		todo []NodeCase
+		ins  []*Case
+		kept []Kept
+	)
+	for _, in := range cases {
+		if ok, _ := b.Pair.Supports(in); !ok {
+			continue
+		}
+		needs := b.Pair.HostNeeds(in)
+		c, a, err := b.Pair.admit(in, true)
+		switch {
+		case err != nil:
+			b.prepared.Keep(in, Kept{Err: err})
+		case !a.ReachesNode(c):
+			obs := b.Pair.observation(c, a)
+			obs.Normalize()
+			b.prepared.Keep(in, Kept{Observation: obs})
+		default:
+			todo = append(todo, NodeCase{Case: c, Admitted: a})
+			ins = append(ins, in)
+			kept = append(kept, Kept{Needs: needs})
+		}
+	}
+	if len(todo) == 0 || ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for i, r := range b.batch.ObserveBatch(ctx, todo) {
+		k := kept[i]
+		if k.Err = r.Err; r.Err == nil {
+			k.Observation = b.Pair.observation(todo[i].Case, todo[i].Admitted)
+			k.Observation.Volumes, k.Observation.Probes = r.Volumes, r.Probes
+			k.Observation.Normalize()
+		}
+		b.prepared.Keep(ins[i], k)
+	}
+	return ctx.Err()
+}
+
+// HostNeeds of a prepared case are those it had in Prepare: it is not admitted again.
+func (b *batchPair) HostNeeds(c *Case) []hostfeature.Feature {
+	if k, ok := b.prepared.Peek(c); ok {
+		return k.Needs
+	}
+	return b.Pair.HostNeeds(c)
+}
+
+// Supports says yes to a prepared case (Prepare keeps only those it supported).
+func (b *batchPair) Supports(c *Case) (bool, string) {
+	if _, ok := b.prepared.Peek(c); ok {
+		return true, ""
+	}
+	return b.Pair.Supports(c)
+}
+
+// Observe returns what Prepare observed for c, once, or observes c now.
+func (b *batchPair) Observe(ctx context.Context, c *Case) (*Observation, error) {
+	if k, ok := b.prepared.Take(c); ok {
+		return k.Observation, k.Err
+	}
+	start := time.Now()
+	obs, err := b.Pair.Observe(ctx, c)
+	b.prepared.Timed(c, time.Since(start))
+	return obs, err
+}
+
+// ObserveTime is how long the observation Observe last returned for c took (ObserveTimer).
+func (b *batchPair) ObserveTime(c *Case) (time.Duration, bool) { return b.prepared.ObserveTime(c) }
+
+var (
+	_ Batcher      = (*batchPair)(nil)
+	_ ObserveTimer = (*batchPair)(nil)
+	_ HostNeeds    = (*batchPair)(nil)
+)
