@@ -1,9 +1,9 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"strings"
-	"context"
 	"sync"
 	"testing"
 	"time"
