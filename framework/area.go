@@ -69,7 +69,7 @@ func AreaDescription(a Area) string {
 
 // FixtureDriver is the flexVolume driver the harness serves (Case.Storage; docs/spec.md
 // "flexVolume"): every target installs or models this one name
-// (framework/targets/fixturedriver).
+// (framework/fixturedriver).
 const FixtureDriver = "volperm/fixture"
 
 // volumeTypes are the volume sources volperm checks, by the API's field name: VolumeType and

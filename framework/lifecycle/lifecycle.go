@@ -48,6 +48,12 @@ type Pod interface {
 	TearDown(ctx context.Context) error
 }
 
+// Chmoder is a Pod whose volumes are not on this machine (a cluster's node): it applies a chmod
+// step itself, as root in the pod, to path (a volume's Path joined with the step's path).
+type Chmoder interface {
+	Chmod(ctx context.Context, path string, mode uint32) error
+}
+
 // Prober is a Pod that must prepare this machine before the probes of Observe run (for
 // example, let every uid reach volume roots under directories its kubelet made 0750).
 type Prober interface {
@@ -78,7 +84,14 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 			}
 			// A container changing a mode inside the volume: a plain chmod(2) of the spec's
 			// mode bits, as root.
-			if err := syscall.Chmod(filepath.Join(v.Path, filepath.Clean("/"+s.Chmod.Path)), s.Chmod.Mode&07777); err != nil {
+			path, mode := filepath.Join(v.Path, filepath.Clean("/"+s.Chmod.Path)), s.Chmod.Mode&07777
+			var err error
+			if ch, ok := p.(Chmoder); ok {
+				err = ch.Chmod(ctx, path, mode)
+			} else {
+				err = syscall.Chmod(path, mode)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
 			}
 		case s.SetGates != nil:

@@ -171,3 +171,35 @@ func TestMain(m *testing.M) {
 	probe.MaybeRunChild()
 	os.Exit(m.Run())
 }
+
+// remotePod's volumes are elsewhere (a cluster's node): it applies chmod steps itself.
+type remotePod struct {
+	fakePod
+	chmods []string
+}
+
+func (r *remotePod) Chmod(_ context.Context, path string, mode uint32) error {
+	r.calls = append(r.calls, "chmod")
+	r.chmods = append(r.chmods, fmt.Sprintf("%s %o", path, mode))
+	return nil
+}
+
+// A Chmoder gets each chmod step, in order, with the volume's path joined to the step's (kept
+// inside the volume) and only the mode's 07777 bits; nothing is changed on this machine.
+func TestChmoderAppliesChmod(t *testing.T) {
+	r := &remotePod{fakePod: fakePod{dir: "/volumes/c0-v0"}}
+	c := &framework.Case{After: []framework.Step{
+		{Chmod: &framework.Chmod{Volume: "v", Path: "sub/../../x", Mode: 0o100640}},
+		{RestartKubelet: true},
+		{Chmod: &framework.Chmod{Volume: "v", Path: ".", Mode: 01777}},
+	}}
+	if _, err := lifecycle.Steps(context.Background(), c, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/volumes/c0-v0/x 640", "/volumes/c0-v0 1777"}; !reflect.DeepEqual(r.chmods, want) {
+		t.Errorf("chmods %q; want %q", r.chmods, want)
+	}
+	if want := []string{"setUp", "chmod", "restart", "chmod"}; !reflect.DeepEqual(r.calls, want) {
+		t.Errorf("calls %q; want %q", r.calls, want)
+	}
+}

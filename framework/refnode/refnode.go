@@ -14,9 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/fixturedriver"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/lifecycle"
-	"github.com/volperm/volperm/framework/targets/fixturedriver"
 	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/admission"
 	"github.com/volperm/volperm/nodeimpl/flexvolume"

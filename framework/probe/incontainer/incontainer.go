@@ -19,10 +19,10 @@ import (
 	"syscall"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/fixturedriver"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
-	"github.com/volperm/volperm/framework/targets/fixturedriver"
 )
 
 // Request is what one run of the probe binary does: snapshot Volumes first, then run Probes in

@@ -19,10 +19,10 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/sweep"
-	"github.com/volperm/volperm/framework/targets/cluster"
 	"github.com/volperm/volperm/framework/targets/kind"
 )
 

@@ -1,7 +1,8 @@
 // Package kind is the `kind` target: it creates a kind cluster from kind-config/ with
 // sigs.k8s.io/kind as a library, runs the cases through the cluster target, reconfiguring the
 // cluster's gates in place for each cell of the skew matrix (cluster.Options.Reconfigure), and
-// deletes the cluster at the end, on failure, and on SIGINT/SIGTERM, unless asked to keep it.
+// deletes the cluster at the end, on failure, and when the run is interrupted (the command owns
+// SIGINT and SIGTERM: they cancel the cases and Close deletes), unless asked to keep it.
 // With PerCell it creates one cluster per kind-config instead (for comparison).
 package kind
 
@@ -13,12 +14,10 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
@@ -26,9 +25,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/owner"
-	"github.com/volperm/volperm/framework/targets/cluster"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 	kindconfig "github.com/volperm/volperm/kind-config"
 )
@@ -148,7 +147,6 @@ type Target struct {
 	mu       sync.Mutex
 	provider *kindcluster.Provider
 	live     map[string]*liveCluster // by config name
-	stopSig  chan struct{}
 	batch    *cluster.Batch
 	// madeNetwork: the Docker network kindNetwork did not exist before this target's first
 	// cluster, so the target removes it at the end.
@@ -403,7 +401,7 @@ func (t *Target) observePerCell(ctx context.Context, cases []*framework.Case) []
 }
 
 // cluster returns the live cluster of config name, creating it. The lock is not held while
-// kind creates it, so that a signal can delete it meanwhile.
+// kind creates it, so that Close (an interrupted run) can delete it meanwhile.
 func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error) {
 	t.mu.Lock()
 	if lc := t.live[name]; lc != nil {
@@ -416,7 +414,6 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 			cfg = c
 		}
 	}
-	t.watchSignals()
 	if !t.networkChecked {
 		// kind makes its Docker network "kind" at the first create and never removes it.
 		t.networkChecked = true
@@ -522,30 +519,6 @@ func (t *Target) deleteCluster(name string) {
 	t.logf("cluster %s deleted in %s", lc.name, time.Since(start).Round(100*time.Millisecond))
 }
 
-// watchSignals deletes the live clusters on SIGINT or SIGTERM, then lets the signal do what it
-// does by default. Called with t.mu held.
-func (t *Target) watchSignals() {
-	if t.stopSig != nil {
-		return
-	}
-	t.stopSig = make(chan struct{})
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		select {
-		case s := <-sig:
-			t.logf("%v: deleting clusters", s)
-			t.deleteAll()
-			t.removeNetwork()
-			t.removeDir()
-			signal.Stop(sig)
-			_ = syscall.Kill(os.Getpid(), s.(syscall.Signal))
-		case <-t.stopSig:
-			signal.Stop(sig)
-		}
-	}()
-}
-
 func (t *Target) deleteAll() {
 	t.mu.Lock()
 	var names []string
@@ -561,12 +534,6 @@ func (t *Target) deleteAll() {
 // Close deletes every cluster still running (unless Keep).
 func (t *Target) Close() error {
 	t.deleteAll()
-	t.mu.Lock()
-	if t.stopSig != nil {
-		close(t.stopSig)
-		t.stopSig = nil
-	}
-	t.mu.Unlock()
 	if t.opts.Keep {
 		return nil
 	}

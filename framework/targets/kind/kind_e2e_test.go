@@ -11,8 +11,8 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/oracle"
-	"github.com/volperm/volperm/framework/targets/cluster"
 	"github.com/volperm/volperm/framework/targets/kind"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/targets/cluster"
+	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 

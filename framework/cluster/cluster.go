@@ -1,0 +1,549 @@
+// Package cluster runs cases on any Kubernetes cluster reached through a kubeconfig: the
+// machinery of the `cluster` target (framework/targets/cluster registers it) and of the kind
+// target, which runs it on the clusters it creates.
+// The real apiserver admits each case (a server-side dry-run create: validation errors, dropped
+// fields read back from the pod it would store); the real kubelet sets up the admitted volumes
+// (Secrets and ConfigMaps created from Case.Sources) in pods whose probe container (the probe image, run as root) snapshots them and runs the
+// case's probes each as its user. hostPath set-up failures are read from the kubelet's
+// FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
+// installed on demand and bound per case. Many cases share one pod.
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/fixturedriver"
+	"github.com/volperm/volperm/framework/knowndiff"
+	"github.com/volperm/volperm/framework/owner"
+)
+
+// Name is the target's registry name.
+const Name = "cluster"
+
+// Options configure the target.
+type Options struct {
+	// Kubeconfig and Context select the cluster ("" = client-go's defaults: $KUBECONFIG, ~/.kube/config).
+	Kubeconfig string
+	Context    string
+	// ProbeImage holds /volperm-probe (cmd/volperm-probe); it must already be on the node
+	// (pods use imagePullPolicy Never).
+	ProbeImage string
+	// Node pins every pod to this node ("" = the first Ready node).
+	Node string
+	// BatchVolumes is the most volumes one probe pod mounts (0 = 64).
+	BatchVolumes int
+	// NodeControl, when set, lets cases flip kubelet gates and restart the kubelet (Case.After).
+	NodeControl NodeControl
+	// Reconfigure (needs NodeControl) changes the cluster's gates in place to the ones each
+	// group of cases needs, and runs gate steps (Case.After) on the apiserver too: see
+	// reconfigure.go. Without it, a case runs only on the gates the cluster has.
+	Reconfigure bool
+	// PodPerCase gives every case a probe pod of its own (to measure what batching saves).
+	PodPerCase bool
+	// InstallFlexDriver installs the harness's flexVolume driver (fixturedriver) in the node's
+	// kubelet plugin dir, FlexPluginDir, before the first case that sets one up.
+	InstallFlexDriver bool
+	// FlexPluginDir is the kubelet's volumePluginDir ("" = the kubelet's default,
+	// /usr/libexec/kubernetes/kubelet-plugins/volume/exec).
+	FlexPluginDir string
+	// Timeouts bound the pod starts and the apiserver's outages (zero: defaults, retry.go).
+	Timeouts Timeouts
+	// Ephemeral says that the cluster is deleted with the run (kind): a run killed before its
+	// cleanup leaves nothing on it that matters, so it records nothing for `volperm cleanup`.
+	Ephemeral bool
+	// Log receives progress lines (nil = discarded).
+	Log io.Writer
+}
+
+// NodeControl changes the node's kubelet, for the steps of a case (Case.After).
+type NodeControl interface {
+	// SetKubeletGates writes the kubelet's feature gates into its configuration; they take
+	// effect when the kubelet restarts.
+	SetKubeletGates(ctx context.Context, gates map[string]bool) error
+	// RestartKubelet restarts the kubelet (the target then waits until it answers).
+	RestartKubelet(ctx context.Context) error
+	// SetAPIServerGates restarts the apiserver with these feature gates (the target then
+	// waits until it reports them).
+	SetAPIServerGates(ctx context.Context, gates map[string]bool) error
+}
+
+// Target runs cases on a cluster.
+type Target struct {
+	opts    Options
+	config  *rest.Config
+	client  kubernetes.Interface
+	meta    metadata.Interface
+	disco   *discovery.DiscoveryClient
+	node    string
+	version string
+	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
+	gates framework.Gates
+	batch *Batch
+
+	mu        sync.Mutex
+	podStarts int
+	// flexInstalled is set once the fixture driver is on the node.
+	flexInstalled bool
+	hooks         Hooks
+	// trackers follow the pods of each batch namespace (podfate.go).
+	trackers map[string]*podTracker
+	// namespaces are the batch namespaces this target created and has not seen gone (Cleanup).
+	namespaces map[string]bool
+	// bindings are policy bindings whose delete failed (Cleanup deletes them).
+	bindings map[string]bool
+	// record is the directory of this run's record of the cluster (cleanup.go), "" when none.
+	record string
+	// downSince is when the current apiserver outage began (zero: none); outages are the
+	// lengths of the outages that ended.
+	downSince time.Time
+	outages   []time.Duration
+	// ready says whether the apiserver is ready (readyz; a stub in tests).
+	ready func(context.Context) bool
+}
+
+// Hooks are called at precise moments of a batch, for tests that inject faults (a nil field is
+// not called). They run on the goroutine of the pod concerned and block it until they return.
+type Hooks struct {
+	// PodCreated is called once a probe pod has been created, before the target waits for it
+	// to run.
+	PodCreated func(ctx context.Context, namespace, pod string)
+	// PodRunning is called once a probe pod runs, before the target observes it (its exec).
+	PodRunning func(ctx context.Context, namespace, pod string)
+}
+
+// SetHooks installs hooks for the batches that start afterwards.
+func (t *Target) SetHooks(h Hooks) {
+	t.mu.Lock()
+	t.hooks = h
+	t.mu.Unlock()
+}
+
+func (t *Target) hook() Hooks {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hooks
+}
+
+// Client is the target's client of the cluster (for tests that inject faults).
+func (t *Target) Client() kubernetes.Interface { return t.client }
+
+// New connects to the cluster, picks the node and reads both components' feature gates.
+func New(ctx context.Context, opts Options) (*Target, error) {
+	if opts.ProbeImage == "" {
+		return nil, errors.New("cluster target: no probe image (--probe-image)")
+	}
+	if opts.Reconfigure && opts.NodeControl == nil {
+		return nil, errors.New("cluster target: reconfiguring gates in place needs control of the node")
+	}
+	if opts.FlexPluginDir == "" {
+		opts.FlexPluginDir = "/usr/libexec/kubernetes/kubelet-plugins/volume/exec"
+	}
+	if opts.BatchVolumes == 0 {
+		opts.BatchVolumes = 64
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if opts.Kubeconfig != "" {
+		rules.ExplicitPath = opts.Kubeconfig
+	}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: kubeconfig: %w", err)
+	}
+	t, err := newTarget(opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// One attempt: a cluster that does not answer at the start is more likely misconfigured
+	// than restarting.
+	vctx, cancel := context.WithTimeout(ctx, callTimeout)
+	raw, err := t.client.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(vctx)
+	cancel()
+	var v version.Info
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: server version: %w", err)
+	}
+	t.version = v.GitVersion
+	t.sweep(ctx)
+	if t.node, err = t.pickNode(ctx); err != nil {
+		return nil, err
+	}
+	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
+		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
+	}
+	if t.gates.Kubelet, err = t.featureGates(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics"); err != nil {
+		return nil, fmt.Errorf("cluster target: kubelet feature gates of node %s: %w", t.node, err)
+	}
+	if !opts.Ephemeral {
+		rec := Record{Owner: owner.Self(), Kubeconfig: rules.GetLoadingPrecedence(), Context: opts.Context, Server: cfg.Host}
+		if rec.Context == "" {
+			if raw, err := loader.RawConfig(); err == nil {
+				rec.Context = raw.CurrentContext
+			}
+		}
+		if t.record, err = writeRecord(rec); err != nil {
+			t.logf("%v (if this run is killed, its namespaces are left to the next run on this cluster)", err)
+		}
+	}
+	return t, nil
+}
+
+// newTarget makes a Target on cfg, without talking to the cluster.
+func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
+	// Cleanup lists every namespaced resource through it: not the deprecation warning of each.
+	quiet := rest.CopyConfig(cfg)
+	quiet.WarningHandler = rest.NoWarnings{}
+	meta, err := metadata.NewForConfig(quiet)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
+	t := &Target{opts: opts, config: cfg, client: cs, meta: meta, disco: disco,
+		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
+	t.ready = t.readyz
+	// The batch asks supports first: its cases need not be asked again.
+	t.batch = NewBatch(func(ctx context.Context, cases []*framework.Case) []Result { return t.observeBatch(ctx, cases, nil) }, t.supports)
+	return t, nil
+}
+
+func (t *Target) pickNode(ctx context.Context) (string, error) {
+	if t.opts.Node != "" {
+		return t.opts.Node, nil
+	}
+	var nodes *corev1.NodeList
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		nodes, err = t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("cluster target: list nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return n.Name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("cluster target: no Ready node among %d", len(nodes.Items))
+}
+
+// featureGates reads the kubernetes_feature_enabled gauges of a component's /metrics
+// (k8s.io/component-base/metrics/prometheus/feature), for the gates volperm knows.
+func (t *Target) featureGates(ctx context.Context, path string) (map[string]bool, error) {
+	var raw []byte
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		raw, err = t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseFeatureGates(raw)
+}
+
+// featureGatesOnce is featureGates in one attempt, for the loops that wait for a component
+// they restarted (its outage is expected there, not a fault).
+func (t *Target) featureGatesOnce(ctx context.Context, path string) (map[string]bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	raw, err := t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parseFeatureGates(raw)
+}
+
+// parseFeatureGates reads the kubernetes_feature_enabled gauges of a /metrics answer.
+func parseFeatureGates(raw []byte) (map[string]bool, error) {
+	gates := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "kubernetes_feature_enabled{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `name="`)
+		name, _, _ := strings.Cut(rest, `"`)
+		if _, known := framework.KnownGates[name]; !known {
+			continue
+		}
+		fields := strings.Fields(line)
+		val, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		gates[name] = val == 1
+	}
+	return gates, sc.Err()
+}
+
+// Info names the target, the server version, the node and the gates it found.
+func (t *Target) Info() framework.TargetInfo {
+	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage}
+	for _, g := range sortedKeys(framework.KnownGates) {
+		d["apiserver."+g] = gateWord(t.gates.APIServer, g)
+		d["kubelet."+g] = gateWord(t.gates.Kubelet, g)
+	}
+	return framework.TargetInfo{Name: Name, Version: t.version, Details: d}
+}
+
+func gateWord(m map[string]bool, g string) string {
+	v, ok := m[g]
+	switch {
+	case !ok:
+		return "absent"
+	case v:
+		return "on"
+	}
+	return "off"
+}
+
+// SetPodPerCase switches between batching (many cases a pod) and one pod per case, for the
+// batches that start afterwards.
+func (t *Target) SetPodPerCase(on bool) {
+	t.mu.Lock()
+	t.opts.PodPerCase = on
+	t.mu.Unlock()
+}
+
+// Gates are the gates the cluster's apiserver and kubelet report.
+func (t *Target) Gates() framework.Gates { return t.gates }
+
+// Supports says whether the cluster runs c (asked once per case: a prepared case was).
+func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Supports(c) }
+
+// supports says whether the cluster runs c: the gates must be the ones the cluster runs with,
+// and only what a stock cluster can set up is run on the node.
+func (t *Target) supports(c *framework.Case) (bool, string) {
+	if t.opts.Reconfigure {
+		if r := t.unsettable(c.Gates); r != "" {
+			return false, r
+		}
+	} else if r := GatesMismatch(c.Gates, t.gates); r != "" {
+		return false, r
+	}
+	if t.opts.NodeControl == nil && needsNodeControl(c) {
+		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
+	}
+	return Runnable(c, t.opts.InstallFlexDriver)
+}
+
+// needsNodeControl says whether a step of c changes or restarts the kubelet.
+func needsNodeControl(c *framework.Case) bool {
+	for _, s := range c.After {
+		if s.RestartKubelet || (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// GatesMismatch says how the gates c needs differ from the gates a cluster runs with ("" = none).
+func GatesMismatch(want, have framework.Gates) string {
+	for _, comp := range []struct {
+		name       string
+		want, have map[string]bool
+	}{{"apiserver", want.APIServer, have.APIServer}, {"kubelet", want.Kubelet, have.Kubelet}} {
+		for _, g := range sortedKeys(framework.KnownGates) {
+			w, ok := comp.want[g]
+			if !ok {
+				w = framework.KnownGates[g]
+			}
+			if w != comp.have[g] {
+				return fmt.Sprintf("needs %s gate %s=%v, the cluster runs %s", comp.name, g, w, gateWord(comp.have, g))
+			}
+		}
+	}
+	return ""
+}
+
+// Runnable says whether a stock cluster can run c at all, whatever its gates; flexDriver says
+// whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver).
+func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
+	switch {
+	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
+		return false, "preservePermissions is not a field of the v1 API"
+	case c.OldPod != nil:
+		return false, "pod-template updates (oldPod) are not run by this target"
+	case c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && hasTokenProjection(c.Pod):
+		// The ServiceAccount admission plugin names "default" before validation runs, so a
+		// cluster never shows ValidatePodCreate's rule for a pod without one.
+		return false, "a serviceAccountToken projection in a pod without serviceAccountName: a cluster's ServiceAccount admission plugin sets one"
+	case c.Pod == nil || c.AdmissionOnly:
+		return true, ""
+	}
+	for _, v := range c.Pod.Spec.Volumes {
+		switch {
+		case v.EmptyDir != nil:
+			if strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages") {
+				return false, "emptyDir medium HugePages needs pre-allocated huge pages on the node"
+			}
+		case v.HostPath != nil, v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil:
+		case v.VolumeSource == (corev1.VolumeSource{}):
+			// The apiserver makes it an emptyDir (v1.37 SetDefaults_Volume).
+		case v.FlexVolume != nil:
+			switch {
+			case v.FlexVolume.Driver != fixturedriver.Driver:
+				return false, fmt.Sprintf("flexVolume driver %q: only the harness's driver %s is set up by this target", v.FlexVolume.Driver, fixturedriver.Driver)
+			case !flexDriver:
+				return false, "flexVolume set-up needs the harness's driver " + fixturedriver.Driver + " on the node (the kind target installs it; cluster:flex-driver does on your cluster)"
+			}
+		case v.Projected != nil:
+			for _, p := range v.Projected.Sources {
+				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil {
+					return false, "only secret, configMap and downwardAPI projections are set up by this target"
+				}
+			}
+		default:
+			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI, projected and the harness's flexVolume volumes are set up by this target"
+		}
+	}
+	return true, ""
+}
+
+// hasTokenProjection reports whether a volume of pod projects a serviceAccountToken.
+func hasTokenProjection(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ServiceAccountToken != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Prepare runs cases in one batch (framework.Batcher); Observe then returns each one's result.
+func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
+	return t.batch.Prepare(ctx, cases)
+}
+
+// Observe returns what Prepare observed for c, or runs c alone (a batch of one).
+func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
+	return t.batch.Observe(ctx, c)
+}
+
+// Close removes what the run left on the cluster (Cleanup: the batch namespaces still there,
+// also stuck ones) and then the run's record of the cluster.
+func (t *Target) Close() error {
+	err := t.Cleanup(context.Background())
+	if err == nil {
+		t.removeRecord()
+	}
+	return err
+}
+
+// Result is the outcome of one case of a batch.
+type Result struct {
+	Observation *framework.Observation
+	// Err is a failure of the target (not of the case).
+	Err error
+}
+
+// logf writes one progress line to Options.Log.
+func (t *Target) logf(format string, a ...any) {
+	fmt.Fprintf(t.opts.Log, "cluster: "+format+"\n", a...)
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// admissionErrors turns an apiserver rejection into field.Error texts: for Invalid, one per
+// cause ("FIELD: MESSAGE", what field.Error.Error() prints); otherwise the status message.
+func admissionErrors(err error) []string {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return []string{err.Error()}
+	}
+	st := se.Status()
+	if st.Details != nil && len(st.Details.Causes) > 0 && st.Reason == metav1.StatusReasonInvalid {
+		var out []string
+		for _, c := range st.Details.Causes {
+			if c.Field != "" {
+				out = append(out, c.Field+": "+c.Message)
+			} else {
+				out = append(out, c.Message)
+			}
+		}
+		return out
+	}
+	return []string{st.Message}
+}
+
+// waitFor polls cond every interval until it is true, fails, or timeout passes (then a
+// *notWithinError).
+func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return &notWithinError{what: what, timeout: timeout}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
+
+// KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
+func (t *Target) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }

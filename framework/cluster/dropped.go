@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// droppedFields names, as docs/spec.md's `dropped` does ("spec.volumes[0].emptyDir.mode"), every
+// field of the volumes sent that the apiserver's answer lacks: defaulting only adds fields, so a
+// field gone is a field dropped (v1.37 pkg/api/pod/util.go dropDisabledFields), whichever gate
+// dropped it. Sorted, as the oracle lists them.
+func droppedFields(sent, stored []corev1.Volume) ([]string, error) {
+	var out []string
+	for i := range min(len(sent), len(stored)) {
+		a, err := asTree(sent[i])
+		if err != nil {
+			return nil, err
+		}
+		b, err := asTree(stored[i])
+		if err != nil {
+			return nil, err
+		}
+		out = appendMissing(out, fmt.Sprintf("spec.volumes[%d]", i), a, b)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// asTree is v as its JSON: maps, slices and scalars.
+func asTree(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var t any
+	return t, json.Unmarshal(raw, &t)
+}
+
+// appendMissing appends the paths under path that sent has and stored lacks.
+func appendMissing(out []string, path string, sent, stored any) []string {
+	switch a := sent.(type) {
+	case map[string]any:
+		b, ok := stored.(map[string]any)
+		if !ok {
+			return out
+		}
+		for k, v := range a {
+			w, ok := b[k]
+			if !ok {
+				out = append(out, path+"."+k)
+				continue
+			}
+			out = appendMissing(out, path+"."+k, v, w)
+		}
+	case []any:
+		b, ok := stored.([]any)
+		if !ok {
+			return out
+		}
+		for i := range min(len(a), len(b)) {
+			out = appendMissing(out, fmt.Sprintf("%s[%d]", path, i), a[i], b[i])
+		}
+	}
+	return out
+}

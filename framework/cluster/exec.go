@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// exec runs cmd in the pod's probe container, stdin from in, and returns stdout. It is retried
+// only when the apiserver refused the connection (the command did not start: the probes must
+// not run twice), and bounded by execTimeout.
+func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
+	// The apiserver answers (or an outage is waited out) before the exec, not in the middle.
+	if _, err := t.getPod(ctx, ns, pod); err != nil {
+		return nil, fmt.Errorf("exec %s in %s/%s: %w", cmd[0], ns, pod, err)
+	}
+	var out []byte
+	err := t.callWith(ctx, execTimeout, func(actx context.Context) error {
+		var err error
+		out, err = t.execOnce(actx, ns, pod, cmd, in)
+		switch {
+		case err == nil:
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			return permanentError{fmt.Errorf("%w (not finished within %s)", err, execTimeout)}
+		case execNotStarted(err):
+		case isTransient(err):
+			return permanentError{fmt.Errorf("%w (the connection was cut while the command ran: it is not run again, so that no probe runs twice)", err)}
+		default:
+			return permanentError{err}
+		}
+		return err
+	})
+	return out, err
+}
+
+// execNotStarted reports whether an exec failed before it reached the apiserver.
+func execNotStarted(err error) bool {
+	return utilnet.IsConnectionRefused(err) || strings.Contains(err.Error(), "connection refused") ||
+		strings.Contains(err.Error(), "no route to host")
+}
+
+func (t *Target) execOnce(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
+	req := t.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: "probe", Command: cmd, Stdin: in != nil, Stdout: true, Stderr: true},
+			scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(t.config, "GET", req.URL().String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(t.config, "POST", req.URL())
+	if err != nil {
+		return nil, err
+	}
+	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure)
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	opts := remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}
+	if in != nil {
+		opts.Stdin = bytes.NewReader(in)
+	}
+	if err := ex.StreamWithContext(ctx, opts); err != nil {
+		return nil, fmt.Errorf("exec %s in %s/%s: %w: %s", cmd[0], ns, pod, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}

@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/probe/incontainer"
+)
+
+// observePod runs one request in the probe container: every volume's snapshot, then every
+// case's probes in case order.
+func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observation, error) {
+	req := incontainer.Request{EachAsItsUser: true}
+	for _, v := range p.vols {
+		src := v.run.pod.Spec.Volumes[v.index]
+		req.Volumes = append(req.Volumes, incontainer.Volume{Name: v.unique, Path: "/volumes/" + v.unique, Root: src.HostPath != nil})
+	}
+	for _, r := range p.runs {
+		for _, pr := range r.probes {
+			req.Probes = append(req.Probes, probe.Step{Root: "/volumes/" + pr.Volume, Probe: pr})
+		}
+	}
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.exec(ctx, p.pod.Namespace, p.name, []string{ProbeCommand, "-request", "-"}, in)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := incontainer.DecodeAnswer(out, req)
+	if err != nil {
+		return nil, fmt.Errorf("probe answer of %s: %w: %q", p.name, err, out)
+	}
+	return obs, nil
+}
+
+// fill writes the pod's answer into each case's Observation, under the case's own names.
+func (t *Target) fill(p *probePod, answer *framework.Observation) {
+	paths := map[string][]framework.PathObservation{}
+	var results []framework.ProbeResult
+	if answer != nil {
+		for _, v := range answer.Volumes {
+			paths[v.Name] = v.Paths
+		}
+		results = answer.Probes
+	}
+	for _, r := range p.runs {
+		for _, bv := range r.vols {
+			src := r.pod.Spec.Volumes[bv.index]
+			vo := framework.VolumeObservation{Name: src.Name, Type: framework.VolumeType(src), SetUp: framework.SetUpOK}
+			if src.EmptyDir != nil {
+				vo.Medium = string(src.EmptyDir.Medium)
+			}
+			if text, failed := p.setUp[bv.unique]; failed {
+				vo.SetUp = strings.ReplaceAll(text, r.host, "")
+			} else {
+				vo.Paths = paths[bv.unique]
+			}
+			r.obs.Volumes = append(r.obs.Volumes, vo)
+		}
+		if answer != nil {
+			n := len(r.probes)
+			for i, res := range results[:n] {
+				res.Name = r.c.Probes[i].Name
+				r.obs.Probes = append(r.obs.Probes, res)
+			}
+			results = results[n:]
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/fixturedriver"
+)
+
+// podGroup says which probe pod c (admitted as pod) may share: the pods of cases with the same
+// pod-level security context; "" when it needs a pod of its own: a case with steps (a kubelet
+// restart disturbs every volume of its pod), a hostPath volume (a failing hostPath keeps the
+// whole pod from running), a projection of a key its source lacks (missingKey), or every case
+// when the target runs one pod per case.
+func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, error) {
+	if podPerCase || len(c.After) > 0 || missingKey(c, pod) {
+		return "", nil
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.HostPath != nil {
+			return "", nil
+		}
+	}
+	sc, err := json.Marshal(pod.Spec.SecurityContext)
+	return string(sc), err
+}
+
+// packPods is the pod-packing plan: the cases, in order, with their podGroup and number of
+// volumes, go into probe pods. A case joins the pod last opened for its group while that pod
+// then holds at most max volumes; otherwise it opens a pod. A case of group "" opens a pod of its
+// own. The answer lists each pod's cases (indexes into groups), in the order the pods opened.
+func packPods(groups []string, volumes []int, max int) [][]int {
+	var pods [][]int
+	size := []int{}
+	open := map[string]int{}
+	for i, g := range groups {
+		p, ok := open[g]
+		if g == "" || !ok || size[p]+volumes[i] > max {
+			p = len(pods)
+			pods = append(pods, nil)
+			size = append(size, 0)
+			if g != "" {
+				open[g] = p
+			}
+		}
+		pods[p] = append(pods[p], i)
+		size[p] += volumes[i]
+	}
+	return pods
+}
+
+// plan puts the admitted cases' volumes into probe pods named prefix-N (packPods), each volume
+// under a name unique in the batch, and gives each hostPath case a root of its own on the node.
+func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
+	t.mu.Lock()
+	podPerCase := t.opts.PodPerCase
+	t.mu.Unlock()
+	var (
+		admitted []*caseRun
+		groups   []string
+		volumes  []int
+	)
+	for _, r := range runs {
+		if r.pod == nil || r.err != nil {
+			continue
+		}
+		g, err := podGroup(r.c, r.pod, podPerCase)
+		if err != nil {
+			return nil, err
+		}
+		admitted = append(admitted, r)
+		groups = append(groups, g)
+		volumes = append(volumes, len(r.pod.Spec.Volumes))
+	}
+	var pods []*probePod
+	for n, members := range packPods(groups, volumes, t.opts.BatchVolumes) {
+		p := &probePod{name: fmt.Sprintf("%s-%d", prefix, n), setUp: map[string]string{}}
+		p.pod = t.probePodSpec(p.name, ns, admitted[members[0]].pod.Spec.SecurityContext)
+		for _, m := range members {
+			if err := p.add(admitted[m], ns); err != nil {
+				return nil, err
+			}
+		}
+		pods = append(pods, p)
+	}
+	return pods, nil
+}
+
+// add puts r's volumes into p under unique names (c<case>-v<volume>), with the case's hostPath
+// paths under its root on the node, its flexVolume storage in the driver's options and its
+// sources renamed to its own copies, and points r's probes at the unique names.
+func (p *probePod) add(r *caseRun, ns string) error {
+	i := r.id
+	for _, v := range r.pod.Spec.Volumes {
+		if v.HostPath != nil {
+			r.host = path.Join(HostRoot, ns, fmt.Sprint(i))
+		}
+	}
+	p.runs = append(p.runs, r)
+	names := map[string]string{}
+	for vi, v := range r.pod.Spec.Volumes {
+		u := fmt.Sprintf("c%d-v%d", i, vi)
+		names[v.Name] = u
+		bv := batchVolume{run: r, index: vi, unique: u}
+		r.vols = append(r.vols, bv)
+		p.vols = append(p.vols, bv)
+		v = *v.DeepCopy()
+		v.Name = u
+		if v.HostPath != nil {
+			v.HostPath.Path = path.Join(r.host, v.HostPath.Path)
+		}
+		if v.FlexVolume != nil && v.FlexVolume.Driver == fixturedriver.Driver {
+			// The driver reads the volume's storage from its options (fixturedriver.Main).
+			storage, err := json.Marshal(r.c.Storage[r.pod.Spec.Volumes[vi].Name])
+			if err != nil {
+				return err
+			}
+			if v.FlexVolume.Options == nil {
+				v.FlexVolume.Options = map[string]string{}
+			}
+			v.FlexVolume.Options[fixturedriver.StorageOption] = string(storage)
+			p.flex = true
+		}
+		r.renameSources(&v.VolumeSource)
+		p.pod.Spec.Volumes = append(p.pod.Spec.Volumes, v)
+		p.pod.Spec.Containers[0].VolumeMounts = append(p.pod.Spec.Containers[0].VolumeMounts,
+			corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u})
+	}
+	for _, pr := range r.c.Probes {
+		pr.Volume = names[pr.Volume]
+		r.probes = append(r.probes, pr)
+	}
+	return nil
+}
+
+// missingKey reports whether a secret or configMap (or a projection of one) of pod selects a key
+// that the case's source does not have without being optional: v1.37 MakePayload fails that
+// volume's set-up, and the kubelet never starts the pod holding it.
+func missingKey(c *framework.Case, pod *corev1.Pod) bool {
+	lacks := func(object string, items []corev1.KeyToPath, optional *bool) bool {
+		if optional != nil && *optional {
+			return false
+		}
+		data, ok := c.Sources[object]
+		if !ok {
+			return true
+		}
+		for _, it := range items {
+			if _, ok := data[it.Key]; !ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.Secret != nil:
+			if lacks("secret/"+v.Secret.SecretName, v.Secret.Items, v.Secret.Optional) {
+				return true
+			}
+		case v.ConfigMap != nil:
+			if lacks("configmap/"+v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional) {
+				return true
+			}
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil && lacks("secret/"+src.Secret.Name, src.Secret.Items, src.Secret.Optional) ||
+					src.ConfigMap != nil && lacks("configmap/"+src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/volperm/volperm/framework"
+)
+
+func TestPackPods(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		groups  []string
+		volumes []int
+		max     int
+		want    [][]int
+	}{
+		{"one group shares a pod", []string{"a", "a", "a"}, []int{1, 2, 3}, 64, [][]int{{0, 1, 2}}},
+		{"groups never share", []string{"a", "b", "a", "b"}, []int{1, 1, 1, 1}, 64, [][]int{{0, 2}, {1, 3}}},
+		{"alone is alone", []string{"", "a", "", "a"}, []int{1, 1, 1, 1}, 64, [][]int{{0}, {1, 3}, {2}}},
+		{"a full pod opens another", []string{"a", "a", "a", "a"}, []int{2, 2, 1, 2}, 4, [][]int{{0, 1}, {2, 3}}},
+		{"exactly full fits", []string{"a", "a"}, []int{2, 2}, 4, [][]int{{0, 1}}},
+		{"later cases join the pod last opened", []string{"a", "a", "a"}, []int{3, 3, 1}, 4, [][]int{{0}, {1, 2}}},
+		{"a case larger than max gets a pod", []string{"a", "a"}, []int{9, 1}, 4, [][]int{{0}, {1}}},
+		{"nothing", nil, nil, 4, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := packPods(tc.groups, tc.volumes, tc.max); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("packPods(%q, %v, %d) = %v, want %v", tc.groups, tc.volumes, tc.max, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodGroup(t *testing.T) {
+	emptyDir := func(fsGroup *int64) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: fsGroup}
+		p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		return p
+	}
+	hostPath := emptyDir(nil)
+	hostPath.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/x"}}
+	secret := emptyDir(nil)
+	secret.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s", Items: []corev1.KeyToPath{{Key: "k", Path: "k"}}}}
+	plain := &framework.Case{}
+	for _, tc := range []struct {
+		name       string
+		c          *framework.Case
+		pod        *corev1.Pod
+		podPerCase bool
+		alone      bool
+	}{
+		{"emptyDir", plain, emptyDir(nil), false, false},
+		{"pod per case", plain, emptyDir(nil), true, true},
+		{"steps", &framework.Case{After: []framework.Step{{RestartKubelet: true}}}, emptyDir(nil), false, true},
+		{"hostPath", plain, hostPath, false, true},
+		{"a key the source lacks", &framework.Case{Sources: map[string]map[string]string{"secret/s": {}}}, secret, false, true},
+		{"a key the source has", &framework.Case{Sources: map[string]map[string]string{"secret/s": {"k": "v"}}}, secret, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := podGroup(tc.c, tc.pod, tc.podPerCase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (g == "") != tc.alone {
+				t.Errorf("group %q, want alone %v", g, tc.alone)
+			}
+		})
+	}
+	a, _ := podGroup(plain, emptyDir(ptr.To[int64](2000)), false)
+	b, _ := podGroup(plain, emptyDir(ptr.To[int64](3000)), false)
+	c, _ := podGroup(plain, emptyDir(ptr.To[int64](2000)), false)
+	if a == b || a != c {
+		t.Errorf("groups by security context: fsGroup 2000 %q, 3000 %q, 2000 again %q", a, b, c)
+	}
+}

@@ -1,0 +1,233 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// deletePod deletes an observed probe pod at once, so that a node's pod limit (110 by default)
+// bounds only the pods running together, not a whole batch.
+func (t *Target) deletePod(p *probePod) {
+	zero := int64(0)
+	ctx, cancel := context.WithTimeout(context.Background(), t.cleanupCallTimeout())
+	defer cancel()
+	t.tracker(p.pod.Namespace).ours(p.name)
+	err := t.call(ctx, func(ctx context.Context) error {
+		return t.client.CoreV1().Pods(p.pod.Namespace).Delete(ctx, p.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.logf("delete pod %s/%s: %v", p.pod.Namespace, p.name, err)
+	}
+}
+
+// cleanupCallTimeout bounds a delete after a batch: the apiserver's bound, at most 30 s, and
+// 2 s while the apiserver has not answered for longer than its bound already (Cleanup deletes
+// what is left).
+func (t *Target) cleanupCallTimeout() time.Duration {
+	bound := t.timeouts().APIServer
+	t.mu.Lock()
+	gone := !t.downSince.IsZero() && time.Since(t.downSince) >= bound
+	t.mu.Unlock()
+	if gone {
+		return 2 * time.Second
+	}
+	return min(30*time.Second, bound)
+}
+
+// create runs a create call like call does; AlreadyExists after a failed attempt means that
+// attempt created it.
+func (t *Target) create(ctx context.Context, fn func(ctx context.Context) error) error {
+	failed := false
+	err := t.call(ctx, func(ctx context.Context) error {
+		err := fn(ctx)
+		if failed && apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		failed = err != nil
+		return err
+	})
+	return err
+}
+
+// probePodSpec is a probe pod on the target's node: the probe image waiting for execs, as root,
+// with the security context sc of the cases it holds.
+func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *corev1.Pod {
+	root, grace, no := int64(0), int64(0), false
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: ownedLabels()},
+		Spec: corev1.PodSpec{
+			NodeName:                      t.node,
+			SecurityContext:               sc.DeepCopy(),
+			AutomountServiceAccountToken:  &no,
+			TerminationGracePeriodSeconds: &grace,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name:            "probe",
+				Image:           t.opts.ProbeImage,
+				ImagePullPolicy: corev1.PullNever,
+				Command:         []string{ProbeCommand, "-wait"},
+				// Root, so that each probe runs as exactly its user's uid, gid and groups (also
+				// when the case's pod asks for runAsNonRoot: the probe is not the case's program).
+				SecurityContext: &corev1.SecurityContext{RunAsUser: &root, RunAsGroup: &root, RunAsNonRoot: &no},
+			}},
+		},
+	}
+}
+
+// waitRunning waits until pod ns/name (a helper pod: what names it) runs, for up to
+// Timeouts.PodStart.
+func (t *Target) waitRunning(ctx context.Context, ns, name, what string) error {
+	timeout := t.timeouts().PodStart
+	err := waitFor(ctx, timeout, 250*time.Millisecond, what+" "+ns+"/"+name+" running", func() (bool, error) {
+		p, err := t.getPod(ctx, ns, name)
+		if err != nil {
+			return false, err
+		}
+		if err := containerFailure(p); err != nil {
+			return false, err
+		}
+		return p.Status.Phase == corev1.PodRunning, nil
+	})
+	var nw *notWithinError
+	if errors.As(err, &nw) {
+		return t.notStarted(ctx, what, ns, name, timeout)
+	}
+	return err
+}
+
+// getPod reads pod ns/name, through the apiserver's outages (call).
+func (t *Target) getPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	var p *corev1.Pod
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		p, err = t.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	return p, err
+}
+
+// containerFailure reports a container that cannot start for a reason no wait will fix.
+func containerFailure(p *corev1.Pod) error {
+	for _, s := range p.Status.ContainerStatuses {
+		if w := s.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+				return fmt.Errorf("pod %s container %s: %s: %s", p.Name, s.Name, w.Reason, w.Message)
+			}
+		}
+		if s.State.Terminated != nil {
+			return fmt.Errorf("pod %s container %s terminated: %s %s", p.Name, s.Name, s.State.Terminated.Reason, s.State.Terminated.Message)
+		}
+	}
+	return nil
+}
+
+// runPod creates p, waits until it runs (or its volumes fail to mount), applies its case's
+// steps, observes it, and fills the observations of its cases.
+func (t *Target) runPod(ctx context.Context, p *probePod) error {
+	if err := t.startPod(ctx, p); err != nil {
+		return err
+	}
+	if p.running && len(p.runs) == 1 && len(p.runs[0].c.After) > 0 {
+		restore, err := t.runSteps(ctx, p)
+		defer restore()
+		if err != nil {
+			return err
+		}
+	}
+	return t.finishPod(ctx, p)
+}
+
+// startPod creates p and waits until it runs, or until its volumes have failed to mount, for
+// up to Timeouts.PodStart. Hooks.PodCreated runs after the create, Hooks.PodRunning once it runs.
+func (t *Target) startPod(ctx context.Context, p *probePod) error {
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().Pods(p.pod.Namespace).Create(ctx, p.pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("create probe pod %s: %w", p.name, err)
+	}
+	if h := t.hook().PodCreated; h != nil {
+		h(ctx, p.pod.Namespace, p.name)
+	}
+	timeout := t.timeouts().PodStart
+	var firstFailure time.Time
+	err := waitFor(ctx, timeout, 300*time.Millisecond, "probe pod "+p.name, func() (bool, error) {
+		pod, err := t.getPod(ctx, p.pod.Namespace, p.name)
+		if err != nil {
+			return false, err
+		}
+		if err := containerFailure(pod); err != nil {
+			return false, err
+		}
+		if pod.Status.Phase == corev1.PodRunning {
+			p.running = true
+			return true, nil
+		}
+		if err := t.failedMounts(ctx, p); err != nil {
+			return false, err
+		}
+		if len(p.setUp) > 0 && firstFailure.IsZero() {
+			firstFailure = time.Now()
+		}
+		return !firstFailure.IsZero() && time.Since(firstFailure) > failedMountSettle, nil
+	})
+	var nw *notWithinError
+	if errors.As(err, &nw) {
+		return t.notStarted(ctx, "probe pod", p.pod.Namespace, p.name, timeout)
+	}
+	if err == nil && p.running {
+		if h := t.hook().PodRunning; h != nil {
+			h(ctx, p.pod.Namespace, p.name)
+		}
+	}
+	return err
+}
+
+// finishPod observes p (when it runs) and fills the observations of its cases.
+func (t *Target) finishPod(ctx context.Context, p *probePod) error {
+	var answer *framework.Observation
+	if p.running {
+		var err error
+		if answer, err = t.observePod(ctx, p); err != nil {
+			return err
+		}
+	}
+	t.fill(p, answer)
+	return nil
+}
+
+// failedMounts collects the kubelet's FailedMount events of p: `MountVolume.SetUp failed for
+// volume "NAME" : TEXT` (v1.37 pkg/kubelet/volumemanager/reconciler, operationexecutor).
+func (t *Target) failedMounts(ctx context.Context, p *probePod) error {
+	sel := fields.Set{"involvedObject.name": p.name, "reason": "FailedMount"}.AsSelector().String()
+	var evs *corev1.EventList
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		evs, err = t.client.CoreV1().Events(p.pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("list events of %s: %w", p.name, err)
+	}
+	for _, e := range evs.Items {
+		_, rest, ok := strings.Cut(e.Message, `MountVolume.SetUp failed for volume "`)
+		if !ok {
+			continue
+		}
+		name, text, ok := strings.Cut(rest, `" : `)
+		if ok {
+			p.setUp[name] = text
+		}
+	}
+	return nil
+}
