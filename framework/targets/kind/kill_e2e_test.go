@@ -16,50 +16,18 @@ import (
 // Docker network kind are gone (docs/cleanup.md). Set VOLPERM_KIND_E2E=1 to run it; the node
 // image must be built already (volperm cluster image), or the first run builds it.
 func TestKindKilled(t *testing.T) {
-	if os.Getenv("VOLPERM_KIND_E2E") != "1" {
-		t.Skip("set VOLPERM_KIND_E2E=1 to create kind clusters (needs root and Docker)")
-	}
-	_, here, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(here), "..", "..", "..")
-	bin := filepath.Join(t.TempDir(), "volperm")
-	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(repo, "cmd", "volperm")).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	hadNetwork := exec.Command("docker", "network", "inspect", "kind").Run() == nil
-	cmd := exec.Command(bin, "run", "--target", "kind", "--focus", "hostPath type Socket", "--report-dir", t.TempDir())
-	cmd.Dir = repo
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Kill once a node container of the run exists (kind is creating or has created it).
-	deadline := time.Now().Add(30 * time.Minute)
-	for len(volpermNodes(t)) == 0 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no kind node within 30 minutes")
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	time.Sleep(5 * time.Second)
-	cmd.Process.Kill()
-	cmd.Wait()
+	r := startRunUntilNode(t)
+	r.cmd.Process.Kill()
+	<-r.done
 	if len(volpermNodes(t)) == 0 {
 		t.Fatal("the killed run left no node: nothing to test")
 	}
-	out, err := exec.Command(bin, "cleanup").CombinedOutput()
+	out, err := exec.Command(r.bin, "cleanup").CombinedOutput()
 	t.Logf("volperm cleanup:\n%s", out)
 	if err != nil {
 		t.Fatalf("volperm cleanup: %v", err)
 	}
-	if n := volpermNodes(t); len(n) > 0 {
-		t.Errorf("kind nodes left after cleanup: %q", n)
-	}
-	if dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "volperm-kind-*")); len(dirs) > 0 {
-		t.Errorf("run directories left: %q", dirs)
-	}
-	if !hadNetwork && exec.Command("docker", "network", "inspect", "kind").Run() == nil {
-		t.Error("the Docker network kind, made by the killed run, is left")
-	}
+	r.nothingLeft(t, "after cleanup")
 }
 
 // TestKindInterrupted sends SIGINT to `volperm run --target kind` while kind creates its
@@ -67,54 +35,76 @@ func TestKindKilled(t *testing.T) {
 // stops with a failure, and its cluster, directory and (when it made it) the Docker network kind
 // are gone without a `volperm cleanup`. Set VOLPERM_KIND_E2E=1 to run it.
 func TestKindInterrupted(t *testing.T) {
+	r := startRunUntilNode(t)
+	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-r.done:
+		if err == nil {
+			t.Errorf("exit 0 after SIGINT, want non-zero:\n%s", r.out.String())
+		}
+	case <-time.After(5 * time.Minute):
+		r.cmd.Process.Kill()
+		t.Fatalf("volperm run did not stop within 5 minutes of SIGINT:\n%s", r.out.String())
+	}
+	t.Logf("volperm run after SIGINT:\n%s", r.out.String())
+	r.nothingLeft(t, "after SIGINT")
+}
+
+// kindRun is a `volperm run --target kind` started by a test.
+type kindRun struct {
+	bin        string
+	cmd        *exec.Cmd
+	out        *strings.Builder
+	done       chan error
+	hadNetwork bool
+}
+
+// startRunUntilNode builds volperm, starts a kind run of a few cases and returns 5 s after a
+// node container of it exists (kind is creating the cluster, or has).
+func startRunUntilNode(t *testing.T) *kindRun {
+	t.Helper()
 	if os.Getenv("VOLPERM_KIND_E2E") != "1" {
 		t.Skip("set VOLPERM_KIND_E2E=1 to create kind clusters (needs root and Docker)")
 	}
 	_, here, _, _ := runtime.Caller(0)
 	repo := filepath.Join(filepath.Dir(here), "..", "..", "..")
-	bin := filepath.Join(t.TempDir(), "volperm")
-	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(repo, "cmd", "volperm")).CombinedOutput(); err != nil {
+	r := &kindRun{bin: filepath.Join(t.TempDir(), "volperm"), out: &strings.Builder{}, done: make(chan error, 1)}
+	if out, err := exec.Command("go", "build", "-o", r.bin, filepath.Join(repo, "cmd", "volperm")).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	hadNetwork := exec.Command("docker", "network", "inspect", "kind").Run() == nil
-	var out strings.Builder
-	cmd := exec.Command(bin, "run", "--target", "kind", "--focus", "hostPath type Socket", "--report-dir", t.TempDir())
-	cmd.Dir, cmd.Stdout, cmd.Stderr = repo, &out, &out
-	if err := cmd.Start(); err != nil {
+	r.hadNetwork = exec.Command("docker", "network", "inspect", "kind").Run() == nil
+	r.cmd = exec.Command(r.bin, "run", "--target", "kind", "--focus", "hostPath type Socket", "--report-dir", t.TempDir())
+	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = repo, r.out, r.out
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { r.done <- r.cmd.Wait() }()
 	deadline := time.Now().Add(30 * time.Minute)
 	for len(volpermNodes(t)) == 0 {
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
+			r.cmd.Process.Kill()
 			t.Fatal("no kind node within 30 minutes")
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	time.Sleep(5 * time.Second)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Errorf("exit 0 after SIGINT, want non-zero:\n%s", out.String())
-		}
-	case <-time.After(5 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("volperm run did not stop within 5 minutes of SIGINT:\n%s", out.String())
-	}
-	t.Logf("volperm run after SIGINT:\n%s", out.String())
+	return r
+}
+
+// nothingLeft checks that no kind node, run directory or (when the run made it) the Docker
+// network kind is left.
+func (r *kindRun) nothingLeft(t *testing.T, when string) {
+	t.Helper()
 	if n := volpermNodes(t); len(n) > 0 {
-		t.Errorf("kind nodes left after SIGINT: %q", n)
+		t.Errorf("kind nodes left %s: %q", when, n)
 	}
 	if dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "volperm-kind-*")); len(dirs) > 0 {
-		t.Errorf("run directories left: %q", dirs)
+		t.Errorf("run directories left %s: %q", when, dirs)
 	}
-	if !hadNetwork && exec.Command("docker", "network", "inspect", "kind").Run() == nil {
-		t.Error("the Docker network kind, made by the interrupted run, is left")
+	if !r.hadNetwork && exec.Command("docker", "network", "inspect", "kind").Run() == nil {
+		t.Errorf("the Docker network kind, made by the run, is left %s", when)
 	}
 }
 
