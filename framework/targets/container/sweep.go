@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/volperm/volperm/framework/owner"
@@ -44,7 +45,8 @@ func sweepContainers(ctx context.Context, o sweep.Options) ([]string, error) {
 		return nil, fmt.Errorf("list probe containers: %w", err)
 	}
 	var found []string
-	var errs []error
+	ch := make(chan error, len(list.Items))
+	removing := 0
 	for _, c := range list.Items {
 		m, ok := owner.FromLabels(c.Labels)
 		if !ok || m.Alive() {
@@ -54,9 +56,24 @@ func sweepContainers(ctx context.Context, o sweep.Options) ([]string, error) {
 		if o.DryRun {
 			continue
 		}
-		if _, err := cli.ContainerRemove(lctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
-			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
-		}
+		// Each removal has its own bound, all at once: a busy engine takes seconds to kill
+		// and remove one (three in a row once exceeded one shared 30 s bound in CI).
+		removing++
+		go func() {
+			rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			_, err := cli.ContainerRemove(rctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				err = fmt.Errorf("remove container %.12s: %w", c.ID, err)
+			} else {
+				err = nil
+			}
+			ch <- err
+		}()
+	}
+	var errs []error
+	for range removing {
+		errs = append(errs, <-ch)
 	}
 	return found, errors.Join(errs...)
 }
