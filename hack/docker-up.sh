@@ -18,7 +18,9 @@ RUNTIME=volperm-runc
 
 say() { echo "docker-up: $*"; }
 
-answers() { docker -H "unix://$SOCK" info >/dev/null 2>&1; }
+# Bounded: a wedged dockerd (Debian's 20.10 once deadlocked in libnetwork while containers were
+# removed concurrently) accepts the connection and never answers.
+answers() { timeout 20 docker -H "unix://$SOCK" info >/dev/null 2>&1; }
 
 if [[ -n "${DOCKER_HOST:-}" && "${DOCKER_HOST}" != "unix://$SOCK" ]]; then
 	say "DOCKER_HOST=$DOCKER_HOST is set: this script only manages unix://$SOCK; unset it or start that engine yourself"
@@ -29,6 +31,15 @@ if answers; then
 	say "an engine already answers on $SOCK: nothing to do"
 	docker -H "unix://$SOCK" version --format 'docker-up: server {{.Server.Version}} (API {{.Server.APIVersion}})'
 	exit 0
+fi
+
+if pid=$(pgrep -xo dockerd); then
+	say "dockerd (pid $pid) runs but does not answer on $SOCK within 20 s: it is wedged or still starting; waiting up to $WAIT s"
+	for ((i = 0; i < WAIT; i += 20)); do
+		answers && { say "it answers now"; exit 0; }
+	done
+	say "dockerd (pid $pid) does not answer: stop it (kill $pid) and run $0 again; see $LOG"
+	exit 1
 fi
 
 if [[ $(id -u) -ne 0 ]]; then

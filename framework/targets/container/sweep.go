@@ -45,8 +45,7 @@ func sweepContainers(ctx context.Context, o sweep.Options) ([]string, error) {
 		return nil, fmt.Errorf("list probe containers: %w", err)
 	}
 	var found []string
-	ch := make(chan error, len(list.Items))
-	removing := 0
+	var errs []error
 	for _, c := range list.Items {
 		m, ok := owner.FromLabels(c.Labels)
 		if !ok || m.Alive() {
@@ -56,24 +55,15 @@ func sweepContainers(ctx context.Context, o sweep.Options) ([]string, error) {
 		if o.DryRun {
 			continue
 		}
-		// Each removal has its own bound, all at once: a busy engine takes seconds to kill
-		// and remove one (three in a row once exceeded one shared 30 s bound in CI).
-		removing++
-		go func() {
-			rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-			defer cancel()
-			_, err := cli.ContainerRemove(rctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-			if err != nil && !cerrdefs.IsNotFound(err) {
-				err = fmt.Errorf("remove container %.12s: %w", c.ID, err)
-			} else {
-				err = nil
-			}
-			ch <- err
-		}()
-	}
-	var errs []error
-	for range removing {
-		errs = append(errs, <-ch)
+		// Each removal has its own bound: a busy engine takes seconds to kill and remove one
+		// (three in a row once exceeded one shared 30 s bound in CI). One at a time: Debian's
+		// dockerd 20.10 once deadlocked in libnetwork while containers were removed concurrently.
+		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		_, err := cli.ContainerRemove(rctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		cancel()
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
+		}
 	}
 	return found, errors.Join(errs...)
 }
