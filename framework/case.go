@@ -56,6 +56,13 @@ type Case struct {
 
 	// Gates are the gates in force when the pod is created.
 	Gates Gates `json:"gates,omitempty"`
+	// Releases are the Kubernetes releases of the apiserver and the kubelet ("" = the newest):
+	// a cell of the release-skew matrix (docs/spec.md "Releases").
+	Releases Releases `json:"releases,omitempty"`
+	// FieldValidation is the create request's fieldValidation: "" (Warn, as client-go sends) or
+	// "Strict" (as kubectl sends). It matters only to an apiserver that meets a field it does
+	// not know (docs/spec.md "Releases").
+	FieldValidation string `json:"fieldValidation,omitempty"`
 
 	// Pod is the pod to admit and, if admitted, set up on the node. Volumes and securityContext
 	// are what matter; containers may be omitted.

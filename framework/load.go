@@ -397,6 +397,9 @@ func (c *Case) validate() error {
 	if err := validateGates("gates", c.Gates); err != nil {
 		return err
 	}
+	if err := c.validateReleases(); err != nil {
+		return err
+	}
 	switch {
 	case c.Pod == nil && c.PersistentVolume == nil:
 		return errors.New("pod: Required value: a case admits a pod or a persistentVolume")
@@ -460,6 +463,47 @@ func (c *Case) validate() error {
 		}
 	}
 	return validateProbes(c.Probes, vols)
+}
+
+// validateReleases checks the cell's releases (the version-skew policy) and that no gate is set
+// on a component whose release lacks it: such a cell cannot exist, since that release refuses
+// the gate (docs/spec.md "Releases").
+func (c *Case) validateReleases() error {
+	if err := c.Releases.validate(); err != nil {
+		return err
+	}
+	if c.FieldValidation != "" && c.FieldValidation != FieldValidationStrict {
+		return fmt.Errorf("fieldValidation: %q; use \"\" (Warn, as client-go sends) or %q (as kubectl sends)", c.FieldValidation, FieldValidationStrict)
+	}
+	sets := []struct {
+		field string
+		g     Gates
+	}{{"gates", c.Gates}}
+	for i, s := range c.After {
+		if s.SetGates != nil {
+			sets = append(sets, struct {
+				field string
+				g     Gates
+			}{fmt.Sprintf("after[%d].setGates", i), *s.SetGates})
+		}
+	}
+	for _, s := range sets {
+		for _, comp := range []struct {
+			name  string
+			api   bool
+			gates map[string]bool
+		}{{"apiserver", true, s.g.APIServer}, {"kubelet", false, s.g.Kubelet}} {
+			for _, g := range sortedKeys(comp.gates) {
+				if _, known := KnownGates[g]; !known {
+					continue // validateGates and validateStep name it
+				}
+				if r := c.Releases.Of(comp.api); !ReleaseHas(r, g) {
+					return fmt.Errorf("%s.%s: gate %s does not exist in %s %s (it refuses the flag): leave it unset there", s.field, comp.name, g, comp.name, r)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (c *Case) validateHost() error {

@@ -32,6 +32,9 @@ type Admission struct {
 	Dropped []string `json:"dropped,omitempty"`
 	// PreservePermissions are the volumes that still carry the proposed field after admission.
 	PreservePermissions []string `json:"preservePermissions,omitempty"`
+	// Warnings are the apiserver's warnings on an allowed request (an unknown field it
+	// dropped: docs/spec.md "Releases"), sorted.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // VolumeObservation is one volume of the pod after set-up (and after the Case's steps).
@@ -100,6 +103,7 @@ func (o *Observation) Normalize() {
 	sort.Strings(o.Admission.Errors)
 	sort.Strings(o.Admission.Dropped)
 	sort.Strings(o.Admission.PreservePermissions)
+	sort.Strings(o.Admission.Warnings)
 	for i := range o.Volumes {
 		p := o.Volumes[i].Paths
 		sort.SliceStable(p, func(a, b int) bool {
@@ -134,6 +138,7 @@ func Diff(expected, observed *Observation) []string {
 	diffStrings(&d, "admission.errors", e.Admission.Errors, o.Admission.Errors)
 	diffStrings(&d, "admission.dropped", e.Admission.Dropped, o.Admission.Dropped)
 	diffStrings(&d, "admission.preservePermissions", e.Admission.PreservePermissions, o.Admission.PreservePermissions)
+	diffStrings(&d, "admission.warnings", e.Admission.Warnings, o.Admission.Warnings)
 
 	ov := map[string]VolumeObservation{}
 	for _, v := range o.Volumes {

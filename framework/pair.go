@@ -51,6 +51,24 @@ type Node interface {
 	Close() error
 }
 
+// ReleaseRunner is implemented by a half that can run as an older Kubernetes release than the
+// newest (the reference simulates every supported release: docs/spec.md "Releases"). A half
+// without it runs NewestRelease only, and a cell that needs another release of it is not run.
+type ReleaseRunner interface {
+	RunsRelease(release string) bool
+}
+
+// releaseGap says why half cannot be the component of the given release ("" when it can).
+func releaseGap(half any, component, release string, info TargetInfo) string {
+	if release == NewestRelease {
+		return ""
+	}
+	if rr, ok := half.(ReleaseRunner); ok && rr.RunsRelease(release) {
+		return ""
+	}
+	return fmt.Sprintf("needs %s %s; this target's %s (%s) is %s only", component, release, component, info.Name, NewestRelease)
+}
+
 // NodeHostNeeds is implemented by a kubelet half whose set-up needs features of this machine
 // (framework.HostNeeds for the pair).
 type NodeHostNeeds interface {
@@ -203,6 +221,9 @@ func (p *Pair) Info() TargetInfo {
 // Supports asks the apiserver, then, for a case that reaches a node, whether this machine has
 // what the kubelet needs (HostNeeds) and the kubelet itself.
 func (p *Pair) Supports(c *Case) (bool, string) {
+	if why := releaseGap(p.api, "kube-apiserver", c.Releases.Of(true), p.api.Info()); why != "" {
+		return false, why
+	}
 	if ok, why := p.api.SupportsAdmission(c); !ok {
 		return false, why
 	}
@@ -212,6 +233,9 @@ func (p *Pair) Supports(c *Case) (bool, string) {
 	}
 	if !a.ReachesNode(cc) {
 		return true, ""
+	}
+	if why := releaseGap(p.node, "kubelet", c.Releases.Of(false), p.node.Info()); why != "" {
+		return false, why
 	}
 	if m := hostfeature.First(p.nodeHostNeeds(cc, a)); m != nil {
 		return false, m.Error()
@@ -240,6 +264,9 @@ func (p *Pair) nodeHostNeeds(c *Case, a Admitted) []hostfeature.Feature {
 
 // Observe admits c, then has the kubelet set it up and observe it.
 func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
+	if why := releaseGap(p.api, "kube-apiserver", in.Releases.Of(true), p.api.Info()); why != "" {
+		return nil, fmt.Errorf("case %q cannot run on this apiserver: %s", in.Name, why)
+	}
 	c, a, err := p.admit(in, true)
 	if err != nil {
 		return nil, err
@@ -251,6 +278,9 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 		}
 		if ok, why := p.node.SupportsNode(c, a); !ok {
 			return nil, fmt.Errorf("case %q cannot run on this kubelet here: %s", c.Name, why)
+		}
+		if why := releaseGap(p.node, "kubelet", c.Releases.Of(false), p.node.Info()); why != "" {
+			return nil, fmt.Errorf("case %q cannot run on this kubelet: %s", c.Name, why)
 		}
 		if obs.Volumes, obs.Probes, err = p.node.ObserveNode(ctx, c, a); err != nil {
 			return nil, err

@@ -117,8 +117,15 @@ var notInAgent = map[mutant.Name]string{
 		"behind exec the harness mounted the storage, so every SetUp looks like the first",
 	mutant.FlexNoWalkOnRestart: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +
 		"behind exec the harness mounted the storage, so every SetUp looks like the first",
-	mutant.GatesModeDefaultOn: "the exec target sends the value of every kubelet gate (allGates, framework/targets/exec/exec.go): an agent never sees a gate left unset",
+	mutant.GatesModeDefaultOn:     "the exec target sends the value of every kubelet gate (allGates, framework/targets/exec/exec.go): an agent never sees a gate left unset",
+	mutant.ReleaseWarnSilently:    releaseNotInAgent,
+	mutant.ReleaseStrictIgnored:   releaseNotInAgent,
+	mutant.ReleaseKubeletKnowsAll: releaseNotInAgent,
 }
+
+// releaseNotInAgent: the exec protocol names no release, so an agent is the newest release and
+// the exec target runs no release-skew cell (framework.ReleaseRunner).
+const releaseNotInAgent = "an agent is the newest release (the exec protocol names none), so the exec target runs no release-skew cell"
 
 // agentTargets builds the reference agent with the seam once (mutation/mutantagent: the agent
 // `volperm agent` is, in a binary of its own) and returns a factory of exec targets whose agent

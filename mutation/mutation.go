@@ -17,6 +17,7 @@ package mutation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -289,11 +290,11 @@ func runExec(ctx context.Context, exec Exec, cases []*framework.Case, expected [
 			all = append(all, i)
 		}
 	}
-	failing, _, err := runAgent(ctx, "", cases, expected, all, exec.NewTarget)
+	failing, _, ran, err := runAgent(ctx, "", cases, expected, all, exec.NewTarget)
 	if err != nil {
 		return fmt.Errorf("exec baseline: %w", err)
 	}
-	res.ExecCases = len(all)
+	res.ExecCases = ran
 	res.ExecBaseline = names(cases, failing)
 	bad := map[int]bool{}
 	for _, i := range failing {
@@ -308,11 +309,11 @@ func runExec(ctx context.Context, exec Exec, cases []*framework.Case, expected [
 				sel = append(sel, i)
 			}
 		}
-		killers, reached, err := runAgent(ctx, o.Mutant.Name, cases, expected, sel, exec.NewTarget)
+		killers, reached, ran, err := runAgent(ctx, o.Mutant.Name, cases, expected, sel, exec.NewTarget)
 		if err != nil {
 			return fmt.Errorf("mutant %s through exec: %w", o.Mutant.Name, err)
 		}
-		o.Exec = &ExecOutcome{Ran: len(sel), Killers: names(cases, killers), InAgent: reached[o.Mutant.Name]}
+		o.Exec = &ExecOutcome{Ran: ran, Killers: names(cases, killers), InAgent: reached[o.Mutant.Name]}
 	}
 	mu.Lock()
 	for j := range res.Outcomes {
@@ -325,30 +326,36 @@ func runExec(ctx context.Context, exec Exec, cases []*framework.Case, expected [
 
 // runAgent runs the cases sel on a fresh target whose agents run mutant n and returns the
 // indices of those that fail and the seams the agents reached.
-func runAgent(ctx context.Context, n mutant.Name, cases []*framework.Case, expected []*framework.Observation, sel []int, newTarget NewAgentTarget) ([]int, map[mutant.Name]bool, error) {
+func runAgent(ctx context.Context, n mutant.Name, cases []*framework.Case, expected []*framework.Observation, sel []int, newTarget NewAgentTarget) (failing []int, reached map[mutant.Name]bool, ran int, err error) {
 	if len(sel) == 0 {
-		return nil, nil, nil
+		return nil, nil, 0, nil
 	}
 	t, err := newTarget(n)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	failing, err := observeAll(ctx, t, cases, expected, sel)
+	// A case the agent's target cannot run (a release its halves are not: framework.ReleaseRunner)
+	// is not run through exec, neither in the baseline nor for a mutant.
+	sel = slices.DeleteFunc(slices.Clone(sel), func(i int) bool {
+		_, skip := notRunHere(t, cases[i])
+		return skip
+	})
+	failing, err = observeAll(ctx, t, cases, expected, sel)
 	if cerr := t.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	seams, err := t.Reached()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	reached := map[mutant.Name]bool{}
+	reached = map[mutant.Name]bool{}
 	for _, s := range seams {
 		reached[s] = true
 	}
-	return failing, reached, nil
+	return failing, reached, len(sel), nil
 }
 
 // notRunHere says why c cannot run on t on this machine (a host feature it lacks, or a case

@@ -401,6 +401,8 @@ func GatesMismatch(want, have framework.Gates) string {
 // whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver).
 func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 	switch {
+	case c.Releases.Skewed():
+		return false, fmt.Sprintf("needs kube-apiserver %s and kubelet %s; the cluster runs %s", c.Releases.Of(true), c.Releases.Of(false), framework.NewestRelease)
 	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
 		return false, "preservePermissions is not a field of the v1 API"
 	case c.OldPod != nil:

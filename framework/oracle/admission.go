@@ -29,17 +29,25 @@ func admit(c *framework.Case, t *tracer) admitted {
 		return admitted{result: framework.Admission{Allowed: true}}
 	}
 	pod := c.Pod.DeepCopy()
-	t.traceDefaulting(pod)
-	defaultPodVolumes(pod)
 	var old *corev1.Pod
 	if c.OldPod != nil {
 		old = c.OldPod.DeepCopy()
+	}
+	// docs/spec.md "Releases": the request is decoded first, as the apiserver's release knows it.
+	warnings, rejected := decodeRequest(c, pod, old, t)
+	if rejected != "" {
+		return admitted{result: framework.Admission{Errors: []string{rejected}}}
+	}
+	t.traceDefaulting(pod)
+	defaultPodVolumes(pod)
+	if old != nil {
 		defaultPodVolumes(old)
 	}
 	dropped, preserve := dropDisabledFields(pod, old, c.PreservePermissions, c.OldPreservePermissions, c.Gates.APIServer, t)
 
 	a := admitted{pod: pod, preserve: preserve}
 	a.result.Dropped = dropped
+	a.result.Warnings = warnings
 	for name := range preserve {
 		a.result.PreservePermissions = append(a.result.PreservePermissions, name)
 	}

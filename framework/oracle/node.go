@@ -60,6 +60,8 @@ func newKubelet(c *framework.Case, adm admitted, t *tracer) *kubelet {
 	for name, on := range c.Gates.Kubelet {
 		k.gates[name] = on
 	}
+	// docs/spec.md "Releases": the kubelet decodes the pod as its release knows it.
+	kubeletDecode(c, adm.pod, t)
 	for i := range adm.pod.Spec.Volumes {
 		v := &adm.pod.Spec.Volumes[i]
 		k.vols = append(k.vols, &volume{spec: v, typ: typeName(&v.VolumeSource)})

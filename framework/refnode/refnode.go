@@ -42,6 +42,10 @@ type APIServer struct{}
 // Info names the reference apiserver.
 func (APIServer) Info() framework.TargetInfo { return Info() }
 
+// RunsRelease: the reference apiserver simulates every supported release (docs/spec.md
+// "Releases").
+func (APIServer) RunsRelease(string) bool { return true }
+
 // SupportsAdmission: the reference apiserver has every field and policy volperm knows.
 func (APIServer) SupportsAdmission(*framework.Case) (bool, string) { return true, "" }
 
@@ -54,6 +58,8 @@ func (APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
 		PreservePermissions:    c.PreservePermissions,
 		OldPreservePermissions: c.OldPreservePermissions,
 		Gates:                  gates.Set(c.Gates.APIServer),
+		Release:                c.Releases.Of(true),
+		Strict:                 c.FieldValidation == framework.FieldValidationStrict,
 	}
 	if p := c.FlexVolumePolicy; p != nil {
 		req.FlexPolicy = &admission.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
@@ -65,6 +71,7 @@ func (APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
 			Errors:              res.Errors,
 			Dropped:             res.Dropped,
 			PreservePermissions: res.PreservePermissions,
+			Warnings:            res.Warnings,
 		},
 		Pod: res.Pod,
 	}, nil
@@ -100,7 +107,7 @@ type Pod struct {
 // fixtures for the pod a admitted.
 func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) {
 	hostRoot := filepath.Join(root, "host")
-	k, err := kubelet.New(kubelet.Config{RootDir: filepath.Join(root, "kubelet"), HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet)})
+	k, err := kubelet.New(kubelet.Config{RootDir: filepath.Join(root, "kubelet"), HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet), Release: c.Releases.Of(false)})
 	if err != nil {
 		return nil, err
 	}

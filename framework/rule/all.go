@@ -50,6 +50,9 @@ const (
 	ProbeDAC        ID = "probes.dac"
 	ProbeSticky     ID = "probes.sticky"
 	ProbeNewEntry   ID = "probes.new-entry"
+
+	ReleaseAPIServerField ID = "releases.apiserver-unknown-field"
+	ReleaseKubeletField   ID = "releases.kubelet-unknown-field"
 )
 
 var atomicTypes = []string{"secret", "configMap", "downwardAPI", "projected"}
@@ -159,4 +162,9 @@ var All = []Rule{
 		[]Need{{Dim: Op, Only: []string{"delete", "rename"}}, {Dim: Outcome}}},
 	{ProbeNewEntry, "Probes", "new entries: owner the prober, group the parent's when it is setgid (dirs inherit setgid)",
 		[]Need{{Dim: Op, Only: []string{"create", "mkdir"}}, {Dim: Entry, Only: []string{"dir", "setgid"}}}},
+
+	{ReleaseAPIServerField, "Releases", "an apiserver of a release without a field: Warn keeps the pod without it and warns `unknown field \"PATH\"`; Strict rejects the request",
+		[]Need{{Dim: FieldValidation}}},
+	{ReleaseKubeletField, "Releases", "a kubelet of a release without a field never sees it: an emptyDir mode is ignored",
+		[]Need{{Dim: Medium, Only: []string{"default", "Memory"}}}},
 }

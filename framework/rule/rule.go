@@ -63,6 +63,8 @@ const (
 	Op Dim = "op"
 	// Class is the permission class a probe's user falls in for the entry checked.
 	Class Dim = "class"
+	// FieldValidation is the create request's fieldValidation.
+	FieldValidation Dim = "field-validation"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -88,6 +90,8 @@ var Values = map[Dim][]string{
 	Object:     {"pod", "persistentVolume"},
 	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir"},
 	Class:      {"root", "owner", "group", "other"},
+
+	FieldValidation: {"warn", "strict"},
 }
 
 // Cond is one condition a rule was applied under.

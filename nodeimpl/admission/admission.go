@@ -5,13 +5,16 @@
 package admission
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/mutant"
+	"github.com/volperm/volperm/nodeimpl/release"
 )
 
 // FlexVolumePolicy is seed 004's allowlist (PodSecurityPolicy's `volumes` and
@@ -36,6 +39,10 @@ type Request struct {
 	Gates gates.Set
 	// FlexPolicy, when set, is the allowlist in force.
 	FlexPolicy *FlexVolumePolicy
+	// Release is the apiserver's Kubernetes release ("" = the newest), and Strict the request's
+	// fieldValidation Strict (else Warn): together they decide what an unknown field does.
+	Release string
+	Strict  bool
 }
 
 // Result is the apiserver's answer.
@@ -49,6 +56,8 @@ type Result struct {
 	Pod *corev1.Pod
 	// PreservePermissions are the volumes still carrying the proposed field, sorted.
 	PreservePermissions []string
+	// Warnings are the warnings of an admitted request: one per unknown field it carried.
+	Warnings []string
 }
 
 // Admit runs docs/spec.md "Admission" on req. Stages stop the request: an invalid policy rejects
@@ -68,6 +77,24 @@ func Admit(req Request) Result {
 		allow = func(p *FlexVolumePolicy) field.ErrorList { return allowPersistentVolume(p, pv) }
 	case req.Pod != nil:
 		pod := req.Pod.DeepCopy()
+		// docs/spec.md "Releases": the request is decoded as the apiserver's release knows it.
+		if unknown := release.Decode(req.Release, pod); len(unknown) > 0 {
+			texts := make([]string, len(unknown))
+			for i, p := range unknown {
+				texts[i] = fmt.Sprintf("unknown field %q", p)
+			}
+			if req.Strict && !mutant.On(mutant.ReleaseStrictIgnored) {
+				return Result{Errors: []string{`Pod in version "v1" cannot be handled as a Pod: strict decoding error: ` + strings.Join(texts, ", ")}}
+			}
+			if !mutant.On(mutant.ReleaseWarnSilently) {
+				res.Warnings = texts
+			}
+		}
+		var old *corev1.Pod
+		if req.OldPod != nil {
+			old = req.OldPod.DeepCopy()
+			release.Decode(req.Release, old) // the apiserver stored it without what it does not know
+		}
 		setDefaultsPod(pod)
 		if mutant.On(mutant.DropAfterValidation) {
 			if errs := validatePod(pod); len(errs) > 0 {
@@ -75,7 +102,7 @@ func Admit(req Request) Result {
 			}
 		}
 		preserve := carriers(pod, req.PreservePermissions)
-		res.Dropped, preserve = dropDisabledFields(req.Gates, pod, req.OldPod, preserve, carriers(req.OldPod, req.OldPreservePermissions))
+		res.Dropped, preserve = dropDisabledFields(req.Gates, pod, old, preserve, carriers(req.OldPod, req.OldPreservePermissions))
 		res.Pod = pod
 		res.PreservePermissions = sortedKeys(preserve)
 		validate = func() field.ErrorList { return validatePod(pod) }

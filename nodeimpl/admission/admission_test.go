@@ -365,3 +365,25 @@ func diffList(t *testing.T, what string, got, want []string) {
 		t.Errorf("%s:\n got  %q\n want %q", what, got, want)
 	}
 }
+
+// docs/spec.md "Releases": an apiserver of a release without emptyDir.mode warns and admits the
+// pod without it (Warn), or rejects the request (Strict); the newest release knows the field.
+func TestAdmitRelease(t *testing.T) {
+	mode := int32(0750)
+	in := pod(corev1.Volume{Name: "a", VolumeSource: emptyDir(&mode)}, corev1.Volume{Name: "b", VolumeSource: emptyDir(nil)}, corev1.Volume{Name: "c", VolumeSource: emptyDir(&mode)})
+	warn := Admit(Request{Pod: in, Release: "v1.36"})
+	if want := []string{`unknown field "spec.volumes[0].emptyDir.mode"`, `unknown field "spec.volumes[2].emptyDir.mode"`}; !warn.Allowed || !reflect.DeepEqual(warn.Warnings, want) || len(warn.Dropped) > 0 {
+		t.Errorf("Warn: allowed %v, warnings %q, dropped %q; want allowed, %q, nothing dropped", warn.Allowed, warn.Warnings, warn.Dropped, want)
+	}
+	if warn.Pod.Spec.Volumes[0].EmptyDir.Mode != nil || in.Spec.Volumes[0].EmptyDir.Mode == nil {
+		t.Error("Warn: the admitted pod must lack the field, the request keep it")
+	}
+	strict := Admit(Request{Pod: in, Release: "v1.34", Strict: true})
+	if want := []string{`Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.volumes[0].emptyDir.mode", unknown field "spec.volumes[2].emptyDir.mode"`}; strict.Allowed || !reflect.DeepEqual(strict.Errors, want) {
+		t.Errorf("Strict: allowed %v, errors %q; want %q", strict.Allowed, strict.Errors, want)
+	}
+	newest := Admit(Request{Pod: in, Release: "v1.37", Strict: true, Gates: gates.Set{gates.EmptyDirVolumeMode: true}})
+	if !newest.Allowed || len(newest.Warnings) > 0 || newest.Pod.Spec.Volumes[0].EmptyDir.Mode == nil {
+		t.Errorf("v1.37 knows the field: allowed %v, warnings %q", newest.Allowed, newest.Warnings)
+	}
+}

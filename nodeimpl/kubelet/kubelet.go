@@ -7,6 +7,7 @@ package kubelet
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/mutant"
 	"github.com/volperm/volperm/nodeimpl/ownership"
+	"github.com/volperm/volperm/nodeimpl/release"
 )
 
 // Volume type names, as in the API (framework.VolumeObservation.Type).
@@ -62,6 +64,9 @@ type Config struct {
 	// VolumeDirs, when set, says where each named volume lives instead of under RootDir (the
 	// exec protocol hands an agent its directories); ready markers stay under RootDir.
 	VolumeDirs map[string]string
+	// Release is the kubelet's Kubernetes release ("" = the newest): it sets pods up as that
+	// release decodes them (docs/spec.md "Releases").
+	Release string
 }
 
 // Pod is one admitted pod with what its volumes need beside the v1 API.
@@ -95,6 +100,7 @@ type Kubelet struct {
 	rootDir    string
 	host       hostpath.Host
 	volumeDirs map[string]string
+	release    string
 
 	mu    sync.Mutex
 	gates gates.Set
@@ -120,7 +126,7 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := cfg.Gates.Validate(); err != nil {
 		return nil, fmt.Errorf("kubelet gates: %w", err)
 	}
-	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs}
+	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs, release: cfg.Release}
 	if err := mkdirs(k.rootDir); err != nil {
 		return nil, fmt.Errorf("make kubelet root dir: %w", err)
 	}
@@ -147,6 +153,21 @@ func (k *Kubelet) currentGates() gates.Set {
 // (docs/spec.md step 4). Called again for a running pod it is a kubelet restart (step 5).
 func (k *Kubelet) SetUp(p *Pod) []VolumeResult {
 	g := k.currentGates()
+	switch {
+	case k.release == "" || k.release == release.Newest:
+	case mutant.On(mutant.ReleaseKubeletKnowsAll):
+		// A fork that backported KEP-5502's field without its gate.
+		on := gates.Set{gates.EmptyDirVolumeMode: true}
+		maps.Copy(on, g)
+		on[gates.EmptyDirVolumeMode] = true
+		g = on
+	default:
+		// docs/spec.md "Releases": a kubelet never sees a field its release does not know.
+		q := *p
+		q.Pod = p.Pod.DeepCopy()
+		release.Decode(k.release, q.Pod)
+		p = &q
+	}
 	out := make([]VolumeResult, 0, len(p.Pod.Spec.Volumes))
 	for i := range p.Pod.Spec.Volumes {
 		out = append(out, k.setUpVolume(p, &p.Pod.Spec.Volumes[i], g))

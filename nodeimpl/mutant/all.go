@@ -109,4 +109,8 @@ var All = []Mutant{
 		"after a restart no volume is set up anew: a ready emptyDir, an unchanged payload and a flexVolume's walk read no gate (docs/spec.md), and no step changes a payload or adds a pod"},
 	{GatesPreserveFromMode, FamGates, "gates: the kubelet reads PreservePermissions from EmptyDirVolumeMode's value", ""},
 	{GatesModeDefaultOn, FamGates, "gates: the kubelet's EmptyDirVolumeMode defaults to on (a fork that ships the alpha gate on)", ""},
+
+	{ReleaseWarnSilently, FamReleases, "releases: an older apiserver drops an unknown field without a warning", ""},
+	{ReleaseStrictIgnored, FamReleases, "releases: an older apiserver warns on an unknown field even when the client asked for strict validation", ""},
+	{ReleaseKubeletKnowsAll, FamReleases, "releases: an older kubelet applies emptyDir mode, a field its release does not have (a fork that backported KEP-5502 without its gate)", ""},
 }

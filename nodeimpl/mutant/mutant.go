@@ -30,6 +30,7 @@ const (
 	FamValidation        Family = "validation"         // ranges and texts
 	FamAllowlist         Family = "allowlist"          // the flexVolume allowlist (seed 004)
 	FamGates             Family = "gates"              // the kubelet's gates across steps
+	FamReleases          Family = "releases"           // what an older release knows
 )
 
 // Mutant is one realistic bug.
@@ -46,6 +47,9 @@ type Mutant struct {
 // The mutants, by family. Each name appears in exactly one `mutant.On` call under nodeimpl/
 // (TestEverySeamOnce).
 const (
+	ReleaseWarnSilently         Name = "release-unknown-field-no-warning"
+	ReleaseStrictIgnored        Name = "release-strict-ignored"
+	ReleaseKubeletKnowsAll      Name = "release-kubelet-knows-every-field"
 	EmptyDirModeDropsSticky     Name = "emptydir-mode-drops-sticky"
 	EmptyDirModeStickyAsSetgid  Name = "emptydir-mode-sticky-as-setgid"
 	EmptyDirModeUmask           Name = "emptydir-mode-umask"

@@ -175,6 +175,10 @@ func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 	return true, ""
 }
 
+// RunsRelease: the reference kubelet sets the volumes up as any supported release would
+// (docs/spec.md "Releases").
+func (n *node) RunsRelease(string) bool { return true }
+
 // HostNeeds: what the reference node needs here (kubelet.HostNeeds) and a container engine.
 func (n *node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.Feature {
 	return append(kubelet.HostNeeds(a.Pod), hostfeature.ContainerEngine)

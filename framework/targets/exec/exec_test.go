@@ -445,7 +445,7 @@ func TestAgentAsAPIServer(t *testing.T) {
 			}
 			areas := map[framework.Area]int{}
 			for i, c := range catalogue.All() {
-				if i%sample != 0 && areas[c.Area] > 0 {
+				if i%sample != 0 && areas[c.Area] > 0 || c.Releases.Skewed() { // an agent is the newest release
 					continue
 				}
 				want, err := ref.Observe(context.Background(), c)

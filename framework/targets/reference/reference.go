@@ -60,6 +60,9 @@ func (n *Node) Info() framework.TargetInfo { return refnode.Info() }
 // is HostNeeds.
 func (n *Node) SupportsNode(*framework.Case, framework.Admitted) (bool, string) { return true, "" }
 
+// RunsRelease: the reference kubelet simulates every supported release (docs/spec.md "Releases").
+func (n *Node) RunsRelease(string) bool { return true }
+
 // Concurrency: every case runs under its own root with its own kubelet and probe children, and
 // nothing in nodeimpl is shared, so cases run one per CPU (framework.ConcurrentNode).
 func (n *Node) Concurrency() int { return runtime.NumCPU() }

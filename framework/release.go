@@ -1,0 +1,97 @@
+package framework
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The Kubernetes releases volperm knows (docs/spec.md "Releases"): the minor releases the
+// module proxy holds, oldest first. A cell of the release-skew matrix names the apiserver's and
+// the kubelet's release; a component of a release without a field or a gate behaves as the KEP's
+// "gate off" row says.
+var SupportedReleases = []string{"v1.34", "v1.35", "v1.36", "v1.37"}
+
+// NewestRelease is the release a component runs when a case names none.
+const NewestRelease = "v1.37"
+
+// MaxKubeletSkew is how many minor releases a kubelet may be older than its kube-apiserver
+// (kubernetes.io/releases/version-skew-policy); it must never be newer.
+const MaxKubeletSkew = 3
+
+// FieldEmptyDirMode is the API field KEP-5502 adds, as a path below a volume.
+const FieldEmptyDirMode = "emptyDir.mode"
+
+// firstRelease is the first release that has each field and gate volperm knows (KEP-5502 for
+// both: v1.37 alpha). PreservePermissions is seed 002's proposal: only the newest release, as
+// the reference simulates it, has it.
+var firstRelease = map[string]string{
+	FieldEmptyDirMode:       "v1.37",
+	GateEmptyDirVolumeMode:  "v1.37",
+	GatePreservePermissions: "v1.37",
+}
+
+// Releases are the releases of a cell's two components; "" is NewestRelease.
+type Releases struct {
+	APIServer string `json:"apiserver,omitempty"`
+	Kubelet   string `json:"kubelet,omitempty"`
+}
+
+// Of returns the release of the apiserver (api true) or the kubelet, NewestRelease when unset.
+func (r Releases) Of(api bool) string {
+	v := r.Kubelet
+	if api {
+		v = r.APIServer
+	}
+	if v == "" {
+		return NewestRelease
+	}
+	return v
+}
+
+// Skewed reports whether a component of r runs an older release than the newest.
+func (r Releases) Skewed() bool {
+	return r.Of(true) != NewestRelease || r.Of(false) != NewestRelease
+}
+
+// ReleaseHas reports whether release has the field (FieldEmptyDirMode) or gate named what.
+func ReleaseHas(release, what string) bool {
+	first, ok := firstRelease[what]
+	return ok && releaseMinor(release) >= releaseMinor(first)
+}
+
+// releaseMinor is the minor number of "v1.N" (-1 when it is not one).
+func releaseMinor(r string) int {
+	rest, ok := strings.CutPrefix(r, "v1.")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// validate says what is wrong with r: an unknown release, or a kubelet newer than its apiserver
+// or more than MaxKubeletSkew minors older.
+func (r Releases) validate() error {
+	for _, c := range []struct{ field, v string }{{"releases.apiserver", r.APIServer}, {"releases.kubelet", r.Kubelet}} {
+		if c.v != "" && !slices.Contains(SupportedReleases, c.v) {
+			return fmt.Errorf("%s: unknown release %q; use one of %s", c.field, c.v, strings.Join(SupportedReleases, ", "))
+		}
+	}
+	api, kubelet := releaseMinor(r.Of(true)), releaseMinor(r.Of(false))
+	switch {
+	case kubelet > api:
+		return fmt.Errorf("releases: kubelet %s is newer than kube-apiserver %s, which the version-skew policy forbids", r.Of(false), r.Of(true))
+	case api-kubelet > MaxKubeletSkew:
+		return fmt.Errorf("releases: kubelet %s is more than %d minor releases older than kube-apiserver %s, which the version-skew policy forbids", r.Of(false), MaxKubeletSkew, r.Of(true))
+	}
+	return nil
+}
+
+// FieldValidationStrict is Case.FieldValidation for a client that asks for strict field
+// validation (kubectl's default); "" is Warn, what client-go sends.
+const FieldValidationStrict = "Strict"
