@@ -29,12 +29,16 @@ const (
 	// GatePreservePermissions is volperm's own gate for the preservePermissions proposal
 	// (seed 002); it does not exist upstream. Default off, on both components.
 	GatePreservePermissions = "PreservePermissions"
+	// GateAtomicWriteVolumeUserFields is KEP-5936's gate (alpha in v1.37, default off), on both
+	// components: defaultUser and item user on secret, configMap, downwardAPI and projected volumes.
+	GateAtomicWriteVolumeUserFields = "AtomicWriteVolumeUserFields"
 )
 
 // KnownGates maps every gate volperm understands to its default value.
 var KnownGates = map[string]bool{
-	GateEmptyDirVolumeMode:  false,
-	GatePreservePermissions: false,
+	GateEmptyDirVolumeMode:          false,
+	GatePreservePermissions:         false,
+	GateAtomicWriteVolumeUserFields: false,
 }
 
 // Gates are the feature gates of the two components. A gate absent from a map has its default.

@@ -23,6 +23,9 @@ const MaxKubeletSkew = 3
 // FieldEmptyDirMode is the API field KEP-5502 adds, as a path below a volume.
 const FieldEmptyDirMode = "emptyDir.mode"
 
+// FieldUser stands for KEP-5936's fields (defaultUser, item user) in firstRelease.
+const FieldUser = "user"
+
 // firstRelease is the first release that has each field and gate volperm knows (KEP-5502 for
 // both: v1.37 alpha). PreservePermissions is seed 002's proposal: only the newest release, as
 // the reference simulates it, has it.
@@ -30,6 +33,9 @@ var firstRelease = map[string]string{
 	FieldEmptyDirMode:       "v1.37",
 	GateEmptyDirVolumeMode:  "v1.37",
 	GatePreservePermissions: "v1.37",
+	// KEP-5936 (v1.37 alpha): the gate and the fields defaultUser and user.
+	GateAtomicWriteVolumeUserFields: "v1.37",
+	FieldUser:                       "v1.37",
 }
 
 // Releases are the releases of a cell's two components; "" is NewestRelease.

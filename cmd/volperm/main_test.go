@@ -83,7 +83,7 @@ func TestBadInput(t *testing.T) {
 		{"diff needs two targets", []string{"diff", "--targets", "reference"}, []string{`--targets "reference"`, "exactly two targets"}},
 		{"diff unknown target", []string{"diff", "--targets", "reference,nope", "-f", good}, []string{"--targets:", `unknown target "nope"`}},
 		{"unknown gate", []string{"expect", "-f", good, "--kubelet-gates", "EmptyDirVolumeModes=true"},
-			[]string{"--kubelet-gates:", `"EmptyDirVolumeModes"`, "EmptyDirVolumeMode, PreservePermissions"}},
+			[]string{"--kubelet-gates:", `"EmptyDirVolumeModes"`, "AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions"}},
 		{"bad gate value", []string{"observe", "-f", good, "--apiserver-gates", "EmptyDirVolumeMode=yes please"},
 			[]string{"--apiserver-gates:", "EmptyDirVolumeMode", "not true or false"}},
 		{"no file", []string{"expect"}, []string{"no case file", "-f FILE"}},

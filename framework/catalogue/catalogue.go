@@ -17,7 +17,7 @@ import (
 
 // generators build the cases of each area that are generated in code.
 var generators = []func() []*framework.Case{
-	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, flexVolumeCases, skewCases, conditionCases, ruleCases, userPainCases,
+	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, ownerCases, flexVolumeCases, skewCases, conditionCases, ruleCases, userPainCases,
 }
 
 // All returns the whole catalogue, each case Complete()d, names unique: per area (in

@@ -61,7 +61,7 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string) {
 		return
 	}
 	// v1.37 pkg/api/pod/util.go dropDisabledFields: the fields the gate-off apiserver cleared.
-	if r.obs.Admission.Dropped, err = droppedFields(pod.Spec.Volumes, stored.Spec.Volumes); err != nil {
+	if r.obs.Admission.Dropped, err = framework.DroppedFields(pod.Spec.Volumes, stored.Spec.Volumes); err != nil {
 		r.err = fmt.Errorf("admission: %w", err)
 		return
 	}

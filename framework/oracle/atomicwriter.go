@@ -30,6 +30,7 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 	g := k.fsGroup()
 	if v.ready {
 		k.tr.hit(rule.AtomicUnchanged, kind, k.fsGroupCond())
+		k.traceOwners(v, nil)
 		return ok
 	}
 	payload, err := k.payload(&v.spec.VolumeSource)
@@ -41,6 +42,7 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 	}
 	k.tr.hit(rule.AtomicRoot, kind)
 	k.tr.hit(rule.AtomicLayout, append(modeFrom(&v.spec.VolumeSource), kind)...)
+	k.traceOwners(v, payload)
 	// secret.go / downwardapi.go / projected.go wrappedVolumeSpec: emptyDir on Memory;
 	// configmap.go wrappedVolumeSpec: emptyDir on the default medium. Mode nil.
 	medium := corev1.StorageMediumMemory
@@ -74,12 +76,20 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 	return ok
 }
 
+// fileSpec is one file of a payload: its exact mode and its owner (KEP-5936; nil: root's).
+type fileSpec struct {
+	mode  uint32
+	owner *int64
+	// from is rule.UserFrom: what decided the owner.
+	from string
+}
+
 // writeAtomic is the first atomic_writer.go Write into an empty target: the timestamp dir
 // (MkdirTemp, then chmod 0755), the payload inside it (parents MkdirAll 0777 under umask,
-// files with their exact mode), setPerms, then the ..data symlink and one symlink per
-// top-level name. Entries made after setPerms take the root's group when the walk left the
-// root setgid (Linux setgid directory rule).
-func writeAtomic(root *node, payload map[string]uint32, setPerms func()) {
+// files with their exact mode, then their owner), setPerms, then the ..data symlink and one
+// symlink per top-level name (owned by its first file's owner). Entries made after setPerms
+// take the root's group when the walk left the root setgid (Linux setgid directory rule).
+func writeAtomic(root *node, payload map[string]fileSpec, setPerms func()) {
 	ts := root.add(timestampDir, typeDir, 0700, kubeletOwner)
 	ts.mode = 0755 // newTimestampDir: os.Chmod(tsDir, 0755) also clears an inherited setgid
 	paths := make([]string, 0, len(payload))
@@ -88,8 +98,15 @@ func writeAtomic(root *node, payload map[string]uint32, setPerms func()) {
 	}
 	sort.Strings(paths)
 	top := map[string]bool{}
+	// topOwner is the owner of each top-level name's symlink: createUserVisibleFiles lchowns
+	// the link it creates to the owner of the payload entry that made it; upstream meets the
+	// entries in map order, the model in sorted order (docs/spec.md [atomicwriter.owner]).
+	topOwner := map[string]*int64{}
 	for _, p := range paths {
 		comps := strings.Split(p, "/")
+		if !top[comps[0]] {
+			topOwner[comps[0]] = payload[p].owner
+		}
 		top[comps[0]] = true
 		d := ts
 		for _, c := range comps[:len(comps)-1] {
@@ -98,30 +115,38 @@ func writeAtomic(root *node, payload map[string]uint32, setPerms func()) {
 			}
 			d = d.kids[c]
 		}
-		f := d.add(comps[len(comps)-1], typeFile, payload[p]&^umask, kubeletOwner)
-		f.mode = payload[p] // writePayloadToDir: os.Chmod(fullPath, mode)
+		f := d.add(comps[len(comps)-1], typeFile, payload[p].mode&^umask, kubeletOwner)
+		f.mode = payload[p].mode // writePayloadToDir: os.Chmod(fullPath, mode)
+		if o := payload[p].owner; o != nil {
+			f.uid = *o // writePayloadToDir: lchown(fullPath, FsUser, -1) after the chmod
+		}
 	}
 	// atomic_writer.go Write: setPerms(tsDirName) runs before ..data and the user-visible symlinks.
 	setPerms()
 	root.add(dataDirName, typeSymlink, 0777, kubeletOwner).link = timestampDir
 	for _, name := range sortedKeys(top) {
 		// createUserVisibleFiles: name -> ..data/name for each top-level element.
-		root.add(name, typeSymlink, 0777, kubeletOwner).link = path.Join(dataDirName, name)
+		l := root.add(name, typeSymlink, 0777, kubeletOwner)
+		l.link = path.Join(dataDirName, name)
+		if o := topOwner[name]; o != nil {
+			l.uid = *o // createUserVisibleFiles: lchown(visibleFile, FsUser, -1)
+		}
 	}
 }
 
-// payload is the plugins' MakePayload / CollectData / collectData: path -> file mode.
-func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]uint32, error) {
-	out := map[string]uint32{}
+// payload is the plugins' MakePayload / CollectData / collectData: path -> file mode and owner.
+func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]fileSpec, error) {
+	out := map[string]fileSpec{}
+	users := gateOn(k.gates, framework.GateAtomicWriteVolumeUserFields)
 	switch {
 	case s.Secret != nil:
-		err := k.keyPayload(out, "secret/"+s.Secret.SecretName, s.Secret.Items, *s.Secret.DefaultMode, optional(s.Secret.Optional), secretKeyMissing)
+		err := k.keyPayload(out, "secret/"+s.Secret.SecretName, s.Secret.Items, *s.Secret.DefaultMode, s.Secret.DefaultUser, optional(s.Secret.Optional), secretKeyMissing)
 		return out, err
 	case s.ConfigMap != nil:
-		err := k.keyPayload(out, "configmap/"+s.ConfigMap.Name, s.ConfigMap.Items, *s.ConfigMap.DefaultMode, optional(s.ConfigMap.Optional), configMapKeyMissing)
+		err := k.keyPayload(out, "configmap/"+s.ConfigMap.Name, s.ConfigMap.Items, *s.ConfigMap.DefaultMode, s.ConfigMap.DefaultUser, optional(s.ConfigMap.Optional), configMapKeyMissing)
 		return out, err
 	case s.DownwardAPI != nil:
-		downwardPayload(out, s.DownwardAPI.Items, *s.DownwardAPI.DefaultMode)
+		downwardPayload(out, s.DownwardAPI.Items, *s.DownwardAPI.DefaultMode, s.DownwardAPI.DefaultUser, users)
 		return out, nil
 	}
 	// projected.go collectData: every source's errors, aggregated.
@@ -130,19 +155,27 @@ func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]uint32, error) {
 	for _, src := range p.Sources {
 		switch {
 		case src.Secret != nil:
-			errs = appendErr(errs, k.keyPayload(out, "secret/"+src.Secret.Name, src.Secret.Items, *p.DefaultMode, optional(src.Secret.Optional), secretKeyMissing))
+			errs = appendErr(errs, k.keyPayload(out, "secret/"+src.Secret.Name, src.Secret.Items, *p.DefaultMode, p.DefaultUser, optional(src.Secret.Optional), secretKeyMissing))
 		case src.ConfigMap != nil:
-			errs = appendErr(errs, k.keyPayload(out, "configmap/"+src.ConfigMap.Name, src.ConfigMap.Items, *p.DefaultMode, optional(src.ConfigMap.Optional), configMapKeyMissing))
+			errs = appendErr(errs, k.keyPayload(out, "configmap/"+src.ConfigMap.Name, src.ConfigMap.Items, *p.DefaultMode, p.DefaultUser, optional(src.ConfigMap.Optional), configMapKeyMissing))
 		case src.DownwardAPI != nil:
-			downwardPayload(out, src.DownwardAPI.Items, *p.DefaultMode)
+			downwardPayload(out, src.DownwardAPI.Items, *p.DefaultMode, p.DefaultUser, users)
 		case src.ServiceAccountToken != nil:
+			tok := src.ServiceAccountToken
+			// projected.go collectData resolveFsUser: the token's user, else defaultUser.
+			owner := fileOwner(users, p.DefaultUser, tok.User)
+			from := ownerFrom(users, p.DefaultUser, tok.User, userFromToken)
 			k.tr.hit(rule.AtomicToken, k.fsGroupCond())
-			// collectData: the token is 0600 when fsGroup is set (SetVolumeOwnership makes it 0640).
+			if users || tok.User != nil || p.DefaultUser != nil {
+				k.tr.hit(rule.AtomicTokenUser, cond(rule.UserFrom, from), k.fsGroupCond())
+			}
+			// collectData: the token is 0600 when it has an owner or fsGroup is set
+			// (SetVolumeOwnership then makes it 0640).
 			mode := uint32(*p.DefaultMode)
-			if k.fsGroup() != nil {
+			if owner != nil || k.fsGroup() != nil {
 				mode = 0600
 			}
-			out[path.Clean(src.ServiceAccountToken.Path)] = mode
+			out[path.Clean(tok.Path)] = fileSpec{mode: mode, owner: owner, from: from}
 		}
 	}
 	return out, utilerrors.NewAggregate(errs)
@@ -158,11 +191,13 @@ func configMapKeyMissing(key string) error {
 
 // keyPayload is secret.go / configmap.go MakePayload over Case.Sources[object]; a missing
 // object is an empty one (framework.Case.Sources).
-func (k *kubelet) keyPayload(out map[string]uint32, object string, items []corev1.KeyToPath, defaultMode int32, optional bool, missing func(string) error) error {
+func (k *kubelet) keyPayload(out map[string]fileSpec, object string, items []corev1.KeyToPath, defaultMode int32, defaultUser *int64, optional bool, missing func(string) error) error {
 	data := k.sources[object]
+	users := gateOn(k.gates, framework.GateAtomicWriteVolumeUserFields)
 	if len(items) == 0 {
+		// MakePayload: every key with defaultMode and, gate on, defaultUser.
 		for key := range data {
-			out[path.Clean(key)] = uint32(defaultMode)
+			out[path.Clean(key)] = fileSpec{mode: uint32(defaultMode), owner: fileOwner(users, defaultUser, nil), from: ownerFrom(users, defaultUser, nil, userFromItem)}
 		}
 		return nil
 	}
@@ -177,19 +212,20 @@ func (k *kubelet) keyPayload(out map[string]uint32, object string, items []corev
 		if it.Mode != nil {
 			mode = *it.Mode
 		}
-		out[path.Clean(it.Path)] = uint32(mode)
+		out[path.Clean(it.Path)] = fileSpec{mode: uint32(mode), owner: fileOwner(users, defaultUser, it.User), from: ownerFrom(users, defaultUser, it.User, userFromItem)}
 	}
 	return nil
 }
 
-// downwardPayload is downwardapi.go CollectData's modes: item mode, else defaultMode.
-func downwardPayload(out map[string]uint32, items []corev1.DownwardAPIVolumeFile, defaultMode int32) {
+// downwardPayload is downwardapi.go CollectData's modes and owners: item mode, else
+// defaultMode; ResolvesFsUser(defaultUser, item user).
+func downwardPayload(out map[string]fileSpec, items []corev1.DownwardAPIVolumeFile, defaultMode int32, defaultUser *int64, users bool) {
 	for _, it := range items {
 		mode := defaultMode
 		if it.Mode != nil {
 			mode = *it.Mode
 		}
-		out[path.Clean(it.Path)] = uint32(mode)
+		out[path.Clean(it.Path)] = fileSpec{mode: uint32(mode), owner: fileOwner(users, defaultUser, it.User), from: ownerFrom(users, defaultUser, it.User, userFromItem)}
 	}
 }
 

@@ -36,6 +36,20 @@ func dropDisabledFields(pod, old *corev1.Pod, preserve, oldPreserve []string, ap
 		}
 	}
 
+	// [dropping.atomic-user] pkg/api/pod/util.go dropDisabledAtomicWriteVolumeUserFields: the gate
+	// off clears every KEP-5936 field unless atomicWriteVolumeUserFieldsInUse(old spec).
+	userOld := oldConds(old, userFieldsInUse(old))
+	set := setUserFields(pod)
+	for _, f := range set {
+		t.hit(rule.DropUser, append(gateConds(apiserver, framework.GateAtomicWriteVolumeUserFields), userOld, cond(rule.Type, userFieldType(f.path)))...)
+	}
+	if !gateOn(apiserver, framework.GateAtomicWriteVolumeUserFields) && !userFieldsInUse(old) {
+		for _, f := range set {
+			*f.ptr = nil
+			dropped = append(dropped, f.path)
+		}
+	}
+
 	// docs/spec.md "Field dropping": the PreservePermissions gate follows the same pattern; only
 	// secret, configMap, downwardAPI and projected volumes can carry the field (seed 002 "Scope").
 	carried := map[string]bool{}

@@ -12,17 +12,31 @@ import (
 )
 
 // unknownFields is docs/spec.md "Releases": a component of a release without a field decodes
-// the pod without it. It clears, in pod, every emptyDir mode that release does not know and
-// returns the field paths, in the order a JSON decoder meets them (volume order).
+// the pod without it. It clears, in pod, every emptyDir mode and KEP-5936 user field that
+// release does not know and returns the field paths, in the order a JSON decoder meets them
+// (volume order; in a volume, its fields in declaration order).
 func unknownFields(pod *corev1.Pod, release string) []string {
-	if pod == nil || framework.ReleaseHas(release, framework.FieldEmptyDirMode) {
+	if pod == nil {
 		return nil
 	}
 	var paths []string
+	users := map[int][]userField{}
+	if !framework.ReleaseHas(release, framework.FieldUser) {
+		for _, f := range setUserFields(pod) {
+			var i int
+			fmt.Sscanf(f.path, "spec.volumes[%d]", &i)
+			users[i] = append(users[i], f)
+		}
+	}
+	modes := !framework.ReleaseHas(release, framework.FieldEmptyDirMode)
 	for i := range pod.Spec.Volumes {
-		if ed := pod.Spec.Volumes[i].EmptyDir; ed != nil && ed.Mode != nil {
+		if ed := pod.Spec.Volumes[i].EmptyDir; modes && ed != nil && ed.Mode != nil {
 			ed.Mode = nil
 			paths = append(paths, fmt.Sprintf("spec.volumes[%d].%s", i, framework.FieldEmptyDirMode))
+		}
+		for _, f := range users[i] {
+			*f.ptr = nil
+			paths = append(paths, f.path)
 		}
 	}
 	return paths
@@ -58,6 +72,8 @@ func kubeletDecode(c *framework.Case, pod *corev1.Pod, t *tracer) {
 	for _, p := range unknownFields(pod, c.Releases.Of(false)) {
 		var i int
 		fmt.Sscanf(p, "spec.volumes[%d]", &i)
-		t.hit(rule.ReleaseKubeletField, cond(rule.Medium, mediumOf(pod.Spec.Volumes[i].EmptyDir.Medium)))
+		if ed := pod.Spec.Volumes[i].EmptyDir; ed != nil {
+			t.hit(rule.ReleaseKubeletField, cond(rule.Medium, mediumOf(ed.Medium)))
+		}
 	}
 }

@@ -194,7 +194,8 @@ func validateKeyToPath(kp *corev1.KeyToPath, fld *field.Path) field.ErrorList {
 		all = append(all, field.Required(fld.Child("path"), ""))
 	}
 	all = append(all, validateLocalNonReservedPath(kp.Path, fld.Child("path"))...)
-	return append(all, validateFileMode(kp.Mode, fld.Child("mode"))...)
+	all = append(all, validateFileMode(kp.Mode, fld.Child("mode"))...)
+	return append(all, validateUser(kp.User, fld.Child("user"))...)
 }
 
 // validateSecret is v1.37 validation.go validateSecretVolumeSource.
@@ -204,6 +205,7 @@ func validateSecret(s *corev1.SecretVolumeSource, fld *field.Path) field.ErrorLi
 		all = append(all, field.Required(fld.Child("secretName"), ""))
 	}
 	all = append(all, validateFileMode(s.DefaultMode, fld.Child("defaultMode"))...)
+	all = append(all, validateUser(s.DefaultUser, fld.Child("defaultUser"))...)
 	for i := range s.Items {
 		all = append(all, validateKeyToPath(&s.Items[i], fld.Child("items").Index(i))...)
 	}
@@ -217,6 +219,7 @@ func validateConfigMap(s *corev1.ConfigMapVolumeSource, fld *field.Path) field.E
 		all = append(all, field.Required(fld.Child("name"), ""))
 	}
 	all = append(all, validateFileMode(s.DefaultMode, fld.Child("defaultMode"))...)
+	all = append(all, validateUser(s.DefaultUser, fld.Child("defaultUser"))...)
 	for i := range s.Items {
 		all = append(all, validateKeyToPath(&s.Items[i], fld.Child("items").Index(i))...)
 	}
@@ -227,6 +230,7 @@ func validateConfigMap(s *corev1.ConfigMapVolumeSource, fld *field.Path) field.E
 // validated at the source's path, not items[i], as upstream does.
 func validateDownwardAPI(s *corev1.DownwardAPIVolumeSource, fld *field.Path) field.ErrorList {
 	all := validateFileMode(s.DefaultMode, fld.Child("defaultMode"))
+	all = append(all, validateUser(s.DefaultUser, fld.Child("defaultUser"))...)
 	for i := range s.Items {
 		all = append(all, validateDownwardAPIFile(&s.Items[i], fld)...)
 	}
@@ -247,12 +251,14 @@ func validateDownwardAPIFile(f *corev1.DownwardAPIVolumeFile, fld *field.Path) f
 	case f.FieldRef == nil && f.ResourceFieldRef == nil:
 		all = append(all, field.Required(fld, "one of fieldRef and resourceFieldRef is required"))
 	}
-	return append(all, validateFileMode(f.Mode, fld.Child("mode"))...)
+	all = append(all, validateFileMode(f.Mode, fld.Child("mode"))...)
+	return append(all, validateUser(f.User, fld.Child("user"))...)
 }
 
 // validateProjected is v1.37 validation.go validateProjectedVolumeSource + validateProjectionSources.
 func validateProjected(p *corev1.ProjectedVolumeSource, fld *field.Path) field.ErrorList {
 	all := validateFileMode(p.DefaultMode, fld.Child("defaultMode"))
+	all = append(all, validateUser(p.DefaultUser, fld.Child("defaultUser"))...)
 	paths := sets.New[string]()
 	// duplicate: "conflicting duplicate paths", reported at the projected path with the source's name.
 	duplicate := func(p2, name string) {
@@ -311,13 +317,16 @@ func validateProjected(p *corev1.ProjectedVolumeSource, fld *field.Path) field.E
 			} else {
 				all = append(all, validateLocalNonReservedPath(t.Path, fld.Child("path"))...)
 			}
+			all = append(all, validateUser(t.User, pp.Child("user"))...)
 			duplicate(t.Path, t.Path)
 		}
-		if src.ClusterTrustBundle != nil {
+		if b := src.ClusterTrustBundle; b != nil {
 			n++
+			all = append(all, validateUser(b.User, srcPath.Child("clusterTrustBundle", "user"))...)
 		}
-		if src.PodCertificate != nil {
+		if c := src.PodCertificate; c != nil {
 			n++
+			all = append(all, validateUser(c.User, srcPath.Child("podCertificate", "user"))...)
 		}
 		if n > 1 {
 			all = append(all, field.Forbidden(srcPath, "may not specify more than 1 volume type per source"))

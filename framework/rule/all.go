@@ -8,6 +8,7 @@ const (
 	DefaultNoSource   ID = "defaulting.no-source"
 	DropEmptyDirMode  ID = "dropping.emptydir-mode"
 	DropPreserve      ID = "dropping.preserve-permissions"
+	DropUser          ID = "dropping.atomic-user"
 	DropBeforeValid   ID = "dropping.before-validation"
 	ValidEmptyDirMode ID = "validation.emptydir-mode"
 	ValidFileMode     ID = "validation.file-mode"
@@ -15,6 +16,7 @@ const (
 	ValidFlexDriver   ID = "validation.flexvolume-driver"
 	ValidVolumes      ID = "validation.volumes"
 	ValidTokenSA      ID = "validation.token-service-account"
+	ValidUser         ID = "validation.user"
 	AllowPolicy       ID = "allowlist.policy"
 	AllowType         ID = "allowlist.type"
 	AllowDriver       ID = "allowlist.driver"
@@ -39,6 +41,8 @@ const (
 	AtomicUnchanged ID = "atomicwriter.unchanged"
 	AtomicSources   ID = "atomicwriter.sources"
 	AtomicToken     ID = "atomicwriter.token"
+	AtomicOwner     ID = "atomicwriter.owner"
+	AtomicTokenUser ID = "atomicwriter.token-owner"
 	FlexDir         ID = "flexvolume.dir"
 	FlexPopulate    ID = "flexvolume.populate"
 	FlexWalk        ID = "flexvolume.walk"
@@ -71,6 +75,8 @@ var All = []Rule{
 		[]Need{{Dim: Gate}, {Dim: GateSource}, {Dim: Old}}},
 	{DropPreserve, "Admission: field dropping", "apiserver PreservePermissions off clears preservePermissions unless the old pod had it",
 		[]Need{{Dim: Gate}, {Dim: GateSource}, {Dim: Old}, {Dim: Type, Only: atomicTypes}}},
+	{DropUser, "Admission: field dropping", "apiserver AtomicWriteVolumeUserFields off clears defaultUser and every item's user unless the old pod used one (KEP-5936)",
+		[]Need{{Dim: Gate}, {Dim: GateSource}, {Dim: Old}, {Dim: Type, Only: atomicTypes}}},
 	{DropBeforeValid, "Admission: field dropping", "dropping happens before validation: a dropped out-of-range mode is allowed",
 		[]Need{{Dim: Boundary, Only: []string{"below", "above"}}}},
 
@@ -88,6 +94,8 @@ var All = []Rule{
 	{ValidTokenSA, "Admission: validation", "a projected serviceAccountToken needs spec.serviceAccountName (pods, not templates)",
 		[]Need{{Dim: Outcome}}},
 
+	{ValidUser, "Admission: validation", "defaultUser and item user within 0..2147483647; a downwardAPI item's at its source's path (KEP-5936)",
+		[]Need{{Dim: Boundary}, {Dim: Type, Only: atomicTypes}, {Dim: UserFrom, Only: []string{"defaultUser", "item", "token"}}}},
 	{AllowPolicy, "Admission: flexVolume allowlist", "an invalid policy (empty driver name, drivers without flexVolume allowed) rejects every request",
 		[]Need{{Dim: Outcome}}},
 	{AllowType, "Admission: flexVolume allowlist", "a volume type not in allowedVolumeTypes (nor '*') is forbidden",
@@ -138,6 +146,10 @@ var All = []Rule{
 		[]Need{{Dim: Outcome}, {Dim: Type, Only: []string{"secret", "configMap", "projected"}}}},
 	{AtomicToken, "Node: AtomicWriter volumes", "a projected serviceAccountToken file has defaultMode, or 0600 when fsGroup is set",
 		[]Need{{Dim: FSGroup}}},
+	{AtomicOwner, "Node: AtomicWriter volumes", "kubelet gate on: a file's owner is its item's user, else defaultUser, else root; lchown before the walk; top-level links too (KEP-5936)",
+		[]Need{{Dim: Type, Only: atomicTypes}, {Dim: UserFrom, Only: []string{"defaultUser", "item", "none"}}, {Dim: Gate}, {Dim: FSGroup}, {Dim: Preserve}, {Dim: SetUp}}},
+	{AtomicTokenUser, "Node: AtomicWriter volumes", "a token's owner is its user, else defaultUser; the token is 0600 when it has an owner or fsGroup is set (KEP-5936)",
+		[]Need{{Dim: UserFrom, Only: []string{"defaultUser", "token", "none"}}, {Dim: FSGroup}}},
 
 	{FlexDir, "Node: flexVolume", "the volume dir is created 0750", nil},
 	{FlexPopulate, "Node: flexVolume", "the first SetUp populates from the storage, exact modes and owners; later SetUps do not",

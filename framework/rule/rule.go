@@ -65,6 +65,10 @@ const (
 	Class Dim = "class"
 	// FieldValidation is the create request's fieldValidation.
 	FieldValidation Dim = "field-validation"
+	// UserFrom is where a KEP-5936 field sits (the volume's defaultUser, an item's user, a
+	// token's user), or, for a file's owner, which one decided it ("none": neither, or the
+	// kubelet gate off).
+	UserFrom Dim = "user-from"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -92,6 +96,7 @@ var Values = map[Dim][]string{
 	Class:      {"root", "owner", "group", "other"},
 
 	FieldValidation: {"warn", "strict"},
+	UserFrom:        {"defaultUser", "item", "token", "none"},
 }
 
 // Cond is one condition a rule was applied under.

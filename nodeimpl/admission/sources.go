@@ -181,7 +181,8 @@ func validateDivisor(rName string, divisor resource.Quantity, fldPath *field.Pat
 
 // validateProjected is v1.37 validation.go validateProjectedVolumeSource +
 // validateProjectionSources. clusterTrustBundle and podCertificate sources are counted for the
-// one-type-per-source rule and otherwise accepted: volperm sets up neither.
+// one-type-per-source rule and their `user` is checked (KEP-5936); they are otherwise accepted:
+// volperm sets up neither.
 func validateProjected(p *corev1.ProjectedVolumeSource, fldPath *field.Path) field.ErrorList {
 	allErrs := validateFileMode(p.DefaultMode, fldPath.Child("defaultMode"))
 	allErrs = append(allErrs, validateUser(p.DefaultUser, fldPath.Child("defaultUser"))...)
@@ -237,11 +238,15 @@ func validateProjected(p *corev1.ProjectedVolumeSource, fldPath *field.Path) fie
 			numSources++
 			allErrs = append(allErrs, validateServiceAccountToken(t, srcPath.Child("serviceAccountToken"), fldPath)...)
 		}
-		if src.ClusterTrustBundle != nil {
+		if ctb := src.ClusterTrustBundle; ctb != nil {
 			numSources++
+			// v1.37 validateProjectionSources: the clusterTrustBundle's user (validateUserField).
+			allErrs = append(allErrs, validateUser(ctb.User, srcPath.Child("clusterTrustBundle", "user"))...)
 		}
-		if src.PodCertificate != nil {
+		if pc := src.PodCertificate; pc != nil {
 			numSources++
+			// v1.37 validateProjectionSources: the podCertificate's user (validateUserField).
+			allErrs = append(allErrs, validateUser(pc.User, srcPath.Child("podCertificate", "user"))...)
 		}
 		if numSources > 1 {
 			allErrs = append(allErrs, field.Forbidden(srcPath, "may not specify more than 1 volume type per source"))

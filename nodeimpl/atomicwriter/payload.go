@@ -23,18 +23,23 @@ import (
 // empty one (the Case's contract), then upstream's optional and missing-key rules apply with
 // their texts. A serviceAccountToken projection gets FakeServiceAccountToken; clusterTrustBundle
 // and podCertificate projections have no source on the reference node and fail the volume.
-func Payload(pod *corev1.Pod, vol *corev1.Volume, sources map[string]map[string]string) (map[string]FileProjection, error) {
+//
+// userFields is the kubelet's AtomicWriteVolumeUserFields gate (KEP-5936): on, each file's
+// FsUser is its item's `user`, else the volume's `defaultUser` (docs/spec.md [atomicwriter.owner],
+// [atomicwriter.token-owner]); off, no file has an owner, whatever the pod says.
+func Payload(pod *corev1.Pod, vol *corev1.Volume, sources map[string]map[string]string, userFields bool) (map[string]FileProjection, error) {
 	switch {
 	case vol.Secret != nil:
 		s := vol.Secret
-		return secretPayload(s.Items, sources["secret/"+s.SecretName], s.DefaultMode, isTrue(s.Optional))
+		return secretPayload(s.Items, sources["secret/"+s.SecretName], s.DefaultMode, owners{userFields, s.DefaultUser}, isTrue(s.Optional))
 	case vol.ConfigMap != nil:
 		c := vol.ConfigMap
-		return configMapPayload(c.Items, sources["configmap/"+c.Name], c.DefaultMode, isTrue(c.Optional))
+		return configMapPayload(c.Items, sources["configmap/"+c.Name], c.DefaultMode, owners{userFields, c.DefaultUser}, isTrue(c.Optional))
 	case vol.DownwardAPI != nil:
-		return collectDownwardAPI(vol.DownwardAPI.Items, pod, vol.DownwardAPI.DefaultMode)
+		d := vol.DownwardAPI
+		return collectDownwardAPI(d.Items, pod, d.DefaultMode, owners{userFields, d.DefaultUser})
 	case vol.Projected != nil:
-		return collectProjected(vol.Projected, pod, sources)
+		return collectProjected(vol.Projected, pod, sources, userFields)
 	}
 	return nil, fmt.Errorf("volume %q is not a secret, configMap, downwardAPI or projected volume", vol.Name)
 }
@@ -44,27 +49,54 @@ func isTrue(b *bool) bool { return b != nil && *b }
 // errNoDefaultMode is the text of every v1.37 payload builder when defaultMode is nil.
 var errNoDefaultMode = errors.New("no defaultMode used, not even the default value for it")
 
+// owners is what a payload builder needs to resolve file owners (KEP-5936): the kubelet's
+// AtomicWriteVolumeUserFields gate and the volume's defaultUser.
+type owners struct {
+	gate        bool
+	defaultUser *int64
+}
+
+// of is v1.37 atomic_writer.go ResolvesFsUser: the item's user, else defaultUser; nil when the
+// gate is off. The result is a copy: the payload never aliases the pod.
+func (o owners) of(itemUser *int64) *int64 {
+	if !o.gate {
+		return nil
+	}
+	u := itemUser
+	if u == nil {
+		u = o.defaultUser
+	} else if o.defaultUser != nil && mutant.On(mutant.AtomicUserDefaultWins) {
+		u = o.defaultUser
+	}
+	if u == nil {
+		return nil
+	}
+	v := *u
+	return &v
+}
+
 // secretPayload is v1.37 secret.MakePayload.
-func secretPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool) (map[string]FileProjection, error) {
-	return keyedPayload(items, data, defaultMode, optional, "references non-existent secret key: %s")
+func secretPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, own owners, optional bool) (map[string]FileProjection, error) {
+	return keyedPayload(items, data, defaultMode, own, optional, "references non-existent secret key: %s")
 }
 
 // configMapPayload is v1.37 configmap.MakePayload (the Case carries no binaryData).
-func configMapPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool) (map[string]FileProjection, error) {
-	return keyedPayload(items, data, defaultMode, optional, "configmap references non-existent config key: %s")
+func configMapPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, own owners, optional bool) (map[string]FileProjection, error) {
+	return keyedPayload(items, data, defaultMode, own, optional, "configmap references non-existent config key: %s")
 }
 
 // keyedPayload is what secret.MakePayload and configmap.MakePayload share: every key with
-// defaultMode, or the listed items with their own modes; a missing key fails with missingKey
-// unless the object is optional (then it is skipped).
-func keyedPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, optional bool, missingKey string) (map[string]FileProjection, error) {
+// defaultMode (and, gate on, defaultUser), or the listed items with their own modes and owners; a
+// missing key fails with missingKey unless the object is optional (then it is skipped).
+func keyedPayload(items []corev1.KeyToPath, data map[string]string, defaultMode *int32, own owners, optional bool, missingKey string) (map[string]FileProjection, error) {
 	if defaultMode == nil {
 		return nil, errNoDefaultMode
 	}
 	payload := make(map[string]FileProjection, len(data))
 	if len(items) == 0 {
 		for name, content := range data {
-			payload[name] = FileProjection{Data: []byte(content), Mode: *defaultMode}
+			// v1.37 MakePayload without items: FsUser = defaultUser when the gate is on.
+			payload[name] = FileProjection{Data: []byte(content), Mode: *defaultMode, FsUser: own.of(nil)}
 		}
 		return payload, nil
 	}
@@ -76,7 +108,8 @@ func keyedPayload(items []corev1.KeyToPath, data map[string]string, defaultMode 
 			}
 			return nil, fmt.Errorf(missingKey, ktp.Key)
 		}
-		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode)}
+		// v1.37 MakePayload with items: FsUser = ResolvesFsUser(defaultUser, ktp.User).
+		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode), FsUser: own.of(ktp.User)}
 	}
 	return payload, nil
 }
@@ -91,14 +124,15 @@ func itemMode(mode, defaultMode *int32) int32 {
 
 // collectDownwardAPI is v1.37 downwardapi.CollectData: every item is in the payload (empty
 // when its value failed), and all failures are returned together.
-func collectDownwardAPI(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, defaultMode *int32) (map[string]FileProjection, error) {
+func collectDownwardAPI(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, defaultMode *int32, own owners) (map[string]FileProjection, error) {
 	if defaultMode == nil {
 		return nil, errNoDefaultMode
 	}
 	var errs []error
 	data := make(map[string]FileProjection, len(items))
 	for _, item := range items {
-		fp := FileProjection{Mode: itemMode(item.Mode, defaultMode)}
+		// v1.37 CollectData: FsUser = ResolvesFsUser(defaultUser, fileInfo.User).
+		fp := FileProjection{Mode: itemMode(item.Mode, defaultMode), FsUser: own.of(item.User)}
 		switch {
 		case item.FieldRef != nil:
 			if v, err := fieldPathValue(pod, item.FieldRef.FieldPath); err != nil {
@@ -123,10 +157,12 @@ func collectDownwardAPI(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, d
 
 // collectProjected is v1.37 projectedVolumeMounter.collectData: sources in order, a later
 // source overwriting an earlier one's path, every source's failure collected.
-func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources map[string]map[string]string) (map[string]FileProjection, error) {
+func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources map[string]map[string]string, userFields bool) (map[string]FileProjection, error) {
 	if p.DefaultMode == nil {
 		return nil, errNoDefaultMode
 	}
+	// v1.37 collectData: every source gets the projected volume's defaultUser.
+	own := owners{userFields, p.DefaultUser}
 	var errs []error
 	payload := map[string]FileProjection{}
 	for _, src := range p.Sources {
@@ -134,13 +170,13 @@ func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources 
 		var err error
 		switch {
 		case src.Secret != nil:
-			part, err = secretPayload(src.Secret.Items, sources["secret/"+src.Secret.Name], p.DefaultMode, isTrue(src.Secret.Optional))
+			part, err = secretPayload(src.Secret.Items, sources["secret/"+src.Secret.Name], p.DefaultMode, own, isTrue(src.Secret.Optional))
 		case src.ConfigMap != nil:
-			part, err = configMapPayload(src.ConfigMap.Items, sources["configmap/"+src.ConfigMap.Name], p.DefaultMode, isTrue(src.ConfigMap.Optional))
+			part, err = configMapPayload(src.ConfigMap.Items, sources["configmap/"+src.ConfigMap.Name], p.DefaultMode, own, isTrue(src.ConfigMap.Optional))
 		case src.DownwardAPI != nil:
-			part, err = collectDownwardAPI(src.DownwardAPI.Items, pod, p.DefaultMode)
+			part, err = collectDownwardAPI(src.DownwardAPI.Items, pod, p.DefaultMode, own)
 		case src.ServiceAccountToken != nil:
-			part = tokenPayload(src.ServiceAccountToken, pod, *p.DefaultMode)
+			part = tokenPayload(src.ServiceAccountToken, pod, *p.DefaultMode, own)
 		case src.ClusterTrustBundle != nil:
 			err = errors.New("clusterTrustBundle projections are not supported by the reference node")
 		case src.PodCertificate != nil:
@@ -166,16 +202,19 @@ func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources 
 // no API server accepts. Only the file's mode and owner are observed (docs/user-pain.md, issue 82573).
 const FakeServiceAccountToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ2b2xwZXJtIn0."
 
-// tokenPayload is the serviceAccountToken case of v1.37 projected.go collectData: the file has
-// defaultMode, or 0600 when mounterArgs.FsGroup is set (SetVolumeOwnership then makes it 0640).
-// Upstream also uses 0600 when mounterArgs.FsUser is set (every container's runAsUser the
-// same), which docs/spec.md [atomicwriter.token] does not model: the reference node follows the spec.
-func tokenPayload(tp *corev1.ServiceAccountTokenProjection, pod *corev1.Pod, defaultMode int32) map[string]FileProjection {
+// tokenPayload is the serviceAccountToken case of v1.37 projected.go collectData: the owner is
+// resolveFsUser(mounterArgs, defaultUser, tp.User), and the file has defaultMode, or 0600 when it
+// has an owner or mounterArgs.FsGroup is set (SetVolumeOwnership then makes it 0640).
+// resolveFsUser starts from mounterArgs.FsUser (every container's runAsUser the same), which
+// docs/spec.md [atomicwriter.token-owner] leaves out of the model: without it resolveFsUser is
+// ResolvesFsUser (the token's user, else defaultUser, nil with the gate off).
+func tokenPayload(tp *corev1.ServiceAccountTokenProjection, pod *corev1.Pod, defaultMode int32, own owners) map[string]FileProjection {
+	owner := own.of(tp.User)
 	mode := defaultMode
-	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+	if sc := pod.Spec.SecurityContext; owner != nil || (sc != nil && sc.FSGroup != nil) {
 		mode = 0600
 	}
-	return map[string]FileProjection{tp.Path: {Data: []byte(FakeServiceAccountToken), Mode: mode}}
+	return map[string]FileProjection{tp.Path: {Data: []byte(FakeServiceAccountToken), Mode: mode, FsUser: owner}}
 }
 
 // fieldPathValue is v1.37 pkg/fieldpath ExtractFieldPathAsString for a pod, with its texts.

@@ -1,7 +1,11 @@
 package atomicwriter
 
 import (
+	"fmt"
 	"reflect"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +20,29 @@ func yes() *bool { b := true; return &b }
 func ptr[T any](v T) *T { return &v }
 
 func file(data string, m int32) FileProjection { return FileProjection{Data: []byte(data), Mode: m} }
+
+// owned is file(data, m) owned by uid.
+func owned(data string, m int32, uid int64) FileProjection {
+	return FileProjection{Data: []byte(data), Mode: m, FsUser: &uid}
+}
+
+// render lists a payload sorted by path: `path: mode owner "data"` (owner "-" when none).
+func render(p map[string]FileProjection) string {
+	paths := make([]string, 0, len(p))
+	for k := range p {
+		paths = append(paths, k)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, k := range paths {
+		owner := "-"
+		if u := p[k].FsUser; u != nil {
+			owner = strconv.FormatInt(*u, 10)
+		}
+		fmt.Fprintf(&b, "\n  %s: %04o %s %q", k, p[k].Mode, owner, p[k].Data)
+	}
+	return b.String()
+}
 
 var testPod = &corev1.Pod{
 	ObjectMeta: metav1.ObjectMeta{
@@ -194,18 +221,21 @@ func TestPayload(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			vol := &corev1.Volume{Name: "v", VolumeSource: tc.src}
-			got, err := Payload(testPod, vol, testSources)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("got error %v, want %q", err, tc.wantErr)
+			// No case sets defaultUser or user: the KEP-5936 gate changes nothing.
+			for _, userFields := range []bool{false, true} {
+				got, err := Payload(testPod, vol, testSources, userFields)
+				if tc.wantErr != "" {
+					if err == nil || err.Error() != tc.wantErr {
+						t.Fatalf("gate %v: got error %v, want %q", userFields, err, tc.wantErr)
+					}
+					continue
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %q\nwant %q", got, tc.want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("gate %v: got %s\nwant %s", userFields, render(got), render(tc.want))
+				}
 			}
 		})
 	}
@@ -232,13 +262,13 @@ func TestTokenPayloadFSGroup(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod.Spec.SecurityContext = tc.sc
-			got, err := Payload(pod, vol, testSources)
+			got, err := Payload(pod, vol, testSources, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := map[string]FileProjection{"run/token": file(FakeServiceAccountToken, tc.tokenMode), "user": file("admin", 0444)}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("got %q\nwant %q", got, want)
+				t.Errorf("got %s\nwant %s", render(got), render(want))
 			}
 		})
 	}
@@ -253,7 +283,7 @@ func TestTokenPayloadWritten(t *testing.T) {
 	vol := &corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
 	}}}
-	got := written(t, pod, vol)
+	got := written(t, pod, vol, false)
 	want := []entry{
 		{Path: ".", Type: "d", Mode: "0777"},
 		{Path: "..TS", Type: "d", Mode: "0755"},
@@ -272,7 +302,7 @@ func TestPayloadWritten(t *testing.T) {
 	vol := &corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: "creds", DefaultMode: mode(0400), Items: []corev1.KeyToPath{{Key: "user", Path: "user"}, {Key: "pass", Path: "sub/pass", Mode: mode(0640)}},
 	}}}
-	got := written(t, testPod, vol)
+	got := written(t, testPod, vol, false)
 	want := []entry{
 		{Path: ".", Type: "d", Mode: "0777"},
 		{Path: "..TS", Type: "d", Mode: "0755"},
@@ -288,10 +318,10 @@ func TestPayloadWritten(t *testing.T) {
 	}
 }
 
-// written is the tree Write makes in a fresh volume root of Payload(pod, vol).
-func written(t *testing.T, pod *corev1.Pod, vol *corev1.Volume) []entry {
+// written is the tree Write makes in a fresh volume root of Payload(pod, vol, userFields).
+func written(t *testing.T, pod *corev1.Pod, vol *corev1.Volume, userFields bool) []entry {
 	t.Helper()
-	payload, err := Payload(pod, vol, testSources)
+	payload, err := Payload(pod, vol, testSources, userFields)
 	if err != nil {
 		t.Fatal(err)
 	}

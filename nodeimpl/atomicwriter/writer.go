@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -19,10 +20,13 @@ import (
 	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
-// FileProjection is one file of a payload: its content and its exact mode.
+// FileProjection is one file of a payload: its content, its exact mode and its owner.
 type FileProjection struct {
 	Data []byte
 	Mode int32
+	// FsUser is the file's owner uid (KEP-5936 `user` / `defaultUser`, resolved by Payload);
+	// nil leaves the file root's. The group is never changed here (v1.37 FileProjection.FsUser).
+	FsUser *int64
 }
 
 // Reserved names of v1.37 atomic_writer.go.
@@ -42,11 +46,12 @@ const (
 //     setPerms is not called);
 //  5. create `..<timestamp>` (MkdirTemp, then chmod 0755);
 //  6. write every file (parent dirs MkdirAll 0777 minus umask, file written then chmod'ed to
-//     exactly Mode);
+//     exactly Mode, then lchown'ed to FsUser when set, group unchanged);
 //  7. call setPerms (when not nil);
 //  8. symlink `..data_tmp -> ..<timestamp>`;
 //  9. rename `..data_tmp` over `..data` (atomic);
-//  10. create the missing user-visible symlinks `name -> ..data/name`;
+//  10. create the missing user-visible symlinks `name -> ..data/name`, each lchown'ed to the
+//     FsUser of the first payload path under name, in sorted order, when that one has an owner;
 //  11. remove the user-visible names no longer in the payload;
 //  12. remove the old timestamp dir.
 //
@@ -275,20 +280,48 @@ func writePayloadToDir(payload map[string]FileProjection, dir string) error {
 			return fmt.Errorf("write file %s with mode %v: %w", full, mode, err)
 		}
 		// v1.37 writePayloadToDir: chmod after the write so the umask does not strip Mode.
-		if mutant.On(mutant.AtomicFileUmask) {
+		if !mutant.On(mutant.AtomicFileUmask) {
+			if err := os.Chmod(full, mode); err != nil {
+				return fmt.Errorf("change file %s to mode %v: %w", full, mode, err)
+			}
+		}
+		// v1.37 writePayloadToDir: then lchown(file, FsUser, -1) when the file has an owner.
+		if fp.FsUser == nil {
 			continue
 		}
-		if err := os.Chmod(full, mode); err != nil {
-			return fmt.Errorf("change file %s to mode %v: %w", full, mode, err)
+		if err := setOwner(full, *fp.FsUser); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// setOwner is v1.37 AtomicWriter's lchown(path, uid, -1): the owner only, the group unchanged,
+// a symlink itself rather than its target.
+func setOwner(p string, uid int64) error {
+	gid := -1
+	if mutant.On(mutant.AtomicUserChownsGroup) {
+		gid = int(uid)
+	}
+	if err := os.Lchown(p, int(uid), gid); err != nil {
+		return fmt.Errorf("change file %s with owner %d: %w", p, uid, err)
+	}
+	return nil
+}
+
 // createUserVisibleFiles is v1.37 createUserVisibleFiles: `name -> ..data/name` for each
-// top-level name that has no link yet.
+// top-level name that has no link yet, lchown'ed (owner only) to the FsUser of the payload path
+// that created it. Upstream ranges over the payload map, so when several paths under one
+// top-level directory have different owners the link's owner is whichever comes first; here the
+// paths are taken in sorted order, so the first path in sorted order decides (docs/spec.md
+// [atomicwriter.owner]: no case depends on that order).
 func createUserVisibleFiles(dir string, payload map[string]FileProjection) error {
+	paths := make([]string, 0, len(payload))
 	for p := range payload {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
 		linkName, _, _ := strings.Cut(p, string(os.PathSeparator))
 		visible := filepath.Join(dir, linkName)
 		if _, err := os.Readlink(visible); err != nil && os.IsNotExist(err) {
@@ -298,6 +331,12 @@ func createUserVisibleFiles(dir string, payload map[string]FileProjection) error
 			}
 			if err := os.Symlink(target, visible); err != nil {
 				return err
+			}
+			// v1.37 createUserVisibleFiles: lchown(visibleFile, FsUser, -1) after creating it.
+			if owner := payload[p].FsUser; owner != nil && !mutant.On(mutant.AtomicUserLinkNotChowned) {
+				if err := setOwner(visible, *owner); err != nil {
+					return err
+				}
 			}
 		}
 	}

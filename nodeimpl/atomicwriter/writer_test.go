@@ -36,13 +36,14 @@ type entry struct {
 	Path string
 	Type string // d, f, l
 	Mode string // 4 octal digits; symlinks 0777
+	UID  uint32
 	GID  uint32
 	Link string
 	Data string
 }
 
 func (e entry) String() string {
-	return fmt.Sprintf("%s %s %s gid=%d link=%q data=%q", e.Path, e.Type, e.Mode, e.GID, e.Link, e.Data)
+	return fmt.Sprintf("%s %s %s uid=%d gid=%d link=%q data=%q", e.Path, e.Type, e.Mode, e.UID, e.GID, e.Link, e.Data)
 }
 
 // diffTrees describes how got differs from want, "" when equal.
@@ -78,7 +79,7 @@ func tree(t *testing.T, root string) []entry {
 			}
 		}
 		st := info.Sys().(*syscall.Stat_t)
-		e := entry{Path: strings.Join(parts, "/"), Mode: fmt.Sprintf("%04o", st.Mode&07777), GID: st.Gid}
+		e := entry{Path: strings.Join(parts, "/"), Mode: fmt.Sprintf("%04o", st.Mode&07777), UID: st.Uid, GID: st.Gid}
 		switch {
 		case info.Mode()&os.ModeSymlink != 0:
 			e.Type = "l"

@@ -15,12 +15,17 @@ const (
 	// PreservePermissions is the reference implementation's gate for the preservePermissions
 	// proposal (seed 002). Not an upstream gate. Default off.
 	PreservePermissions = "PreservePermissions"
+	// AtomicWriteVolumeUserFields is KEP-5936's gate: `defaultUser` and `user` on secret,
+	// configMap, downwardAPI and projected volumes. Alpha in v1.37, default off, on
+	// kube-apiserver and kubelet.
+	AtomicWriteVolumeUserFields = "AtomicWriteVolumeUserFields"
 )
 
 // Defaults maps every known gate to its default value.
 var Defaults = map[string]bool{
-	EmptyDirVolumeMode:  false,
-	PreservePermissions: false,
+	EmptyDirVolumeMode:          false,
+	PreservePermissions:         false,
+	AtomicWriteVolumeUserFields: false,
 }
 
 // Set is the gates of one component; a gate missing from it has its default.

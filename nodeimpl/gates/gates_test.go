@@ -14,7 +14,7 @@ func TestParse(t *testing.T) {
 		{"", "", ""},
 		{"EmptyDirVolumeMode=true", "EmptyDirVolumeMode=true", ""},
 		{" EmptyDirVolumeMode=false , PreservePermissions=true ", "EmptyDirVolumeMode=false,PreservePermissions=true", ""},
-		{"EmptyDirVolumeMod=true", "", `unknown feature gate "EmptyDirVolumeMod": known gates are EmptyDirVolumeMode, PreservePermissions`},
+		{"EmptyDirVolumeMod=true", "", `unknown feature gate "EmptyDirVolumeMod": known gates are AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions`},
 		{"EmptyDirVolumeMode", "", "missing value"},
 		{"EmptyDirVolumeMode=yes", "", "is not true or false"},
 	}
@@ -36,6 +36,9 @@ func TestEnabledAndMerge(t *testing.T) {
 	var s Set
 	if s.Enabled(EmptyDirVolumeMode) {
 		t.Error("EmptyDirVolumeMode is alpha: default off")
+	}
+	if s.Enabled(AtomicWriteVolumeUserFields) {
+		t.Error("AtomicWriteVolumeUserFields is alpha (KEP-5936): default off")
 	}
 	m := s.Merge(map[string]bool{EmptyDirVolumeMode: true})
 	if !m.Enabled(EmptyDirVolumeMode) || s.Enabled(EmptyDirVolumeMode) {

@@ -230,10 +230,14 @@ func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeRes
 }
 
 // setUpAtomicWriter is v1.37 secret/configMap/downwardAPI/projected SetUpAt: the payload first
-// (its errors leave nothing behind), then the wrapped emptyDir, then AtomicWriter.Write with the
+// (its errors leave nothing behind; file owners resolved with the kubelet's
+// AtomicWriteVolumeUserFields gate), then the wrapped emptyDir, then AtomicWriter.Write with the
 // ownership walk (read-only mask) as setPerms; a failed write tears the volume down.
 func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string, g gates.Set) error {
-	payload, err := atomicwriter.Payload(p.Pod, vol, p.Sources)
+	// KEP-5936 (docs/spec.md [atomicwriter.owner]): file owners come from defaultUser / user only
+	// with the kubelet's AtomicWriteVolumeUserFields gate on (v1.37 ResolvesFsUser reads the gate).
+	userFields := g.Enabled(gates.AtomicWriteVolumeUserFields) || mutant.On(mutant.AtomicUserIgnoresGate)
+	payload, err := atomicwriter.Payload(p.Pod, vol, p.Sources, userFields)
 	if err != nil {
 		return err
 	}

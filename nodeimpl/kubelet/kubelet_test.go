@@ -373,10 +373,84 @@ func TestNewRejects(t *testing.T) {
 		want string
 	}{
 		{Config{RootDir: "relative"}, `kubelet root dir "relative": give an absolute path`},
-		{Config{RootDir: "/x", Gates: gates.Set{"Nope": true}}, `kubelet gates: unknown feature gate "Nope": known gates are EmptyDirVolumeMode, PreservePermissions`},
+		{Config{RootDir: "/x", Gates: gates.Set{"Nope": true}}, `kubelet gates: unknown feature gate "Nope": known gates are AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions`},
 	} {
 		if _, err := New(tc.cfg); errText(err) != tc.want {
 			t.Errorf("New(%+v) error %q, want %q", tc.cfg, errText(err), tc.want)
 		}
+	}
+}
+
+// owner returns the uid, gid and 4-digit mode of path (lstat: a symlink itself).
+func owner(t *testing.T, path string) (uid, gid, mode uint32) {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		t.Fatalf("lstat %s: %v", path, err)
+	}
+	return st.Uid, st.Gid, st.Mode & 07777
+}
+
+// KEP-5936 (docs/spec.md [atomicwriter.owner]): the kubelet's AtomicWriteVolumeUserFields gate
+// decides whether defaultUser / user set owners; the walk keeps them; preservePermissions skips
+// the walk; a restart with an unchanged payload changes no owner, whatever the gate is then.
+func TestAtomicWriteVolumeUserFields(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		name     string
+		gate     bool
+		fsGroup  *int64
+		preserve bool
+		// key (defaultUser 1001) and item (user 1002): uid, gid, mode of the files; the links'
+		// uids are the files'.
+		keyUID, itemUID, gid, keyMode uint32
+	}{
+		{"gate on", true, nil, false, 1001, 1002, 0, 0400},
+		{"gate off: no owner", false, nil, false, 0, 0, 0, 0400},
+		{"gate on, fsGroup: owner kept, group fsGroup, read-only mask", true, int64p(2000), false, 1001, 1002, 2000, 0440},
+		{"gate off, fsGroup", false, int64p(2000), false, 0, 0, 2000, 0440},
+		{"gate on, fsGroup, preservePermissions: no walk", true, int64p(2000), true, 1001, 1002, 0, 0400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, _ := newKubelet(t, gates.Set{gates.AtomicWriteVolumeUserFields: tc.gate, gates.PreservePermissions: true})
+			v := secretVol("sec", "s", 0400)
+			v.Secret.DefaultUser = int64p(1001)
+			v.Secret.Items = []corev1.KeyToPath{{Key: "key", Path: "key"}, {Key: "item", Path: "item", User: int64p(1002)}}
+			p := &Pod{Pod: pod(tc.fsGroup, v), Sources: map[string]map[string]string{"secret/s": {"key": "k", "item": "i"}}}
+			if tc.preserve {
+				p.PreservePermissions = []string{"sec"}
+			}
+			tornDown(t, k, p)
+			for round := 1; round <= 2; round++ {
+				if round == 2 {
+					// A restart with the gate flipped: the payload is unchanged, nothing is written.
+					k.SetGates(gates.Set{gates.AtomicWriteVolumeUserFields: !tc.gate, gates.PreservePermissions: true})
+				}
+				r := k.SetUp(p)[0]
+				if r.Err != nil {
+					t.Fatal(r.Err)
+				}
+				data, err := os.Readlink(filepath.Join(r.Path, "..data"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range []struct {
+					name string
+					uid  uint32
+				}{{"key", tc.keyUID}, {"item", tc.itemUID}} {
+					if uid, gid, mode := owner(t, filepath.Join(r.Path, data, f.name)); uid != f.uid || gid != tc.gid || mode != tc.keyMode {
+						t.Errorf("round %d: %s uid %d gid %d mode %04o, want uid %d gid %d mode %04o", round, f.name, uid, gid, mode, f.uid, tc.gid, tc.keyMode)
+					}
+					if uid, _, _ := owner(t, filepath.Join(r.Path, f.name)); uid != f.uid {
+						t.Errorf("round %d: link %s uid %d, want %d", round, f.name, uid, f.uid)
+					}
+				}
+				for _, d := range []string{data, "..data"} {
+					if uid, _, _ := owner(t, filepath.Join(r.Path, d)); uid != 0 {
+						t.Errorf("round %d: %s uid %d, want 0", round, d, uid)
+					}
+				}
+			}
+		})
 	}
 }

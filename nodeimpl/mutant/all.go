@@ -75,6 +75,12 @@ var All = []Mutant{
 	{PreserveIgnored, FamAtomicWriterOwner, "preservePermissions is never honoured", ""},
 	{PreserveAllVolumes, FamAtomicWriterOwner, "preservePermissions on one volume skips the walk of every atomic-writer volume of the pod", ""},
 
+	{AtomicUserDefaultWins, FamAtomicUser, "file owners: the volume's defaultUser wins over an item's user", ""},
+	{AtomicUserIgnoresGate, FamAtomicUser, "file owners: defaultUser and user are applied with the kubelet's AtomicWriteVolumeUserFields gate off", ""},
+	{AtomicUserLinkNotChowned, FamAtomicUser, "file owners: the user-visible symlink of an owned file stays root's", ""},
+	{AtomicUserDropIgnoresInUse, FamAtomicUser, "file owners: defaultUser and user are dropped with the apiserver gate off even when the old pod used them", ""},
+	{AtomicUserChownsGroup, FamAtomicUser, "file owners: the owner is set with lchown(uid, uid), so the group becomes the uid too", ""},
+
 	{DefaultSecretMode0600, FamDefaulting, "defaulting: a secret's defaultMode defaults to 0600", ""},
 	{DefaultConfigMapMode0444, FamDefaulting, "defaulting: a configMap's defaultMode defaults to 0444", ""},
 	{DefaultProjectedNone, FamDefaulting, "defaulting: a projected volume's defaultMode is not defaulted", ""},

@@ -25,6 +25,7 @@ const (
 	FamHostPathCreate    Family = "hostpath-create"    // DirectoryOrCreate / FileOrCreate
 	FamAtomicWriter      Family = "atomicwriter"       // layout and file modes
 	FamAtomicWriterOwner Family = "atomicwriter-owner" // fsGroup and preservePermissions
+	FamAtomicUser        Family = "atomicwriter-user"  // KEP-5936 file owners: defaultUser and user
 	FamDefaulting        Family = "defaulting"         // the apiserver's defaults
 	FamDropping          Family = "dropping"           // field dropping by gate
 	FamValidation        Family = "validation"         // ranges and texts
@@ -122,6 +123,12 @@ const (
 	PreserveIgnoresGate     Name = "preserve-ignores-kubelet-gate"
 	PreserveIgnored         Name = "preserve-ignored"
 	PreserveAllVolumes      Name = "preserve-applies-to-every-volume"
+
+	AtomicUserDefaultWins      Name = "atomic-user-default-beats-item"
+	AtomicUserIgnoresGate      Name = "atomic-user-ignores-kubelet-gate"
+	AtomicUserLinkNotChowned   Name = "atomic-user-link-not-chowned"
+	AtomicUserDropIgnoresInUse Name = "atomic-user-drop-ignores-in-use"
+	AtomicUserChownsGroup      Name = "atomic-user-chowns-group"
 
 	DefaultSecretMode0600    Name = "default-secret-mode-0600"
 	DefaultConfigMapMode0444 Name = "default-configmap-mode-0444"

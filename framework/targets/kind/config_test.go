@@ -10,8 +10,8 @@ import (
 )
 
 func TestConfigsSetTheGatesTheirNamesSay(t *testing.T) {
-	on, off := map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": false},
-		map[string]bool{"EmptyDirVolumeMode": false, "PreservePermissions": false}
+	on, off := map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": false, "AtomicWriteVolumeUserFields": false},
+		map[string]bool{"EmptyDirVolumeMode": false, "PreservePermissions": false, "AtomicWriteVolumeUserFields": false}
 	want := map[string]framework.Gates{
 		"emptydir-on":       {APIServer: on, Kubelet: on},
 		"emptydir-off":      {APIServer: off, Kubelet: off},

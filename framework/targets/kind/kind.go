@@ -213,7 +213,7 @@ func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
 
 // nodeGates are the volperm gates the v1.37 components have (v1.37 pkg/features): the only
 // ones a reconfigured cluster can turn on.
-var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true}
+var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true, framework.GateAtomicWriteVolumeUserFields: true}
 
 // Supports says whether the target runs c (asked once per case: a prepared case was).
 func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Supports(c) }

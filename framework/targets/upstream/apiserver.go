@@ -102,7 +102,11 @@ func admitPod(in, oldIn *corev1.Pod) (framework.Admission, *corev1.Pod, error) {
 
 	// v1.37 pkg/registry/core/pod/strategy.go PrepareForCreate -> podutil.DropDisabledPodFields.
 	podutil.DropDisabledPodFields(pod, old)
-	adm := framework.Admission{Dropped: dropped(before, pod)}
+	drops, err := dropped(before, pod)
+	if err != nil {
+		return framework.Admission{}, nil, err
+	}
+	adm := framework.Admission{Dropped: drops}
 
 	// v1.37 pkg/registry/core/pod/strategy.go Validate.
 	var oldSpec *api.PodSpec
@@ -153,17 +157,18 @@ func toInternalPod(p *corev1.Pod) (*api.Pod, error) {
 	return pod, nil
 }
 
-// dropped lists the volume fields PrepareForCreate cleared: the paths of every emptyDir mode
-// that was set before and is nil after (the only volume field v1.37 drops by gate here).
-func dropped(before, after *api.Pod) []string {
-	var out []string
-	for i := range before.Spec.Volumes {
-		b, a := before.Spec.Volumes[i].EmptyDir, after.Spec.Volumes[i].EmptyDir
-		if b != nil && b.Mode != nil && a != nil && a.Mode == nil {
-			out = append(out, field.NewPath("spec", "volumes").Index(i).Child("emptyDir", "mode").String())
-		}
+// dropped lists the volume fields PrepareForCreate cleared (v1.37 pkg/api/pod/util.go
+// dropDisabledFields, whichever gate): the fields of the v1 volumes before it that are gone
+// after it (framework.DroppedFields).
+func dropped(before, after *api.Pod) ([]string, error) {
+	var b, a corev1.Pod
+	if err := legacyscheme.Scheme.Convert(before, &b, nil); err != nil {
+		return nil, fmt.Errorf("convert pod to v1: %w", err)
 	}
-	return out
+	if err := legacyscheme.Scheme.Convert(after, &a, nil); err != nil {
+		return nil, fmt.Errorf("convert pod to v1: %w", err)
+	}
+	return framework.DroppedFields(b.Spec.Volumes, a.Spec.Volumes)
 }
 
 func errorTexts(errs field.ErrorList) []string {

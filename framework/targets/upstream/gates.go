@@ -17,6 +17,8 @@ import (
 var upstreamGates = map[string]featuregate.Feature{
 	// v1.37 pkg/features/kube_features.go: KEP-5502, alpha, on kube-apiserver and kubelet.
 	framework.GateEmptyDirVolumeMode: features.EmptyDirVolumeMode,
+	// v1.37 pkg/features/kube_features.go: KEP-5936, alpha, on kube-apiserver and kubelet.
+	framework.GateAtomicWriteVolumeUserFields: features.AtomicWriteVolumeUserFields,
 }
 
 // gateMu serializes every use of the process-global feature gate: kube-apiserver and kubelet

@@ -1,4 +1,4 @@
-package cluster
+package framework
 
 import (
 	"encoding/json"
@@ -8,11 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// droppedFields names, as docs/spec.md's `dropped` does ("spec.volumes[0].emptyDir.mode"), every
+// DroppedFields names, as docs/spec.md's `dropped` does ("spec.volumes[0].emptyDir.mode"), every
 // field of the volumes sent that the apiserver's answer lacks: defaulting only adds fields, so a
 // field gone is a field dropped (v1.37 pkg/api/pod/util.go dropDisabledFields), whichever gate
-// dropped it. Sorted, as the oracle lists them.
-func droppedFields(sent, stored []corev1.Volume) ([]string, error) {
+// dropped it. Sorted, as the oracle lists them. The cluster target compares the pod it sent with
+// the dry run's answer, the upstream target the pod before and after PrepareForCreate.
+func DroppedFields(sent, stored []corev1.Volume) ([]string, error) {
 	var out []string
 	for i := range min(len(sent), len(stored)) {
 		a, err := asTree(sent[i])

@@ -1,4 +1,4 @@
-package cluster
+package framework
 
 import (
 	"reflect"
@@ -23,7 +23,7 @@ func TestDroppedFields(t *testing.T) {
 			Items: []corev1.KeyToPath{{Key: "k", Path: "p"}}}}},
 		{Name: "c", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: ptr.To[int32](0o700)}}},
 	}
-	got, err := droppedFields(sent, stored)
+	got, err := DroppedFields(sent, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestDroppedFields(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("dropped %q, want %q", got, want)
 	}
-	if got, _ := droppedFields(stored, stored); len(got) != 0 {
+	if got, _ := DroppedFields(stored, stored); len(got) != 0 {
 		t.Errorf("nothing dropped, got %q", got)
 	}
 }
