@@ -168,6 +168,35 @@ type Step struct {
 	SetGates *Gates `json:"setGates,omitempty"`
 	// RestartKubelet makes the kubelet set up every volume of the running pod again.
 	RestartKubelet bool `json:"restartKubelet,omitempty"`
+	// UpdateSources changes the data of secrets and configMaps ("secret/NAME",
+	// "configmap/NAME" -> key -> content; each object's keys replace the ones it had): the
+	// kubelet's sync then sets up again the volumes that need a remount (secret, configMap,
+	// downwardAPI, projected) with the new data (docs/spec.md [steps.update-sources]).
+	UpdateSources map[string]map[string]string `json:"updateSources,omitempty"`
+}
+
+// UpdatesSources reports whether a step of c updates sources: a node whose lifecycle.Pod is no
+// lifecycle.SourceUpdater must say in SupportsNode that it cannot run c.
+func UpdatesSources(c *Case) bool {
+	for _, s := range c.After {
+		if len(s.UpdateSources) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MergeSources returns sources with update applied: each object update names replaces that
+// object's data (docs/spec.md [steps.update-sources]); sources itself is not changed.
+func MergeSources(sources, update map[string]map[string]string) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(sources)+len(update))
+	for k, v := range sources {
+		out[k] = v
+	}
+	for k, v := range update {
+		out[k] = v
+	}
+	return out
 }
 
 // Chmod changes Path (relative to Volume's root) to Mode.

@@ -430,11 +430,8 @@ func (c *Case) validate() error {
 	if err := c.validateHost(); err != nil {
 		return err
 	}
-	for _, k := range sortedKeys(c.Sources) {
-		kind, name, _ := strings.Cut(k, "/")
-		if (kind != "secret" && kind != "configmap") || name == "" || strings.Contains(name, "/") {
-			return fmt.Errorf("sources[%q]: key must be \"secret/NAME\" or \"configmap/NAME\"", k)
-		}
+	if err := validateSourceKeys("sources", c.Sources); err != nil {
+		return err
 	}
 	for _, vol := range sortedKeys(c.Storage) {
 		field := fmt.Sprintf("storage[%q]", vol)
@@ -533,15 +530,26 @@ func (c *Case) validateHost() error {
 	return nil
 }
 
+// validateSourceKeys checks the object names of sources (Case.Sources, a step's updateSources).
+func validateSourceKeys(field string, sources map[string]map[string]string) error {
+	for _, k := range sortedKeys(sources) {
+		kind, name, _ := strings.Cut(k, "/")
+		if (kind != "secret" && kind != "configmap") || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("%s[%q]: key must be \"secret/NAME\" or \"configmap/NAME\"", field, k)
+		}
+	}
+	return nil
+}
+
 func validateStep(field string, s Step, vols map[string]string) error {
 	n := 0
-	for _, set := range []bool{s.Chmod != nil, s.SetGates != nil, s.RestartKubelet} {
+	for _, set := range []bool{s.Chmod != nil, s.SetGates != nil, s.RestartKubelet, len(s.UpdateSources) > 0} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("%s: set exactly one of chmod, setGates, restartKubelet (found %d); use one step per action", field, n)
+		return fmt.Errorf("%s: set exactly one of chmod, setGates, restartKubelet, updateSources (found %d); use one step per action", field, n)
 	}
 	switch {
 	case s.Chmod != nil:
@@ -554,6 +562,8 @@ func validateStep(field string, s Step, vols map[string]string) error {
 		return harnessMode(field+".chmod.mode", s.Chmod.Mode)
 	case s.SetGates != nil:
 		return validateGates(field+".setGates", *s.SetGates)
+	case len(s.UpdateSources) > 0:
+		return validateSourceKeys(field+".updateSources", s.UpdateSources)
 	}
 	return nil
 }

@@ -55,6 +55,10 @@ const (
 	// as uid 0, which v1.37 turns into the token's FsUser (0600 whatever defaultMode says), and
 	// the cluster target does not set such projections up.
 	LabelServiceAccountToken = "service-account-token"
+	// LabelSourceUpdate: an update of the data of a secret or configMap (an updateSources
+	// step); a cluster's kubelet applies it at its next sync, up to a minute later, which the
+	// cluster target does not wait for.
+	LabelSourceUpdate = "source-update"
 )
 
 // needs is the labels above that c carries.
@@ -74,6 +78,9 @@ func needs(c *framework.Case) []string {
 	}
 	if c.OldPod != nil {
 		out = append(out, LabelPodUpdate)
+	}
+	if framework.UpdatesSources(c) {
+		out = append(out, LabelSourceUpdate)
 	}
 	if c.Pod != nil {
 		for _, v := range c.Pod.Spec.Volumes {

@@ -338,5 +338,80 @@ func ownerCases() []*framework.Case {
 			cases = append(cases, s.build(t.name))
 		}
 	}
-	return append(cases, tokenOwnerCases()...)
+	return append(append(cases, tokenOwnerCases()...), sourceUpdateCases()...)
+}
+
+// updateSpec is one generated case with an updateSources step ([steps.update-sources]).
+type updateSpec struct {
+	name, desc  string
+	defaultUser *int64
+	gates       *[2]bool // AtomicWriteVolumeUserFields; nil: a conformance case without it
+	fsGroup     bool
+	before      []framework.Step // steps before the update
+	data        map[string]string
+}
+
+// updatedData is the new data of both objects of awSources.
+func updatedData(data map[string]string) map[string]map[string]string {
+	return map[string]map[string]string{"secret/creds": data, "configmap/settings": data}
+}
+
+func (s updateSpec) build(typ string) *framework.Case {
+	c := ownerSpec{name: s.name, desc: s.desc, defaultUser: s.defaultUser, gates: s.gates, fsGroup: s.fsGroup}.build(typ)
+	if s.gates == nil {
+		c.Profile, c.Labels = framework.ProfileConformance, nil
+	}
+	c.After = append(append([]framework.Step{}, s.before...), framework.Step{UpdateSources: updatedData(s.data)})
+	return c
+}
+
+func updateSpecs() []updateSpec {
+	setKubelet := func(v bool) framework.Step {
+		return framework.Step{SetGates: &framework.Gates{Kubelet: map[string]bool{framework.GateAtomicWriteVolumeUserFields: v}}}
+	}
+	changed := map[string]string{"username": "admin", "password": "s3cret"}
+	return []updateSpec{
+		{
+			name: "after its source lost the key password",
+			desc: "An update whose payload lost a path removes its top-level symlink (removeUserVisiblePaths) and the old timestamp dir.",
+			data: map[string]string{"username": "admin"},
+		},
+		{
+			name: "after its source gained the key token",
+			desc: "An update whose payload gained a path makes its top-level symlink; the existing ones are kept.",
+			data: map[string]string{"username": "admin", "password": "hunter2", "token": "t0k3n"},
+		},
+		{
+			name:        fmt.Sprintf("with defaultUser %d created with the kubelet gate off, the gate turned on and a restart, then its source's password changed", ownerA),
+			desc:        "KEP-5936: the restart writes nothing (files root's); the update writes new files owned by uid 1001, but the existing top-level symlinks are not made again and stay root's.",
+			defaultUser: ptr(ownerA), gates: &[2]bool{true, false}, before: []framework.Step{setKubelet(true), restart}, data: changed,
+		},
+		{
+			name:        fmt.Sprintf("with defaultUser %d created with the kubelet gate off, the gate turned on and a restart, then an update with the same data", ownerA),
+			desc:        "KEP-5936: an update that changes no content writes nothing (shouldWritePayload compares contents, not owners): the files stay root's.",
+			defaultUser: ptr(ownerA), gates: &[2]bool{true, false}, before: []framework.Step{setKubelet(true), restart},
+			data: map[string]string{"username": "admin", "password": "hunter2"},
+		},
+		{
+			name:        fmt.Sprintf("with defaultUser %d and fsGroup %d, then its source gained the key token, %s", ownerA, fsGroup, userGates(&[2]bool{true, true})),
+			desc:        "KEP-5936: the new file and its new top-level symlink are owned by defaultUser; the walk runs again.",
+			defaultUser: ptr(ownerA), gates: &[2]bool{true, true}, fsGroup: true,
+			data: map[string]string{"username": "admin", "password": "hunter2", "token": "t0k3n"},
+		},
+		{
+			name:        fmt.Sprintf("with defaultUser %d created with both gates on, the kubelet gate turned off and a restart, then its source's password changed", ownerA),
+			desc:        "KEP-5936: the next write after the kubelet lost the gate makes root-owned files; the symlinks keep uid 1001.",
+			defaultUser: ptr(ownerA), gates: &[2]bool{true, true}, before: []framework.Step{setKubelet(false), restart}, data: changed,
+		},
+	}
+}
+
+func sourceUpdateCases() []*framework.Case {
+	var cases []*framework.Case
+	for _, s := range updateSpecs() {
+		for _, t := range awTypes {
+			cases = append(cases, s.build(t.name))
+		}
+	}
+	return cases
 }

@@ -407,6 +407,8 @@ func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 		return false, "preservePermissions is not a field of the v1 API"
 	case c.OldPod != nil:
 		return false, "pod-template updates (oldPod) are not run by this target"
+	case framework.UpdatesSources(c):
+		return false, "updates of secrets and configMaps (updateSources) are not run by this target: a kubelet applies them at its next sync, up to a minute later"
 	case c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && hasTokenProjection(c.Pod):
 		// The ServiceAccount admission plugin names "default" before validation runs, so a
 		// cluster never shows ValidatePodCreate's rule for a pod without one.

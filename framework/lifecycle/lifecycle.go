@@ -48,6 +48,14 @@ type Pod interface {
 	TearDown(ctx context.Context) error
 }
 
+// SourceUpdater is a Pod whose node can take new data for the pod's secrets and configMaps
+// (step 5, updateSources): its kubelet's sync sets up again the volumes that need a remount
+// (secret, configMap, downwardAPI, projected) with sources, the whole new data of every
+// object. A Pod without it cannot run such a case (its target says so in SupportsNode).
+type SourceUpdater interface {
+	UpdateSources(ctx context.Context, sources map[string]map[string]string) (Volumes, error)
+}
+
 // Chmoder is a Pod whose volumes are not on this machine (a cluster's node): it applies a chmod
 // step itself, as root in the pod, to path (a volume's Path joined with the step's path).
 type Chmoder interface {
@@ -72,6 +80,7 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 	if kubelet == nil {
 		kubelet = map[string]bool{}
 	}
+	sources := c.Sources
 	for i, s := range c.After {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -106,6 +115,15 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 		case s.RestartKubelet:
 			if vols, err = p.Restart(ctx); err != nil {
 				return nil, fmt.Errorf("after[%d].restartKubelet: %w", i, err)
+			}
+		case len(s.UpdateSources) > 0:
+			u, ok := p.(SourceUpdater)
+			if !ok {
+				return nil, fmt.Errorf("after[%d].updateSources: this target's node cannot update sources", i)
+			}
+			sources = framework.MergeSources(sources, s.UpdateSources)
+			if vols, err = u.UpdateSources(ctx, sources); err != nil {
+				return nil, fmt.Errorf("after[%d].updateSources: %w", i, err)
 			}
 		}
 	}

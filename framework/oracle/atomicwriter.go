@@ -18,6 +18,8 @@ import (
 const (
 	dataDirName  = "..data"
 	timestampDir = "..TIMESTAMP"
+	// oldTimestampDir is the previous timestamp dir while an update writes the new one.
+	oldTimestampDir = "..TIMESTAMP-old"
 )
 
 // setUpAtomicWriter is SetUpAt of the v1.37 secret / configMap / downwardAPI / projected
@@ -73,7 +75,50 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 	})
 	v.root, v.top = root, root
 	v.ready = true
+	v.written = payload
 	return ok
+}
+
+// syncAtomicWriter is [steps.update-sources] for one AtomicWriter volume: SetUpAt again with
+// the sources as they are now. The payload's errors fail the SetUp and leave the volume as it
+// was; atomic_writer.go Write writes a new timestamp dir only when a path was added or removed
+// or a content changed (shouldWritePayload, pathsToRemove), with the owners the kubelet's
+// gates give now, and calls setPerms (the walk) again.
+func (k *kubelet) syncAtomicWriter(v *volume) string {
+	kind := cond(rule.Type, v.typ)
+	k.tr.hit(rule.StepUpdateSources, kind)
+	payload, err := k.payload(&v.spec.VolumeSource)
+	if err != nil {
+		return err.Error()
+	}
+	if samePayload(v.written, payload) {
+		k.tr.hit(rule.AtomicUnchanged, kind, k.fsGroupCond())
+		return ok
+	}
+	k.traceOwners(v, payload)
+	g := k.fsGroup()
+	walk := g != nil && !(k.preserve[v.spec.Name] && gateOn(k.gates, framework.GatePreservePermissions))
+	writeAtomic(v.root, payload, func() {
+		if walk {
+			k.walk(v, v.root, *g, true)
+		}
+	})
+	v.written = payload
+	return ok
+}
+
+// samePayload is shouldWritePayload and pathsToRemove both saying no: the same paths with the
+// same contents (modes and owners are not compared).
+func samePayload(old, now map[string]fileSpec) bool {
+	if len(old) != len(now) {
+		return false
+	}
+	for p, f := range now {
+		if o, ok := old[p]; !ok || o.data != f.data {
+			return false
+		}
+	}
+	return true
 }
 
 // fileSpec is one file of a payload: its exact mode and its owner (KEP-5936; nil: root's).
@@ -82,14 +127,24 @@ type fileSpec struct {
 	owner *int64
 	// from is rule.UserFrom: what decided the owner.
 	from string
+	// data stands for the file's content: a source key's value; a downwardAPI item's field and
+	// a token do not change while the pod runs.
+	data string
 }
 
-// writeAtomic is the first atomic_writer.go Write into an empty target: the timestamp dir
-// (MkdirTemp, then chmod 0755), the payload inside it (parents MkdirAll 0777 under umask,
-// files with their exact mode, then their owner), setPerms, then the ..data symlink and one
-// symlink per top-level name (owned by its first file's owner). Entries made after setPerms
-// take the root's group when the walk left the root setgid (Linux setgid directory rule).
+// writeAtomic is atomic_writer.go Write: the timestamp dir (MkdirTemp, then chmod 0755), the
+// payload inside it (parents MkdirAll 0777 under umask, files with their exact mode, then
+// their owner), setPerms, then a new ..data symlink (symlink, then rename over the old one),
+// one symlink per top-level name that has none yet (owned by its first file's owner), the
+// removal of the top-level names the payload no longer has and of the old timestamp dir.
+// Entries made after setPerms take the root's group when the walk left the root setgid (Linux
+// setgid directory rule).
 func writeAtomic(root *node, payload map[string]fileSpec, setPerms func()) {
+	old := root.kids[timestampDir]
+	if old != nil {
+		delete(root.kids, timestampDir)
+		root.kids[oldTimestampDir] = old
+	}
 	ts := root.add(timestampDir, typeDir, 0700, kubeletOwner)
 	ts.mode = 0755 // newTimestampDir: os.Chmod(tsDir, 0755) also clears an inherited setgid
 	paths := make([]string, 0, len(payload))
@@ -123,14 +178,27 @@ func writeAtomic(root *node, payload map[string]fileSpec, setPerms func()) {
 	}
 	// atomic_writer.go Write: setPerms(tsDirName) runs before ..data and the user-visible symlinks.
 	setPerms()
+	delete(root.kids, dataDirName)
 	root.add(dataDirName, typeSymlink, 0777, kubeletOwner).link = timestampDir
 	for _, name := range sortedKeys(top) {
+		if root.kids[name] != nil {
+			continue // createUserVisibleFiles: only the links missing are made
+		}
 		// createUserVisibleFiles: name -> ..data/name for each top-level element.
 		l := root.add(name, typeSymlink, 0777, kubeletOwner)
 		l.link = path.Join(dataDirName, name)
 		if o := topOwner[name]; o != nil {
 			l.uid = *o // createUserVisibleFiles: lchown(visibleFile, FsUser, -1)
 		}
+	}
+	if old != nil {
+		// removeUserVisiblePaths: the top-level names of the old data that the new one lacks.
+		for name := range old.kids {
+			if !top[name] {
+				delete(root.kids, name)
+			}
+		}
+		delete(root.kids, oldTimestampDir)
 	}
 }
 
@@ -196,8 +264,8 @@ func (k *kubelet) keyPayload(out map[string]fileSpec, object string, items []cor
 	users := gateOn(k.gates, framework.GateAtomicWriteVolumeUserFields)
 	if len(items) == 0 {
 		// MakePayload: every key with defaultMode and, gate on, defaultUser.
-		for key := range data {
-			out[path.Clean(key)] = fileSpec{mode: uint32(defaultMode), owner: fileOwner(users, defaultUser, nil), from: ownerFrom(users, defaultUser, nil, userFromItem)}
+		for key, content := range data {
+			out[path.Clean(key)] = fileSpec{mode: uint32(defaultMode), owner: fileOwner(users, defaultUser, nil), from: ownerFrom(users, defaultUser, nil, userFromItem), data: content}
 		}
 		return nil
 	}
@@ -212,7 +280,7 @@ func (k *kubelet) keyPayload(out map[string]fileSpec, object string, items []cor
 		if it.Mode != nil {
 			mode = *it.Mode
 		}
-		out[path.Clean(it.Path)] = fileSpec{mode: uint32(mode), owner: fileOwner(users, defaultUser, it.User), from: ownerFrom(users, defaultUser, it.User, userFromItem)}
+		out[path.Clean(it.Path)] = fileSpec{mode: uint32(mode), owner: fileOwner(users, defaultUser, it.User), from: ownerFrom(users, defaultUser, it.User, userFromItem), data: data[it.Key]}
 	}
 	return nil
 }

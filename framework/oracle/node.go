@@ -41,6 +41,8 @@ type volume struct {
 	populated bool
 	// result is the latest SetUp's result: ok or the error text.
 	result string
+	// written is the payload of an AtomicWriter volume's last write.
+	written map[string]fileSpec
 }
 
 func newKubelet(c *framework.Case, adm admitted, t *tracer) *kubelet {
@@ -129,6 +131,22 @@ func (k *kubelet) step(s framework.Step) {
 			k.tr.hit(rule.StepRestart, withMedium([]rule.Cond{cond(rule.Type, v.typ)}, &v.spec.VolumeSource)...)
 		}
 		k.setUpAll()
+	case len(s.UpdateSources) > 0:
+		// [steps.update-sources]: the kubelet's sync remounts the volumes whose plugin
+		// RequiresRemount (the AtomicWriter ones), with the objects' new data; a volume whose
+		// first SetUp failed is set up as a first time.
+		k.sources = framework.MergeSources(k.sources, s.UpdateSources)
+		for _, v := range k.vols {
+			if atomicWriterKind(&v.spec.VolumeSource) == "" {
+				continue
+			}
+			if v.ready {
+				v.result = k.syncAtomicWriter(v)
+			} else {
+				v.result = k.setUp(v)
+			}
+		}
+		k.setups++
 	}
 }
 

@@ -8,6 +8,7 @@ package refnode
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"runtime/debug"
 
@@ -101,6 +102,8 @@ func PopulateStorage(dir string, files []framework.File) error {
 type Pod struct {
 	k   *kubelet.Kubelet
 	pod *kubelet.Pod
+	// last is the latest SetUp's answer, for the volumes a sync does not touch.
+	last lifecycle.Volumes
 }
 
 // NewPod starts a reference kubelet with c's kubelet gates under root and creates c's host
@@ -119,21 +122,34 @@ func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) 
 
 // SetUp is the kubelet's SetUp of every volume (lifecycle.Pod).
 func (p *Pod) SetUp(context.Context) (lifecycle.Volumes, error) {
-	out := lifecycle.Volumes{}
-	for _, r := range p.k.SetUp(p.pod) {
+	return p.record(lifecycle.Volumes{}, p.k.SetUp(p.pod)), nil
+}
+
+// record puts results over out, keeps out as the latest answer and returns it.
+func (p *Pod) record(out lifecycle.Volumes, results []kubelet.VolumeResult) lifecycle.Volumes {
+	for _, r := range results {
 		v := lifecycle.Volume{Path: r.Path}
 		if r.Err != nil {
 			v.Err = r.Err.Error()
 		}
 		out[r.Name] = v
 	}
-	return out, nil
+	p.last = out
+	return out
 }
 
 // SetGates puts the kubelet gates in force for the next SetUp (lifecycle.Pod).
 func (p *Pod) SetGates(_ context.Context, g map[string]bool) error {
 	p.k.SetGates(gates.Set(g))
 	return nil
+}
+
+// UpdateSources is the kubelet's sync after the pod's secrets and configMaps changed to
+// sources: the volumes that need a remount are set up again, the others keep their last result
+// (lifecycle.SourceUpdater).
+func (p *Pod) UpdateSources(ctx context.Context, sources map[string]map[string]string) (lifecycle.Volumes, error) {
+	p.pod.Sources = sources
+	return p.record(maps.Clone(p.last), p.k.Sync(p.pod)), nil
 }
 
 // Restart is a new kubelet process on the same state: its SetUp of every volume again; what the

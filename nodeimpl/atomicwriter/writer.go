@@ -324,6 +324,14 @@ func createUserVisibleFiles(dir string, payload map[string]FileProjection) error
 	for _, p := range paths {
 		linkName, _, _ := strings.Cut(p, string(os.PathSeparator))
 		visible := filepath.Join(dir, linkName)
+		if _, err := os.Readlink(visible); err == nil && mutant.On(mutant.AtomicUpdateRechownsLinks) {
+			if owner := payload[p].FsUser; owner != nil {
+				if err := setOwner(visible, *owner); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if _, err := os.Readlink(visible); err != nil && os.IsNotExist(err) {
 			target := filepath.Join(dataDirName, linkName)
 			if mutant.On(mutant.AtomicAbsoluteLinks) {
@@ -346,6 +354,9 @@ func createUserVisibleFiles(dir string, payload map[string]FileProjection) error
 // removeUserVisiblePaths is v1.37 removeUserVisiblePaths: only top-level names are removed;
 // every removal is tried and the last error returned.
 func removeUserVisiblePaths(dir string, paths sets.Set[string]) error {
+	if mutant.On(mutant.AtomicUpdateKeepsLostLinks) {
+		return nil
+	}
 	var lastErr error
 	for p := range paths {
 		if strings.Contains(p, string(os.PathSeparator)) {

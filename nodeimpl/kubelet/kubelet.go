@@ -151,7 +151,15 @@ func (k *Kubelet) currentGates() gates.Set {
 
 // SetUp sets up every volume of p in pod order; one failing volume does not stop the others
 // (docs/spec.md step 4). Called again for a running pod it is a kubelet restart (step 5).
-func (k *Kubelet) SetUp(p *Pod) []VolumeResult {
+func (k *Kubelet) SetUp(p *Pod) []VolumeResult { return k.setUp(p, false) }
+
+// Sync is the kubelet's periodic sync of a running pod whose secrets or configMaps changed
+// (docs/spec.md [steps.update-sources]): only the volumes whose plugin requires a remount
+// (secret, configMap, downwardAPI, projected: v1.37 RequiresRemount) are set up again, with
+// p.Sources as they are now; the result has those volumes only.
+func (k *Kubelet) Sync(p *Pod) []VolumeResult { return k.setUp(p, true) }
+
+func (k *Kubelet) setUp(p *Pod, remountOnly bool) []VolumeResult {
 	g := k.currentGates()
 	switch {
 	case k.release == "" || k.release == release.Newest:
@@ -170,9 +178,23 @@ func (k *Kubelet) SetUp(p *Pod) []VolumeResult {
 	}
 	out := make([]VolumeResult, 0, len(p.Pod.Spec.Volumes))
 	for i := range p.Pod.Spec.Volumes {
-		out = append(out, k.setUpVolume(p, &p.Pod.Spec.Volumes[i], g))
+		vol := &p.Pod.Spec.Volumes[i]
+		if remountOnly && !requiresRemount(typeOf(vol)) {
+			continue
+		}
+		out = append(out, k.setUpVolume(p, vol, g))
 	}
 	return out
+}
+
+// requiresRemount is v1.37 RequiresRemount of the volume plugins: true for the AtomicWriter
+// ones, whose content follows their objects.
+func requiresRemount(typ string) bool {
+	switch typ {
+	case TypeSecret, TypeConfigMap, TypeDownwardAPI, TypeProjected:
+		return true
+	}
+	return false
 }
 
 func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeResult {

@@ -81,6 +81,9 @@ var All = []Mutant{
 	{AtomicUserDropIgnoresInUse, FamAtomicUser, "file owners: defaultUser and user are dropped with the apiserver gate off even when the old pod used them", ""},
 	{AtomicUserChownsGroup, FamAtomicUser, "file owners: the owner is set with lchown(uid, uid), so the group becomes the uid too", ""},
 
+	{AtomicUpdateKeepsLostLinks, FamAtomicUpdate, "update: the top-level symlinks of paths the new payload lost are kept (dangling)", ""},
+	{AtomicUpdateRechownsLinks, FamAtomicUpdate, "update: the existing top-level symlinks are lchown'ed to the new files' owner too", ""},
+
 	{DefaultSecretMode0600, FamDefaulting, "defaulting: a secret's defaultMode defaults to 0600", ""},
 	{DefaultConfigMapMode0444, FamDefaulting, "defaulting: a configMap's defaultMode defaults to 0444", ""},
 	{DefaultProjectedNone, FamDefaulting, "defaulting: a projected volume's defaultMode is not defaulted", ""},

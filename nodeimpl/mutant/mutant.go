@@ -13,25 +13,26 @@ type Name string
 type Family string
 
 const (
-	FamEmptyDirMode      Family = "emptydir-mode"      // applying `mode` (KEP-5502)
-	FamEmptyDirDefault   Family = "emptydir-default"   // the root without `mode`, per medium
-	FamEmptyDirRestart   Family = "emptydir-restart"   // a second SetUp of a ready emptyDir
-	FamEmptyDirFSGroup   Family = "emptydir-fsgroup"   // the walk on an emptyDir
-	FamWalkMask          Family = "walk-mask"          // the bits the ownership walk ORs in
-	FamWalkTree          Family = "walk-tree"          // what the walk visits and keeps
-	FamWalkPolicy        Family = "walk-policy"        // fsGroupChangePolicy OnRootMismatch
-	FamFlexVolume        Family = "flexvolume"         // the fixture driver's set-up
-	FamHostPathType      Family = "hostpath-type"      // hostPath type checks and texts
-	FamHostPathCreate    Family = "hostpath-create"    // DirectoryOrCreate / FileOrCreate
-	FamAtomicWriter      Family = "atomicwriter"       // layout and file modes
-	FamAtomicWriterOwner Family = "atomicwriter-owner" // fsGroup and preservePermissions
-	FamAtomicUser        Family = "atomicwriter-user"  // KEP-5936 file owners: defaultUser and user
-	FamDefaulting        Family = "defaulting"         // the apiserver's defaults
-	FamDropping          Family = "dropping"           // field dropping by gate
-	FamValidation        Family = "validation"         // ranges and texts
-	FamAllowlist         Family = "allowlist"          // the flexVolume allowlist (seed 004)
-	FamGates             Family = "gates"              // the kubelet's gates across steps
-	FamReleases          Family = "releases"           // what an older release knows
+	FamEmptyDirMode      Family = "emptydir-mode"       // applying `mode` (KEP-5502)
+	FamEmptyDirDefault   Family = "emptydir-default"    // the root without `mode`, per medium
+	FamEmptyDirRestart   Family = "emptydir-restart"    // a second SetUp of a ready emptyDir
+	FamEmptyDirFSGroup   Family = "emptydir-fsgroup"    // the walk on an emptyDir
+	FamWalkMask          Family = "walk-mask"           // the bits the ownership walk ORs in
+	FamWalkTree          Family = "walk-tree"           // what the walk visits and keeps
+	FamWalkPolicy        Family = "walk-policy"         // fsGroupChangePolicy OnRootMismatch
+	FamFlexVolume        Family = "flexvolume"          // the fixture driver's set-up
+	FamHostPathType      Family = "hostpath-type"       // hostPath type checks and texts
+	FamHostPathCreate    Family = "hostpath-create"     // DirectoryOrCreate / FileOrCreate
+	FamAtomicWriter      Family = "atomicwriter"        // layout and file modes
+	FamAtomicWriterOwner Family = "atomicwriter-owner"  // fsGroup and preservePermissions
+	FamAtomicUser        Family = "atomicwriter-user"   // KEP-5936 file owners: defaultUser and user
+	FamAtomicUpdate      Family = "atomicwriter-update" // a write after the sources changed
+	FamDefaulting        Family = "defaulting"          // the apiserver's defaults
+	FamDropping          Family = "dropping"            // field dropping by gate
+	FamValidation        Family = "validation"          // ranges and texts
+	FamAllowlist         Family = "allowlist"           // the flexVolume allowlist (seed 004)
+	FamGates             Family = "gates"               // the kubelet's gates across steps
+	FamReleases          Family = "releases"            // what an older release knows
 )
 
 // Mutant is one realistic bug.
@@ -129,6 +130,9 @@ const (
 	AtomicUserLinkNotChowned   Name = "atomic-user-link-not-chowned"
 	AtomicUserDropIgnoresInUse Name = "atomic-user-drop-ignores-in-use"
 	AtomicUserChownsGroup      Name = "atomic-user-chowns-group"
+
+	AtomicUpdateKeepsLostLinks Name = "atomic-update-keeps-lost-links"
+	AtomicUpdateRechownsLinks  Name = "atomic-update-rechowns-links"
 
 	DefaultSecretMode0600    Name = "default-secret-mode-0600"
 	DefaultConfigMapMode0444 Name = "default-configmap-mode-0444"

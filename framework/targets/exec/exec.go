@@ -91,7 +91,16 @@ func (t *Node) Info() framework.TargetInfo {
 }
 
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
-func (t *Node) SupportsNode(*framework.Case, framework.Admitted) (bool, string) { return true, "" }
+func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if framework.UpdatesSources(c) {
+		for _, v := range a.Pod.Spec.Volumes {
+			if v.Secret == nil && v.ConfigMap == nil && v.DownwardAPI == nil && v.Projected == nil {
+				return false, "an updateSources step is a setup with the new sources, which sets every volume up again: only pods whose volumes are all secret, configMap, downwardAPI or projected are run that way"
+			}
+		}
+	}
+	return true, ""
+}
 
 // HostNeeds: the harness creates the host fixtures and runs the probes as other uids, and the
 // agent sets the pod up on this machine as the reference kubelet would (kubelet.HostNeeds).
@@ -192,6 +201,15 @@ func (p *agentPod) SetGates(_ context.Context, g map[string]bool) error {
 // Restart is `AGENT setup` with the next attempt number: the agent's state dir is all a
 // restarted kubelet has.
 func (p *agentPod) Restart(ctx context.Context) (lifecycle.Volumes, error) {
+	p.req.Attempt++
+	return p.SetUp(ctx)
+}
+
+// UpdateSources is `AGENT setup` with the next attempt number and the new sources
+// (docs/exec-protocol.md "attempt"): the agent sets every volume up again, which is the
+// kubelet's sync for a pod whose volumes all need a remount (SupportsNode runs no other).
+func (p *agentPod) UpdateSources(ctx context.Context, sources map[string]map[string]string) (lifecycle.Volumes, error) {
+	p.req.Sources = sources
 	p.req.Attempt++
 	return p.SetUp(ctx)
 }

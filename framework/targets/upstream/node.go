@@ -99,6 +99,38 @@ func (n *node) SetUp(context.Context) (lifecycle.Volumes, error) {
 	if err := n.setUp(); err != nil {
 		return nil, err
 	}
+	return n.results(), nil
+}
+
+// UpdateSources is the kubelet's sync after the pod's secrets and configMaps changed to
+// sources (docs/spec.md [steps.update-sources], lifecycle.SourceUpdater): the API objects now
+// hold the new data and the volumes whose plugin RequiresRemount (v1.37 secret, configMap,
+// downwardAPI, projected) are mounted again through it; the others are not touched.
+func (n *node) UpdateSources(_ context.Context, sources map[string]map[string]string) (lifecycle.Volumes, error) {
+	n.sources = sources
+	n.stop()
+	if err := n.start(); err != nil {
+		return nil, err
+	}
+	err := withGates(n.gates, func() error {
+		for _, v := range n.volumes {
+			spec := volume.NewSpecFromVolume(v.vol.DeepCopy())
+			plugin, err := n.k.host.pluginMgr.FindPluginBySpec(spec)
+			if err != nil || !plugin.RequiresRemount(spec) {
+				continue
+			}
+			v.err = n.hostErr(n.setUpVolume(v))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return n.results(), nil
+}
+
+// results is every volume's latest SetUp result.
+func (n *node) results() lifecycle.Volumes {
 	out := lifecycle.Volumes{}
 	for _, v := range n.volumes {
 		lv := lifecycle.Volume{Path: v.path}
@@ -107,7 +139,7 @@ func (n *node) SetUp(context.Context) (lifecycle.Volumes, error) {
 		}
 		out[v.vol.Name] = lv
 	}
-	return out, nil
+	return out
 }
 
 // SetGates puts the kubelet gates in force for the next SetUp (lifecycle.Pod).
@@ -180,7 +212,9 @@ type node struct {
 	pod         *corev1.Pod
 	c           *framework.Case
 	gates       map[string]bool // the kubelet gates in force
-	volumes     []*podVolume
+	// sources are the secrets' and configMaps' data the API objects hold now.
+	sources map[string]map[string]string
+	volumes []*podVolume
 	// k is the running "kubelet process": its VolumeHost and plugins. A restart replaces it.
 	k *kubelet
 }
@@ -200,7 +234,7 @@ type kubelet struct {
 }
 
 func newNode(root, kubeletRoot, hostRoot string, pod *corev1.Pod, c *framework.Case) (*node, error) {
-	n := &node{root: root, kubeletRoot: kubeletRoot, hostRoot: hostRoot, pod: pod.DeepCopy(), c: c, gates: map[string]bool{}}
+	n := &node{root: root, kubeletRoot: kubeletRoot, hostRoot: hostRoot, pod: pod.DeepCopy(), c: c, gates: map[string]bool{}, sources: c.Sources}
 	for k, v := range c.Gates.Kubelet {
 		n.gates[k] = v
 	}
@@ -270,7 +304,7 @@ func (n *node) start() error {
 	if err != nil {
 		return err
 	}
-	host := newVolumeHost(n.kubeletRoot, sourceObjects(n.pod, n.c.Sources), nodeAllocatable(mem))
+	host := newVolumeHost(n.kubeletRoot, sourceObjects(n.pod, n.sources), nodeAllocatable(mem))
 	var plugins []volume.VolumePlugin
 	plugins = append(plugins, emptydir.ProbeVolumePlugins()...)
 	plugins = append(plugins, hostpath.ProbeVolumePlugins(volume.VolumeConfig{})...)
