@@ -45,7 +45,13 @@ const (
 	// MountSetattr: the mount_setattr system call (Linux 5.12), with which the exec target makes
 	// an agent's mount namespace read-only but its work dir (framework/sandbox).
 	MountSetattr Feature = "mount-setattr"
+	// ProtectedSymlinks: fs.protected_symlinks=1, which systemd sets on every kubelet host (the
+	// kernel's own default is 0); docs/spec.md [probes.protected-symlinks] assumes it.
+	ProtectedSymlinks Feature = "protected-symlinks"
 )
+
+// protectedSymlinksFile holds the kernel's fs.protected_symlinks.
+const protectedSymlinksFile = "/proc/sys/fs/protected_symlinks"
 
 // hugePagesPrefix opens the name of a huge page size's feature: "hugepages-2Mi".
 const hugePagesPrefix = "hugepages-"
@@ -72,7 +78,7 @@ const (
 // huge page size, hugetlbfs, the hugetlb cgroup, CAP_SYS_RESOURCE, a cgroup version) is not
 // required by CI=true, so CI stays green on any Linux host; name it in VOLPERM_REQUIRE on a host
 // that must have it.
-var ciProvides = map[Feature]bool{Root: true, ContainerEngine: true}
+var ciProvides = map[Feature]bool{Root: true, ContainerEngine: true, ProtectedSymlinks: true}
 
 // Required reports whether this run requires f: a missing required feature fails the case or
 // test instead of skipping it.
@@ -135,7 +141,7 @@ func CheckRequireList() error {
 	return nil
 }
 
-var known = map[Feature]bool{Root: true, Hugetlbfs: true, HugetlbCgroup: true, SysResource: true, CgroupV1: true, CgroupV2: true, ContainerEngine: true, MountSetattr: true}
+var known = map[Feature]bool{Root: true, Hugetlbfs: true, HugetlbCgroup: true, SysResource: true, CgroupV1: true, CgroupV2: true, ContainerEngine: true, MountSetattr: true, ProtectedSymlinks: true}
 
 func knownNames() []string {
 	var out []string
@@ -190,6 +196,15 @@ func Check(f Feature) *Missing {
 		// without it ENOSYS, and nothing changes either way.
 		if err := unix.MountSetattr(-1, "", 0, &unix.MountAttr{}); errors.Is(err, unix.ENOSYS) {
 			return &Missing{f, "the kernel (" + KernelRelease() + ") has no mount_setattr system call", "use Linux 5.12 or later, or set VOLPERM_AGENT_SANDBOX=off to run exec agents unsandboxed"}
+		}
+	case ProtectedSymlinks:
+		raw, err := os.ReadFile(protectedSymlinksFile)
+		if v := strings.TrimSpace(string(raw)); err != nil || v != "1" {
+			why := "fs.protected_symlinks is " + v + " here"
+			if err != nil {
+				why = "cannot read " + protectedSymlinksFile + ": " + err.Error()
+			}
+			return &Missing{f, why, "set it as systemd does on every kubelet host: sysctl -w fs.protected_symlinks=1"}
 		}
 	case ContainerEngine:
 		if err := pingEngine(); err != nil {

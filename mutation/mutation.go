@@ -26,6 +26,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/nodeimpl/mutant"
+	"github.com/volperm/volperm/suites"
 )
 
 // MinKillers is how many cases must fail under every non-equivalent mutant: with one, a
@@ -361,7 +362,7 @@ func runAgent(ctx context.Context, n mutant.Name, cases []*framework.Case, expec
 // notRunHere says why c cannot run on t on this machine (a host feature it lacks, or a case
 // the target does not support).
 func notRunHere(t framework.Target, c *framework.Case) (string, bool) {
-	if m := framework.MissingHostFeature(t, c); m != nil {
+	if m := suites.MissingHostFeature(t, c); m != nil {
 		return m.Error(), true
 	}
 	if ok, why := t.Supports(c); !ok {

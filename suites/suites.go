@@ -162,12 +162,26 @@ func Describe(cfg *Config) {
 	}
 }
 
+// MissingHostFeature is framework.MissingHostFeature with what the spec assumes of this
+// machine's kernel for c: fs.protected_symlinks=1 when the expected Observation depends on it
+// (oracle.AssumesProtectedSymlinks). Every target but cluster probes on this kernel; for a
+// cluster this machine's setting stands in for its nodes' (systemd gives them 1).
+func MissingHostFeature(t framework.Target, c *framework.Case) *hostfeature.Missing {
+	if m := framework.MissingHostFeature(t, c); m != nil {
+		return m
+	}
+	if oracle.AssumesProtectedSymlinks(c) {
+		return hostfeature.Check(hostfeature.ProtectedSymlinks)
+	}
+	return nil
+}
+
 // runCase is one spec: skip (or fail) what the target cannot run, else compare the target's
 // Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
 	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile)}, ginkgo.ReportEntryVisibilityNever)
-	if m := framework.MissingHostFeature(cfg.Target, c); m != nil {
+	if m := MissingHostFeature(cfg.Target, c); m != nil {
 		if hostfeature.Required(m.Feature) {
 			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, m, m.Feature, hostfeature.EnvRequire))
 		}

@@ -193,11 +193,12 @@ func ownerSpecs() []ownerSpec {
 		},
 		ownerSpec{
 			name:        fmt.Sprintf("with defaultUser %d, defaultMode 0400 and fsGroup %d, %s", ownerA, fsGroup, userGates(on)),
-			desc:        "KEP-5936 with fsGroup: the walk keeps the owner and adds group read (0440, group fsGroup), so every uid in fsGroup reads the file too.",
+			desc:        "KEP-5936 with fsGroup: the walk keeps the owner and adds group read (0440, group fsGroup), so every uid in fsGroup may read the file; through the top-level symlink (owned by uid 1001) only uid 1001 gets there when the volume root is sticky and world-writable (tmpfs 1777: secret, downwardAPI, projected) under fs.protected_symlinks=1; ..data (root's) leads everyone there.",
 			defaultMode: ptr[int32](0400), defaultUser: ptr(ownerA), fsGroup: true, gates: on,
 			probes: []framework.Probe{
 				readProbe("the owner reads username", asOwnerA, "username"),
 				readProbe("an fsGroup member reads username", asFSGroupOnly, "username"),
+				readProbe("an fsGroup member reads ..data/username", asFSGroupOnly, "..data/username"),
 				readProbe("a stranger reads username", asStranger, "username"),
 			},
 		},
@@ -411,6 +412,114 @@ func sourceUpdateCases() []*framework.Case {
 	for _, s := range updateSpecs() {
 		for _, t := range awTypes {
 			cases = append(cases, s.build(t.name))
+		}
+	}
+	return cases
+}
+
+// ownerSkewPod is the pod of the KEP-5936 skew cells: a secret whose files are owned by
+// defaultUser, but password by its item's user.
+func ownerSkewPod() *corev1.Pod {
+	return podOf(volume("secret", ownedSource("secret", nil, ptr(ownerA),
+		[]ownedItem{{key: "username", path: "username"}, {key: "password", path: "password", user: ptr(ownerB)}})))
+}
+
+// userCell is the AtomicWriteVolumeUserFields gate of the two components.
+func userCell(c cell) framework.Gates {
+	return gates(framework.GateAtomicWriteVolumeUserFields, c.apiserver, c.kubelet)
+}
+
+// userSteps moves the AtomicWriteVolumeUserFields gates from one cell to the next, as
+// cell.steps does for EmptyDirVolumeMode.
+func userSteps(from, to cell) []framework.Step {
+	var s []framework.Step
+	if from.apiserver != to.apiserver {
+		s = append(s, framework.Step{SetGates: &framework.Gates{APIServer: map[string]bool{framework.GateAtomicWriteVolumeUserFields: to.apiserver}}})
+	}
+	if from.kubelet != to.kubelet {
+		s = append(s,
+			framework.Step{SetGates: &framework.Gates{Kubelet: map[string]bool{framework.GateAtomicWriteVolumeUserFields: to.kubelet}}},
+			restart)
+	}
+	return s
+}
+
+// ownerSkewCases: KEP-5936's gate through an upgrade, downgrade and re-upgrade (the first of
+// sequences): a pod created in each phase keeps the owners it got, through later flips and
+// kubelet restarts, since its payload never changes ([atomicwriter.unchanged]).
+func ownerSkewCases() []*framework.Case {
+	seq := sequences[0]
+	var cases []*framework.Case
+	for i, created := range seq.phases {
+		var after []framework.Step
+		for j := i + 1; j < len(seq.phases); j++ {
+			after = append(after, userSteps(seq.phases[j-1], seq.phases[j])...)
+		}
+		cases = append(cases, &framework.Case{
+			Name:        fmt.Sprintf("secret volume with defaultUser %d and user %d on the item password through AtomicWriteVolumeUserFields %s, created %s", ownerA, ownerB, seq.name, seq.words[i]),
+			Area:        framework.AreaSkew,
+			Profile:     framework.ProfileAlpha,
+			Labels:      []string{LabelKEP5936},
+			Description: "KEP-5936 version skew: the owners a pod's files got when they were written stay through later gate changes and kubelet restarts; an apiserver without the gate dropped the fields at creation.",
+			Gates:       userCell(created),
+			Pod:         ownerSkewPod(),
+			Sources:     awSources(),
+			After:       after,
+		})
+	}
+	return cases
+}
+
+// ownerReleaseCases: KEP-5936 in the release-skew matrix (docs/spec.md "Releases"): an
+// apiserver before v1.37 meets defaultUser and user as unknown fields (warned about and gone,
+// or the request rejected under strict field validation); a kubelet before v1.37 never sees
+// them. Every apiserver x kubelet release pair the skew policy allows but v1.37 x v1.37.
+func ownerReleaseCases() []*framework.Case {
+	var cases []*framework.Case
+	for ai, api := range framework.SupportedReleases {
+		for ki := max(0, ai-framework.MaxKubeletSkew); ki <= ai; ki++ {
+			kubelet := framework.SupportedReleases[ki]
+			if api == framework.NewestRelease && kubelet == framework.NewestRelease {
+				continue
+			}
+			labels := []string{LabelKEP5936, LabelReleaseSkew}
+			if api != framework.NewestRelease {
+				labels = append(labels, LabelOldAPIServer)
+			}
+			if kubelet != framework.NewestRelease {
+				labels = append(labels, LabelOldKubelet)
+			}
+			type variant struct {
+				gates  framework.Gates
+				strict bool
+				words  string
+			}
+			var variants []variant
+			if framework.ReleaseHas(api, framework.GateAtomicWriteVolumeUserFields) {
+				for _, on := range []bool{true, false} {
+					variants = append(variants, variant{
+						gates: framework.Gates{APIServer: map[string]bool{framework.GateAtomicWriteVolumeUserFields: on}},
+						words: fmt.Sprintf("kube-apiserver %s with AtomicWriteVolumeUserFields %s", api, onOff(on)),
+					})
+				}
+			} else {
+				variants = append(variants,
+					variant{words: fmt.Sprintf("kube-apiserver %s, which lacks the fields, asked to warn (client-go)", api)},
+					variant{strict: true, words: fmt.Sprintf("kube-apiserver %s, which lacks the fields, asked for strict field validation (kubectl)", api)})
+			}
+			for _, v := range variants {
+				c := &framework.Case{
+					Name: fmt.Sprintf("secret volume with defaultUser %d and user %d on the item password, %s, kubelet %s", ownerA, ownerB, v.words, kubelet),
+					Area: framework.AreaSkew, Profile: framework.ProfileAlpha, Labels: labels,
+					Description: "Release skew (KEP-5936): a component of a release without the fields behaves as with the gate off; the kubelet's files stay root's.",
+					Gates:       v.gates, Releases: framework.Releases{APIServer: api, Kubelet: kubelet},
+					Pod: ownerSkewPod(), Sources: awSources(),
+				}
+				if v.strict {
+					c.FieldValidation = framework.FieldValidationStrict
+				}
+				cases = append(cases, c)
+			}
 		}
 	}
 	return cases

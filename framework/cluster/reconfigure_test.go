@@ -12,10 +12,12 @@ import (
 // none and runs in its cell), the "gates on, off, on" case created while off (its remaining
 // history is the re-upgrade's) and the flip case whose one step is the re-upgrade's last.
 // The on/off/on case created while on and the other 7 flip cases have histories of their own.
+// KEP-5936's upgrade, downgrade, re-upgrade sequence (AtomicWriteVolumeUserFields) is one more
+// history of 6 cases.
 func TestTimelinesOfTheSkewArea(t *testing.T) {
 	tg := &Target{gates: framework.Gates{
-		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false},
-		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: false},
+		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
+		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
 	}}
 	var lines []*timeline
 	var histories []*caseRun
@@ -51,7 +53,7 @@ func TestTimelinesOfTheSkewArea(t *testing.T) {
 	if total != len(histories) {
 		t.Errorf("%d cases in timelines, want %d", total, len(histories))
 	}
-	want := map[int]int{8: 1, 1: 8}
+	want := map[int]int{8: 1, 6: 1, 1: 8}
 	got := map[int]int{}
 	for _, n := range created {
 		got[n]++

@@ -157,6 +157,16 @@ type found struct {
 	name string
 	// n is the entry, nil when the last element does not exist.
 	n *node
+	// protected: the lookup failed (EACCES) at a symlink it may not follow
+	// ([probes.protected-symlinks]).
+	protected bool
+}
+
+// mayFollow is fs/namei.c may_follow_link with fs.protected_symlinks=1 (docs/spec.md
+// [probes.protected-symlinks]): a symlink in a sticky, world-writable directory is followed only
+// by its owner, or when the directory's owner owns it too; root is no exception.
+func mayFollow(dir, link *node, uid int64) bool {
+	return link.uid == uid || dir.mode&(modeSticky|0002) != modeSticky|0002 || dir.uid == link.uid
 }
 
 // lookup resolves p (slash-separated, relative to start) like the kernel's path walk: search
@@ -200,6 +210,9 @@ func lookup(top, start *node, p string, followLast bool, u *framework.User) (fou
 			if links++; links > maxSymlinks {
 				return found{}, eLOOP
 			}
+			if !mayFollow(cur, child, uidOf(u)) {
+				return found{protected: true}, eACCES
+			}
 			target := splitPath(child.link)
 			if strings.HasPrefix(child.link, "/") {
 				cur = top
@@ -216,6 +229,14 @@ func lookup(top, start *node, p string, followLast bool, u *framework.User) (fou
 		cur = child
 	}
 	return found{n: cur}, ""
+}
+
+// uidOf is u's uid; nil is root (the kubelet).
+func uidOf(u *framework.User) int64 {
+	if u == nil {
+		return 0
+	}
+	return u.UID
 }
 
 // splitPath splits a slash path into its elements, dropping empty and "." elements (".."

@@ -27,6 +27,19 @@ func Explain(in *framework.Case) (*framework.Observation, []rule.Hit) {
 	return obs, t.hits
 }
 
+// AssumesProtectedSymlinks reports whether c's expected Observation depends on the host's
+// fs.protected_symlinks being 1 ([probes.protected-symlinks]): a probe is refused at a symlink
+// it may not follow. A target whose probes run on a kernel without it answers otherwise.
+func AssumesProtectedSymlinks(c *framework.Case) bool {
+	_, hits := Explain(c)
+	for _, h := range hits {
+		if h.Rule == rule.ProbeProtectedLinks {
+			return true
+		}
+	}
+	return false
+}
+
 // expect is Expect, recording into t when t is not nil.
 func expect(in *framework.Case, t *tracer) *framework.Observation {
 	c := in.DeepCopy()

@@ -20,6 +20,7 @@ func (k *kubelet) runProbes(probes []framework.Probe) []framework.ProbeResult {
 		errno := k.probe(p)
 		if errno != "" {
 			r.Allowed, r.Errno = false, errno
+			k.traceProtected(p)
 		}
 		k.traceProbe(p, before, errno)
 		out = append(out, r)
@@ -208,6 +209,19 @@ func (k *kubelet) probeConds(p framework.Probe) []rule.Cond {
 		conds = append(conds, cond(rule.Entry, setOr(decides.mode&modeSetgid != 0, "setgid", "dir")))
 	}
 	return conds
+}
+
+// traceProtected records [probes.protected-symlinks] when p's path walk stopped at a symlink it
+// may not follow: the answer then depends on the host's fs.protected_symlinks.
+func (k *kubelet) traceProtected(p framework.Probe) {
+	v := k.volume(p.Volume)
+	if k.tr == nil || v == nil || v.root == nil {
+		return
+	}
+	follow := p.Op == framework.OpRead || p.Op == framework.OpWrite || p.Op == framework.OpList
+	if f, _ := lookup(v.top, v.root, path.Clean(p.Path), follow, &p.As); f.protected {
+		k.tr.hit(rule.ProbeProtectedLinks, cond(rule.Op, string(p.Op)), cond(rule.Class, setOr(p.As.UID == 0, "root", "other")))
+	}
 }
 
 // traceProbe records the probe rules p met, given its conditions and its errno.
