@@ -470,57 +470,19 @@ func ownerSkewCases() []*framework.Case {
 	return cases
 }
 
-// ownerReleaseCases: KEP-5936 in the release-skew matrix (docs/spec.md "Releases"): an
-// apiserver before v1.37 meets defaultUser and user as unknown fields (warned about and gone,
-// or the request rejected under strict field validation); a kubelet before v1.37 never sees
-// them. Every apiserver x kubelet release pair the skew policy allows but v1.37 x v1.37.
+// ownerReleaseCases: KEP-5936 in the release-skew matrix (docs/spec.md "Releases",
+// releaseVariants): an apiserver before v1.37 meets defaultUser and user as unknown fields
+// (warned about and gone, or the request rejected under strict field validation); a kubelet
+// before v1.37 never sees them.
 func ownerReleaseCases() []*framework.Case {
 	var cases []*framework.Case
-	for ai, api := range framework.SupportedReleases {
-		for ki := max(0, ai-framework.MaxKubeletSkew); ki <= ai; ki++ {
-			kubelet := framework.SupportedReleases[ki]
-			if api == framework.NewestRelease && kubelet == framework.NewestRelease {
-				continue
-			}
-			labels := []string{LabelKEP5936, LabelReleaseSkew}
-			if api != framework.NewestRelease {
-				labels = append(labels, LabelOldAPIServer)
-			}
-			if kubelet != framework.NewestRelease {
-				labels = append(labels, LabelOldKubelet)
-			}
-			type variant struct {
-				gates  framework.Gates
-				strict bool
-				words  string
-			}
-			var variants []variant
-			if framework.ReleaseHas(api, framework.GateAtomicWriteVolumeUserFields) {
-				for _, on := range []bool{true, false} {
-					variants = append(variants, variant{
-						gates: framework.Gates{APIServer: map[string]bool{framework.GateAtomicWriteVolumeUserFields: on}},
-						words: fmt.Sprintf("kube-apiserver %s with AtomicWriteVolumeUserFields %s", api, onOff(on)),
-					})
-				}
-			} else {
-				variants = append(variants,
-					variant{words: fmt.Sprintf("kube-apiserver %s, which lacks the fields, asked to warn (client-go)", api)},
-					variant{strict: true, words: fmt.Sprintf("kube-apiserver %s, which lacks the fields, asked for strict field validation (kubectl)", api)})
-			}
-			for _, v := range variants {
-				c := &framework.Case{
-					Name: fmt.Sprintf("secret volume with defaultUser %d and user %d on the item password, %s, kubelet %s", ownerA, ownerB, v.words, kubelet),
-					Area: framework.AreaSkew, Profile: framework.ProfileAlpha, Labels: labels,
-					Description: "Release skew (KEP-5936): a component of a release without the fields behaves as with the gate off; the kubelet's files stay root's.",
-					Gates:       v.gates, Releases: framework.Releases{APIServer: api, Kubelet: kubelet},
-					Pod: ownerSkewPod(), Sources: awSources(),
-				}
-				if v.strict {
-					c.FieldValidation = framework.FieldValidationStrict
-				}
-				cases = append(cases, c)
-			}
-		}
+	for _, v := range releaseVariants(framework.GateAtomicWriteVolumeUserFields, "AtomicWriteVolumeUserFields", "the fields") {
+		cases = append(cases, v.cell(&framework.Case{
+			Name: fmt.Sprintf("secret volume with defaultUser %d and user %d on the item password, %s, kubelet %s", ownerA, ownerB, v.words, v.releases.Kubelet),
+			Area: framework.AreaSkew, Profile: framework.ProfileAlpha, Labels: []string{LabelKEP5936},
+			Description: "Release skew (KEP-5936): a component of a release without the fields behaves as with the gate off; the kubelet's files stay root's.",
+			Pod:         ownerSkewPod(), Sources: awSources(),
+		}))
 	}
 	return cases
 }

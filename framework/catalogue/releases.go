@@ -18,13 +18,24 @@ const (
 	LabelOldKubelet   = "old-kubelet"
 )
 
-// releaseCases is the release-skew matrix with an older component (docs/spec.md "Releases"):
-// every apiserver release x every kubelet release the skew policy allows, but v1.37 x v1.37
-// (skewCases), x the EmptyDirVolumeMode settings the apiserver's release has (no older release
-// has the gate: its cells set none), x fieldValidation Warn and Strict where the apiserver does
-// not know the field, on the default medium and Memory: a pod with emptyDir mode 0750.
-func releaseCases() []*framework.Case {
-	var cases []*framework.Case
+// releaseVariant is one way a cell of the release-skew matrix with an older component meets a
+// feature (docs/spec.md "Releases"): the apiserver of a release with the feature's gate runs it
+// on or off; one without the field is asked to warn (client-go) or for strict field validation
+// (kubectl).
+type releaseVariant struct {
+	releases framework.Releases
+	labels   []string
+	gates    framework.Gates
+	strict   bool
+	// words name the apiserver's side: "kube-apiserver v1.37 with its gate on".
+	words string
+}
+
+// releaseVariants is every apiserver release x every kubelet release the skew policy allows but
+// v1.37 x v1.37 (the skew area's own cells), x the settings of gate its apiserver's release has;
+// what names the feature in the words ("the field", "the fields").
+func releaseVariants(gate, gateWords, what string) []releaseVariant {
+	var out []releaseVariant
 	for ai, api := range framework.SupportedReleases {
 		for ki := max(0, ai-framework.MaxKubeletSkew); ki <= ai; ki++ {
 			kubelet := framework.SupportedReleases[ki]
@@ -39,38 +50,44 @@ func releaseCases() []*framework.Case {
 			if kubelet != framework.NewestRelease {
 				labels = append(labels, LabelOldKubelet)
 			}
-			type variant struct {
-				gates  framework.Gates
-				strict bool
-				words  string
-			}
-			var variants []variant
-			if framework.ReleaseHas(api, framework.GateEmptyDirVolumeMode) {
+			if framework.ReleaseHas(api, gate) {
 				for _, on := range []bool{true, false} {
-					variants = append(variants, variant{
-						gates: framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: on}},
-						words: fmt.Sprintf("kube-apiserver %s with its gate %s", api, onOff(on)),
-					})
+					out = append(out, releaseVariant{releases: r, labels: labels,
+						gates: framework.Gates{APIServer: map[string]bool{gate: on}},
+						words: fmt.Sprintf("kube-apiserver %s with %s %s", api, gateWords, onOff(on))})
 				}
-			} else {
-				variants = append(variants,
-					variant{words: fmt.Sprintf("kube-apiserver %s, which lacks the field, asked to warn (client-go)", api)},
-					variant{strict: true, words: fmt.Sprintf("kube-apiserver %s, which lacks the field, asked for strict field validation (kubectl)", api)})
+				continue
 			}
-			for _, v := range variants {
-				for _, m := range media[:2] {
-					c := &framework.Case{
-						Name: fmt.Sprintf("%s on %s, %s, kubelet %s", modePhrase(ptr(skewMode)), m.phrase, v.words, kubelet),
-						Area: framework.AreaSkew, Profile: framework.ProfileAlpha, Labels: labels,
-						Description: "Release skew (KEP-5502 Version Skew Strategy): a component of a release without the field or the gate behaves as the gate-off row says.",
-						Gates:       v.gates, Releases: r, Pod: emptyDirPod(m, ptr(skewMode)),
-					}
-					if v.strict {
-						c.FieldValidation = framework.FieldValidationStrict
-					}
-					cases = append(cases, c)
-				}
-			}
+			out = append(out,
+				releaseVariant{releases: r, labels: labels, words: fmt.Sprintf("kube-apiserver %s, which lacks %s, asked to warn (client-go)", api, what)},
+				releaseVariant{releases: r, labels: labels, strict: true, words: fmt.Sprintf("kube-apiserver %s, which lacks %s, asked for strict field validation (kubectl)", api, what)})
+		}
+	}
+	return out
+}
+
+// cell makes c the variant's cell: its releases, labels, apiserver gates and field validation.
+func (v releaseVariant) cell(c *framework.Case) *framework.Case {
+	c.Releases, c.Gates = v.releases, v.gates
+	c.Labels = append(c.Labels, v.labels...)
+	if v.strict {
+		c.FieldValidation = framework.FieldValidationStrict
+	}
+	return c
+}
+
+// releaseCases is the release-skew matrix with an older component (releaseVariants) for
+// KEP-5502 on the default medium and Memory: a pod with emptyDir mode 0750.
+func releaseCases() []*framework.Case {
+	var cases []*framework.Case
+	for _, v := range releaseVariants(framework.GateEmptyDirVolumeMode, "its gate", "the field") {
+		for _, m := range media[:2] {
+			cases = append(cases, v.cell(&framework.Case{
+				Name: fmt.Sprintf("%s on %s, %s, kubelet %s", modePhrase(ptr(skewMode)), m.phrase, v.words, v.releases.Kubelet),
+				Area: framework.AreaSkew, Profile: framework.ProfileAlpha,
+				Description: "Release skew (KEP-5502 Version Skew Strategy): a component of a release without the field or the gate behaves as the gate-off row says.",
+				Pod:         emptyDirPod(m, ptr(skewMode)),
+			}))
 		}
 	}
 	return slices.Clip(cases)
