@@ -61,12 +61,17 @@ func RequireFromEnv() bool { return hostfeature.RequireCases() }
 func areaText(a framework.Area) string { return "[" + string(a) + "]" }
 
 // SpecName is the full text of the spec of c on the target named target, as Ginkgo, the JUnit
-// file and the reports show it: "[emptydir] <case name> [target=reference]".
+// file and the reports show it: "[emptydir] <case name> [target=reference]"; a cell of the
+// release-skew matrix names both releases: "[skew] <case name> [apiserver=v1.36 kubelet=v1.34]
+// [target=reference]".
 func SpecName(c *framework.Case, target string) string {
 	return "[" + string(c.Area) + "] " + itText(c, target)
 }
 
 func itText(c *framework.Case, target string) string {
+	if c.Releases.Skewed() {
+		return fmt.Sprintf("%s [apiserver=%s kubelet=%s] [target=%s]", c.Name, c.Releases.Of(true), c.Releases.Of(false), target)
+	}
 	return c.Name + " [target=" + target + "]"
 }
 
@@ -180,7 +185,8 @@ func MissingHostFeature(t framework.Target, c *framework.Case) *hostfeature.Miss
 // Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
-	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile)}, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile),
+		APIServerRelease: c.Releases.Of(true), KubeletRelease: c.Releases.Of(false), Gates: report.GatesWords(c.Gates)}, ginkgo.ReportEntryVisibilityNever)
 	if m := MissingHostFeature(cfg.Target, c); m != nil {
 		if hostfeature.Required(m.Feature) {
 			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, m, m.Feature, hostfeature.EnvRequire))

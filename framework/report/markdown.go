@@ -56,6 +56,7 @@ func (s *Summary) Markdown() []byte {
 
 	groupTable(&b, "By area", s.Areas, true)
 	groupTable(&b, "By profile", s.Profiles, false)
+	releaseTable(&b, s.Releases)
 
 	p("## Failures (%d)\n\n", len(s.Failures))
 	if len(s.Failures) == 0 {
@@ -161,6 +162,24 @@ func groupTable(b *bytes.Buffer, title string, groups []Group, describe bool) {
 			fmt.Fprintf(b, " %s |", cell(g.Description))
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// releaseTable is the release matrix (docs/spec.md "Releases"), when the run has more than one
+// pair of releases: per kube-apiserver release, kubelet release and gates, the outcomes, known
+// differences counted apart.
+func releaseTable(b *bytes.Buffer, cells []ReleaseCell) {
+	pairs := map[[2]string]bool{}
+	for _, c := range cells {
+		pairs[[2]string{c.APIServer, c.Kubelet}] = true
+	}
+	if len(pairs) < 2 {
+		return
+	}
+	b.WriteString("## Release matrix\n\n| kube-apiserver | kubelet | gates | passed | failed | known differences | not run | total |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	for _, c := range cells {
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d | %d | %d |\n", c.APIServer, c.Kubelet, cell(c.Gates), c.Passed, c.Failed-c.KnownDifferences, c.KnownDifferences, c.Skipped, c.Total)
 	}
 	b.WriteString("\n")
 }

@@ -404,3 +404,47 @@ func TestEntriesOverLabelsAndText(t *testing.T) {
 		t.Errorf("areas %q, want emptydir and skew from the entries", areas)
 	}
 }
+
+// TestReleaseMatrix: the summary counts the cases per apiserver release, kubelet release and
+// gates (newest first), known differences apart, and summary.md shows the table once the run
+// has two pairs of releases.
+func TestReleaseMatrix(t *testing.T) {
+	withFacts := func(name string, state types.SpecState, f CaseFacts, known string) types.SpecReport {
+		sr := spec("skew", "alpha", name, state, "x")
+		sr.ReportEntries = types.ReportEntries{{Name: CaseEntry, Value: types.WrapEntryValue(f)}}
+		if known != "" {
+			sr.ReportEntries = append(sr.ReportEntries, types.ReportEntry{Name: KnownDifferenceEntry, Value: types.WrapEntryValue(known)})
+		}
+		return sr
+	}
+	on := GatesWords(framework.Gates{APIServer: map[string]bool{"EmptyDirVolumeMode": true}, Kubelet: map[string]bool{"EmptyDirVolumeMode": false}})
+	if on != "apiserver EmptyDirVolumeMode=true, kubelet EmptyDirVolumeMode=false" {
+		t.Errorf("GatesWords: %q", on)
+	}
+	newest := CaseFacts{Area: "skew", Profile: "alpha", APIServerRelease: "v1.37", KubeletRelease: "v1.37", Gates: on}
+	old := CaseFacts{Area: "skew", Profile: "alpha", APIServerRelease: "v1.37", KubeletRelease: "v1.34", Gates: "defaults"}
+	s := Build(types.Report{SpecReports: []types.SpecReport{
+		withFacts("a", types.SpecStatePassed, old, ""),
+		withFacts("b", types.SpecStateFailed, newest, "upstream v1.37 chmods before mounting tmpfs"),
+		withFacts("c", types.SpecStateFailed, newest, ""),
+		withFacts("d", types.SpecStateSkipped, newest, ""),
+	}}, Options{})
+	want := []ReleaseCell{
+		{APIServer: "v1.37", Kubelet: "v1.37", Gates: on, Counts: Counts{Total: 3, Failed: 2, Skipped: 1}, KnownDifferences: 1},
+		{APIServer: "v1.37", Kubelet: "v1.34", Gates: "defaults", Counts: Counts{Total: 1, Passed: 1}},
+	}
+	if len(s.Releases) != len(want) {
+		t.Fatalf("releases %+v, want %+v", s.Releases, want)
+	}
+	for i := range want {
+		if s.Releases[i] != want[i] {
+			t.Errorf("releases[%d] = %+v, want %+v", i, s.Releases[i], want[i])
+		}
+	}
+	md := string(s.Markdown())
+	for _, row := range []string{"## Release matrix", "| v1.37 | v1.37 | " + on + " | 0 | 1 | 1 | 1 | 3 |", "| v1.37 | v1.34 | defaults | 1 | 0 | 0 | 0 | 1 |"} {
+		if !strings.Contains(md, row) {
+			t.Errorf("summary.md lacks %q:\n%s", row, md)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,9 @@ type Summary struct {
 	NotSelected int     `json:"notSelected,omitempty"`
 	Areas       []Group `json:"areas"`
 	Profiles    []Group `json:"profiles"`
+	// Releases is the release matrix: per apiserver release, kubelet release and gates, newest
+	// releases first; cases of specs without facts (a user's own suite) are not in it.
+	Releases []ReleaseCell `json:"releases,omitempty"`
 	// Failures lists every failed case with its first difference (or error).
 	Failures []CaseResult `json:"failures"`
 	// NotRun lists every case that did not run, with the reason.
@@ -139,6 +143,44 @@ const CaseEntry = "volperm-case"
 type CaseFacts struct {
 	Area    string `json:"area"`
 	Profile string `json:"profile"`
+	// APIServerRelease and KubeletRelease are the releases of the case's cell (docs/spec.md
+	// "Releases"); Gates its gates in words (GatesWords).
+	APIServerRelease string `json:"apiserverRelease,omitempty"`
+	KubeletRelease   string `json:"kubeletRelease,omitempty"`
+	Gates            string `json:"gates,omitempty"`
+}
+
+// GatesWords names a cell's gates, sorted: "apiserver EmptyDirVolumeMode=true, kubelet
+// EmptyDirVolumeMode=false"; "defaults" when the case sets none.
+func GatesWords(g framework.Gates) string {
+	var parts []string
+	for _, comp := range []struct {
+		name  string
+		gates map[string]bool
+	}{{"apiserver", g.APIServer}, {"kubelet", g.Kubelet}} {
+		names := make([]string, 0, len(comp.gates))
+		for n := range comp.gates {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			parts = append(parts, fmt.Sprintf("%s %s=%v", comp.name, n, comp.gates[n]))
+		}
+	}
+	if len(parts) == 0 {
+		return "defaults"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ReleaseCell is one row of the release matrix: the cases of one apiserver release, kubelet
+// release and gate setting, with how many failures are known differences of the target.
+type ReleaseCell struct {
+	APIServer string `json:"apiserver"`
+	Kubelet   string `json:"kubelet"`
+	Gates     string `json:"gates"`
+	Counts
+	KnownDifferences int `json:"knownDifferences,omitempty"`
 }
 
 // DifferenceEntry is the Ginkgo report entry a spec adds when the target's Observation differs
@@ -195,6 +237,7 @@ func Build(r types.Report, opts Options) *Summary {
 	})
 	areas := map[string]*Counts{}
 	profiles := map[string]*Counts{}
+	cells := map[[3]string]*ReleaseCell{}
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			if sr.State.Is(types.SpecStateFailureStates) {
@@ -217,6 +260,16 @@ func Build(r types.Report, opts Options) *Summary {
 		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg}
 		if o == failed {
 			res.KnownDifference = knownDifference(sr)
+		}
+		if f, ok := caseFacts(sr); ok && f.APIServerRelease != "" {
+			k := [3]string{f.APIServerRelease, f.KubeletRelease, f.Gates}
+			if cells[k] == nil {
+				cells[k] = &ReleaseCell{APIServer: k[0], Kubelet: k[1], Gates: k[2]}
+			}
+			cells[k].add(o)
+			if res.KnownDifference != "" {
+				cells[k].KnownDifferences++
+			}
 		}
 		switch o {
 		case failed:
@@ -245,11 +298,33 @@ func Build(r types.Report, opts Options) *Summary {
 	if c, ok := profiles[""]; ok {
 		s.Profiles = append(s.Profiles, Group{Name: "(no profile)", Counts: *c})
 	}
+	for _, c := range cells {
+		s.Releases = append(s.Releases, *c)
+	}
+	sort.Slice(s.Releases, func(i, j int) bool {
+		a, b := s.Releases[i], s.Releases[j]
+		if a.APIServer != b.APIServer {
+			return releaseAfter(a.APIServer, b.APIServer)
+		}
+		if a.Kubelet != b.Kubelet {
+			return releaseAfter(a.Kubelet, b.Kubelet)
+		}
+		return a.Gates < b.Gates
+	})
 	s.Result = ResultPassed
 	if !r.SuiteSucceeded || s.Totals.Failed > 0 || len(s.SuiteFailures) > 0 {
 		s.Result = ResultFailed
 	}
 	return s
+}
+
+// releaseAfter reports whether release a ("v1.37") is newer than b.
+func releaseAfter(a, b string) bool {
+	minor := func(r string) int {
+		n, _ := strconv.Atoi(strings.TrimPrefix(r, "v1."))
+		return n
+	}
+	return minor(a) > minor(b)
 }
 
 func counts(m map[string]*Counts, key string) *Counts {
@@ -295,16 +370,7 @@ func firstLine(s string) string {
 // registered specs without the suites) falls back to its first labels naming a known area and a
 // known profile.
 func areaAndProfile(sr types.SpecReport) (area, profile string) {
-	for _, e := range sr.ReportEntries {
-		if e.Name != CaseEntry {
-			continue
-		}
-		var f CaseFacts
-		if v, ok := e.GetRawValue().(CaseFacts); ok {
-			f = v
-		} else if err := json.Unmarshal([]byte(e.Value.AsJSON), &f); err != nil {
-			continue
-		}
+	if f, ok := caseFacts(sr); ok {
 		return f.Area, f.Profile
 	}
 	for _, l := range sr.Labels() {
@@ -316,6 +382,23 @@ func areaAndProfile(sr types.SpecReport) (area, profile string) {
 		}
 	}
 	return area, profile
+}
+
+// caseFacts is the CaseEntry of sr, if it has one.
+func caseFacts(sr types.SpecReport) (CaseFacts, bool) {
+	for _, e := range sr.ReportEntries {
+		if e.Name != CaseEntry {
+			continue
+		}
+		var f CaseFacts
+		if v, ok := e.GetRawValue().(CaseFacts); ok {
+			f = v
+		} else if err := json.Unmarshal([]byte(e.Value.AsJSON), &f); err != nil {
+			continue
+		}
+		return f, true
+	}
+	return CaseFacts{}, false
 }
 
 // JSON renders the summary as indented JSON.
