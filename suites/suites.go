@@ -21,6 +21,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/hostfeature"
@@ -40,6 +41,17 @@ type Config struct {
 	ReportDir string
 	// Selection, when set, is recorded in the summary as how Cases were chosen.
 	Selection *report.Selection
+	// Certify, when set, makes Run and RunSpecs write the ConformanceReport too
+	// (framework/certify, docs/certify.md).
+	Certify *CertifyConfig
+}
+
+// CertifyConfig is what the ConformanceReport needs beyond the run: the implementation, its
+// claims and the digest of the catalogue the cases came from.
+type CertifyConfig struct {
+	Implementation  certify.Implementation
+	Claims          []string
+	CatalogueDigest string
 }
 
 // Report file names inside Config.ReportDir.
@@ -167,6 +179,21 @@ func Describe(cfg *Config) {
 	}
 }
 
+// writeConformanceReport builds the ConformanceReport from the JUnit file just written (so that
+// the two agree by construction, as `volperm report verify` checks) and writes it.
+func writeConformanceReport(cfg *Config, s *report.Summary) error {
+	outcomes, err := certify.ReadJUnit(filepath.Join(cfg.ReportDir, JUnitFile))
+	if err != nil {
+		return err
+	}
+	o := certify.Options{Date: s.StartTime, Implementation: cfg.Certify.Implementation, Claims: cfg.Certify.Claims,
+		Target: s.Target, VolpermVersion: s.Versions.Volperm, CatalogueDigest: cfg.Certify.CatalogueDigest, Source: "catalogue"}
+	if sel := cfg.Selection; sel != nil {
+		o.Source, o.LabelFilter, o.Focus = sel.Source, sel.LabelFilter, sel.Focus
+	}
+	return certify.Build(outcomes, o).Write(cfg.ReportDir)
+}
+
 // MissingHostFeature is framework.MissingHostFeature with what the spec assumes of this
 // machine's kernel for c: fs.protected_symlinks=1 when the expected Observation depends on it
 // (oracle.AssumesProtectedSymlinks). Every target but cluster probes on this kernel; for a
@@ -186,7 +213,8 @@ func MissingHostFeature(t framework.Target, c *framework.Case) *hostfeature.Miss
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
 	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile),
-		APIServerRelease: c.Releases.Of(true), KubeletRelease: c.Releases.Of(false), Gates: report.GatesWords(c.Gates)}, ginkgo.ReportEntryVisibilityNever)
+		APIServerRelease: c.Releases.Of(true), KubeletRelease: c.Releases.Of(false), Gates: report.GatesWords(c.Gates),
+		Features: framework.CaseFeatures(c)}, ginkgo.ReportEntryVisibilityNever)
 	if m := MissingHostFeature(cfg.Target, c); m != nil {
 		if hostfeature.Required(m.Feature) {
 			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, m, m.Feature, hostfeature.EnvRequire))
@@ -300,6 +328,9 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 			summary.WriteJSON(filepath.Join(cfg.ReportDir, SummaryJSON)),
 			summary.WriteMarkdown(filepath.Join(cfg.ReportDir, SummaryMarkdown)),
 		)
+		if cfg.Certify != nil && writeErr == nil {
+			writeErr = writeConformanceReport(cfg, summary)
+		}
 		fmt.Fprintf(runLog, "%s: %s\n", strings.ToUpper(summary.Result), summary.Totals)
 		for _, t := range summary.Timings {
 			fmt.Fprintln(runLog, t.TimingLine())

@@ -83,6 +83,8 @@ func Main(args []string, s streams) int {
 		return runImage(s, args[1:])
 	case "catalogue":
 		return runCatalogue(s, args[1:])
+	case "report":
+		return runReport(s, args[1:])
 	}
 	for _, c := range cmds {
 		if c.name != args[0] {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/framework/sweep"
 	"github.com/volperm/volperm/hostfeature"
@@ -31,6 +32,9 @@ type runFlags struct {
 	targetOpts  targetFlags
 	acceptKnown bool
 	cases       caseFlags
+	// implementation and claims make the run write the ConformanceReport (docs/certify.md).
+	implementation string
+	claims         string
 }
 
 func newRunCommand(s streams) *command {
@@ -44,6 +48,8 @@ func newRunCommand(s streams) *command {
 	f.targetOpts.register(fs)
 	fs.BoolVar(&f.acceptKnown, "accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target (upstream: emptyDir mode on Memory/HugePages); they are still reported as failures")
 	f.cases.register(fs)
+	fs.StringVar(&f.implementation, "implementation", "", "a YAML file naming the implementation certified (vendor, product, version, contact, url): writes conformance-report.yaml (docs/certify.md)")
+	fs.StringVar(&f.claims, "claim", "", "features the implementation claims, comma-separated ("+strings.Join(framework.FeatureNames(), ", ")+"): their cases are required in conformance-report.yaml, the others' listed as unclaimed")
 	return &command{
 		name:    "run",
 		summary: "run the suites (the whole catalogue, or -f files) against a target and write the reports",
@@ -63,6 +69,19 @@ func runRun(s streams, f *runFlags) int {
 	}
 	if err := hostfeature.CheckRequireList(); err != nil {
 		return fail(s, "run", usageError{err.Error()})
+	}
+	claims, err := framework.ParseClaims(f.claims)
+	if err != nil {
+		return fail(s, "run", usagef("--claim: %v", err))
+	}
+	var certifyCfg *suites.CertifyConfig
+	if f.implementation != "" || len(claims) > 0 {
+		certifyCfg = &suites.CertifyConfig{Claims: claims, CatalogueDigest: catalogue.Digest()}
+		if f.implementation != "" {
+			if certifyCfg.Implementation, err = certify.LoadImplementation(f.implementation); err != nil {
+				return fail(s, "run", usagef("--implementation: %v", err))
+			}
+		}
 	}
 	source := "catalogue"
 	cases := catalogue.All()
@@ -118,6 +137,7 @@ func runRun(s streams, f *runFlags) int {
 			Profiles: f.profileNames(profiles), LabelFilter: f.labelFilter, Focus: f.focus,
 			Require: require,
 		},
+		Certify: certifyCfg,
 	}
 	suiteConfig := types.NewDefaultSuiteConfig()
 	reporterConfig := types.NewDefaultReporterConfig()
@@ -144,6 +164,9 @@ func runRun(s streams, f *runFlags) int {
 	fmt.Fprintf(s.out, "reports:\n")
 	for _, name := range []string{suites.SummaryMarkdown, suites.SummaryJSON, suites.JUnitFile, suites.RunLog} {
 		fmt.Fprintf(s.out, "  %s\n", filepath.Join(f.reportDir, name))
+	}
+	if certifyCfg != nil {
+		fmt.Fprintf(s.out, "  %s (volperm report verify %s checks it)\n", filepath.Join(f.reportDir, certify.File), f.reportDir)
 	}
 	if summary != nil && summary.Unexplained() == 0 && len(summary.Failures) > 0 {
 		fmt.Fprintf(s.out, "every failure (%d) is a known difference of target %s: see the summary\n", len(summary.Failures), summary.Target.Name)

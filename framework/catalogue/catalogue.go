@@ -3,6 +3,10 @@
 package catalogue
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"path"
 	"slices"
@@ -124,4 +128,18 @@ func manifestCases() []*framework.Case {
 		cases = append(cases, cs...)
 	}
 	return cases
+}
+
+// Digest is the sha256 of the whole catalogue (every case as JSON, in order): a
+// ConformanceReport names the catalogue it ran by it (framework/certify), and a verifier
+// compares it with its own.
+func Digest() string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, c := range All() {
+		if err := enc.Encode(c); err != nil {
+			panic(fmt.Sprintf("catalogue case %q: %v", c.Name, err))
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

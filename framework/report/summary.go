@@ -148,7 +148,13 @@ type CaseFacts struct {
 	APIServerRelease string `json:"apiserverRelease,omitempty"`
 	KubeletRelease   string `json:"kubeletRelease,omitempty"`
 	Gates            string `json:"gates,omitempty"`
+	// Features are the claimable features the case belongs to (framework.CaseFeatures).
+	Features []string `json:"features,omitempty"`
 }
+
+// CaseProperty is the name of the JUnit property that carries a testcase's CaseFacts (Ginkgo
+// writes every report entry of a spec as a property).
+const CaseProperty = CaseEntry
 
 // GatesWords names a cell's gates, sorted: "apiserver EmptyDirVolumeMode=true, kubelet
 // EmptyDirVolumeMode=false"; "defaults" when the case sets none.

@@ -1,0 +1,349 @@
+// Package certify is the ConformanceReport a vendor hands in (docs/certify.md): what `volperm
+// run` writes beside its other reports, built from the JUnit file it wrote, and `volperm report
+// verify`, which checks a handed-in report directory as the CNCF bot checks a conformance
+// pull request. Modelled on Gateway API's conformance reports (implementation, profiles,
+// claimed features) and the k8s-conformance submission (the files, the versions).
+package certify
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/reporters"
+	"sigs.k8s.io/yaml"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/report"
+)
+
+// File is the report's name in a report directory.
+const File = "conformance-report.yaml"
+
+// APIVersion and Kind of the report document.
+const (
+	APIVersion = "volperm.dev/v1"
+	Kind       = "ConformanceReport"
+)
+
+// Results of a profile, a claimed feature or the whole report.
+const (
+	ResultSuccess   = "success"   // every required case ran and passed
+	ResultPartial   = "partial"   // none failed, some did not run
+	ResultFailure   = "failure"   // a required case failed
+	ResultUnclaimed = "unclaimed" // a feature the implementation does not claim
+)
+
+// Implementation is what is certified, from `volperm run --implementation FILE`.
+type Implementation struct {
+	Vendor  string   `json:"vendor"`
+	Product string   `json:"product"`
+	Version string   `json:"version"`
+	Contact []string `json:"contact,omitempty"`
+	URL     string   `json:"url,omitempty"`
+}
+
+// LoadImplementation reads an implementation file (YAML or JSON, strict): vendor, product and
+// version are required.
+func LoadImplementation(path string) (Implementation, error) {
+	var im Implementation
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return im, err
+	}
+	if err := yaml.UnmarshalStrict(raw, &im); err != nil {
+		return im, fmt.Errorf("%s: %w", path, err)
+	}
+	if im.Vendor == "" || im.Product == "" || im.Version == "" {
+		return im, fmt.Errorf("%s: vendor, product and version are required", path)
+	}
+	return im, nil
+}
+
+// Report is the ConformanceReport.
+type Report struct {
+	APIVersion     string         `json:"apiVersion"`
+	Kind           string         `json:"kind"`
+	Date           time.Time      `json:"date"`
+	Implementation Implementation `json:"implementation"`
+	Volperm        Volperm        `json:"volperm"`
+	// Target is the implementation under test as volperm reached it (its name, version and
+	// details: a cluster's server version, a kind node image, an agent's version).
+	Target framework.TargetInfo `json:"target"`
+	// Releases are the kube-apiserver and kubelet releases of the cells the cases ran in.
+	Releases []ReleasePair `json:"releases"`
+	// Claims are the features the implementation claims (framework.FeatureNames).
+	Claims []string `json:"claims"`
+	// Result is failure if a profile or a claimed feature failed, partial if one is partial,
+	// else success.
+	Result   string          `json:"result"`
+	Profiles []ProfileResult `json:"profiles"`
+	Features []FeatureResult `json:"features"`
+}
+
+// Volperm is the harness that ran: its version and the digest of its catalogue.
+type Volperm struct {
+	Version string `json:"version"`
+	// CatalogueDigest is catalogue.Digest of the volperm that ran; a verifier compares it with
+	// its own.
+	CatalogueDigest string `json:"catalogueDigest"`
+	// Source is "catalogue", or the case files the run used instead.
+	Source      string `json:"source"`
+	LabelFilter string `json:"labelFilter,omitempty"`
+	Focus       string `json:"focus,omitempty"`
+}
+
+// ReleasePair is one kube-apiserver release with one kubelet release.
+type ReleasePair struct {
+	APIServer string `json:"apiserver"`
+	Kubelet   string `json:"kubelet"`
+}
+
+// Counts of a profile or a feature.
+type Counts struct {
+	Total  int `json:"total"`
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+	NotRun int `json:"notRun"`
+}
+
+// ProfileResult is one profile's required cases (those of no unclaimed feature).
+type ProfileResult struct {
+	Name   string `json:"name"`
+	Result string `json:"result"`
+	Counts
+	// Failed and NotRun name the required cases that failed or did not run.
+	FailedCases []string `json:"failedCases,omitempty"`
+	NotRunCases []string `json:"notRunCases,omitempty"`
+}
+
+// FeatureResult is one feature's cases: claimed, their result; unclaimed, "unclaimed" and how
+// many cases it has (neither passed nor failed).
+type FeatureResult struct {
+	Name    string `json:"name"`
+	Claimed bool   `json:"claimed"`
+	Result  string `json:"result"`
+	Counts
+}
+
+// Outcome is one case of a run as the JUnit file tells it.
+type Outcome struct {
+	Name string
+	// State is passed, failed or skipped (not run).
+	State string
+	Facts report.CaseFacts
+}
+
+// Options are what Build needs besides the outcomes.
+type Options struct {
+	Date            time.Time
+	Implementation  Implementation
+	Claims          []string
+	Target          framework.TargetInfo
+	VolpermVersion  string
+	CatalogueDigest string
+	Source          string
+	LabelFilter     string
+	Focus           string
+}
+
+// Build makes the report of outcomes: per profile its required cases (a case is required when
+// every feature it belongs to is claimed), per feature its cases.
+func Build(outcomes []Outcome, o Options) *Report {
+	r := &Report{
+		APIVersion: APIVersion, Kind: Kind, Date: o.Date.UTC().Truncate(time.Second),
+		Implementation: o.Implementation, Target: o.Target, Claims: slices.Clone(o.Claims),
+		Volperm: Volperm{Version: o.VolpermVersion, CatalogueDigest: o.CatalogueDigest, Source: o.Source, LabelFilter: o.LabelFilter, Focus: o.Focus},
+	}
+	if r.Claims == nil {
+		r.Claims = []string{}
+	}
+	profiles := map[string]*ProfileResult{}
+	feats := map[string]*FeatureResult{}
+	pairs := map[ReleasePair]bool{}
+	for _, oc := range outcomes {
+		pairs[ReleasePair{oc.Facts.APIServerRelease, oc.Facts.KubeletRelease}] = true
+		required := true
+		for _, f := range oc.Facts.Features {
+			fr := feats[f]
+			if fr == nil {
+				fr = &FeatureResult{Name: f, Claimed: slices.Contains(o.Claims, f)}
+				feats[f] = fr
+			}
+			fr.add(oc.State)
+			required = required && fr.Claimed
+		}
+		if !required {
+			continue
+		}
+		pr := profiles[oc.Facts.Profile]
+		if pr == nil {
+			pr = &ProfileResult{Name: oc.Facts.Profile}
+			profiles[oc.Facts.Profile] = pr
+		}
+		pr.add(oc.State)
+		switch oc.State {
+		case StateFailed:
+			pr.FailedCases = append(pr.FailedCases, oc.Name)
+		case StateSkipped:
+			pr.NotRunCases = append(pr.NotRunCases, oc.Name)
+		}
+	}
+	for p := range pairs {
+		r.Releases = append(r.Releases, p)
+	}
+	sort.Slice(r.Releases, func(i, j int) bool {
+		a, b := r.Releases[i], r.Releases[j]
+		if a.APIServer != b.APIServer {
+			return a.APIServer > b.APIServer
+		}
+		return a.Kubelet > b.Kubelet
+	})
+	for _, p := range framework.Profiles {
+		if pr := profiles[string(p)]; pr != nil {
+			pr.Result = pr.result()
+			r.Profiles = append(r.Profiles, *pr)
+		}
+	}
+	for _, f := range framework.FeatureNames() {
+		fr := feats[f]
+		if fr == nil {
+			fr = &FeatureResult{Name: f, Claimed: slices.Contains(o.Claims, f)}
+		}
+		fr.Result = ResultUnclaimed
+		if fr.Claimed {
+			fr.Result = fr.result()
+		}
+		r.Features = append(r.Features, *fr)
+	}
+	r.Result = overall(r)
+	return r
+}
+
+// overall is the worst result of the profiles and the claimed features.
+func overall(r *Report) string {
+	worst := ResultSuccess
+	rank := map[string]int{ResultSuccess: 0, ResultPartial: 1, ResultFailure: 2}
+	for _, p := range r.Profiles {
+		if rank[p.Result] > rank[worst] {
+			worst = p.Result
+		}
+	}
+	for _, f := range r.Features {
+		if f.Claimed && rank[f.Result] > rank[worst] {
+			worst = f.Result
+		}
+	}
+	return worst
+}
+
+// States of an Outcome.
+const (
+	StatePassed  = "passed"
+	StateFailed  = "failed"
+	StateSkipped = "skipped"
+)
+
+func (c *Counts) add(state string) {
+	c.Total++
+	switch state {
+	case StatePassed:
+		c.Passed++
+	case StateFailed:
+		c.Failed++
+	default:
+		c.NotRun++
+	}
+}
+
+// result is failure when a case failed, partial when one did not run (or none ran), else success.
+func (c Counts) result() string {
+	switch {
+	case c.Failed > 0:
+		return ResultFailure
+	case c.NotRun > 0 || c.Total == 0:
+		return ResultPartial
+	}
+	return ResultSuccess
+}
+
+// YAML renders the report.
+func (r *Report) YAML() ([]byte, error) {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(raw)
+}
+
+// Write writes the report into dir.
+func (r *Report) Write(dir string) error {
+	raw, err := r.YAML()
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", File, err)
+	}
+	return os.WriteFile(dir+"/"+File, raw, 0o644)
+}
+
+// ReadJUnit reads the outcomes of a JUnit file written by volperm (Ginkgo's generator): one
+// per testcase, its state and the CaseFacts of its property report.CaseProperty.
+func ReadJUnit(path string) ([]Outcome, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var suites reporters.JUnitTestSuites
+	if err := xml.Unmarshal(raw, &suites); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []Outcome
+	for _, s := range suites.TestSuites {
+		for _, tc := range s.TestCases {
+			oc := Outcome{Name: tc.Name, State: StatePassed}
+			switch {
+			case tc.Skipped != nil:
+				oc.State = StateSkipped
+			case tc.Failure != nil || tc.Error != nil:
+				oc.State = StateFailed
+			}
+			if tc.Properties != nil {
+				if v := tc.Properties.WithName(report.CaseProperty); v != "" {
+					if err := json.Unmarshal([]byte(v), &oc.Facts); err != nil {
+						return nil, fmt.Errorf("%s: testcase %q: property %s: %w", path, tc.Name, report.CaseProperty, err)
+					}
+				}
+			}
+			out = append(out, oc)
+		}
+	}
+	return out, nil
+}
+
+// names lists the outcomes' names of a state, sorted.
+func names(outcomes []Outcome, state string) []string {
+	var out []string
+	for _, o := range outcomes {
+		if o.State == state {
+			out = append(out, o.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// describe words a result with its counts for a problem line.
+func describe(result string, c Counts) string {
+	return fmt.Sprintf("%s (%d passed, %d failed, %d not run of %d)", result, c.Passed, c.Failed, c.NotRun, c.Total)
+}
+
+func joinNames(ns []string) string {
+	if len(ns) > 3 {
+		return strings.Join(ns[:3], "; ") + fmt.Sprintf("; and %d more", len(ns)-3)
+	}
+	return strings.Join(ns, "; ")
+}

@@ -1,0 +1,211 @@
+package certify
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/report"
+)
+
+const digest = "sha256:test"
+
+// spec is one spec of a run: its facts as the suites record them.
+func spec(name, profile string, state types.SpecState, features ...string) types.SpecReport {
+	sr := types.SpecReport{
+		ContainerHierarchyTexts: []string{"[atomicwriter]"},
+		LeafNodeText:            name + " [target=reference]",
+		LeafNodeType:            types.NodeTypeIt,
+		State:                   state,
+		RunTime:                 time.Millisecond,
+	}
+	switch state {
+	case types.SpecStateFailed:
+		sr.Failure = types.Failure{Message: "volume \"s\" path \"username\": expected uid 1001, observed uid 0"}
+	case types.SpecStateSkipped:
+		sr.Failure = types.Failure{Message: "this machine lacks root"}
+	}
+	sr.ReportEntries = types.ReportEntries{{Name: report.CaseEntry, Value: types.WrapEntryValue(report.CaseFacts{
+		Area: "atomicwriter", Profile: profile, APIServerRelease: "v1.37", KubeletRelease: "v1.37", Gates: "defaults", Features: features})}}
+	return sr
+}
+
+// handIn writes what volperm run writes for specs, with the claims, into a new directory.
+func handIn(t *testing.T, claims []string, specs ...types.SpecReport) string {
+	t.Helper()
+	dir := t.TempDir()
+	r := types.Report{SuiteDescription: "volperm", SuiteSucceeded: true, StartTime: time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC), SpecReports: specs}
+	target := framework.TargetInfo{Name: "reference", Version: "v1.37"}
+	s := report.Build(r, report.Options{Target: target, Selection: &report.Selection{Source: "catalogue"}})
+	for _, err := range []error{
+		report.WriteJUnit(r, filepath.Join(dir, "junit.xml")),
+		s.WriteJSON(filepath.Join(dir, "summary.json")),
+		s.WriteMarkdown(filepath.Join(dir, "summary.md")),
+		os.WriteFile(filepath.Join(dir, "run.log"), []byte("volperm run\n"), 0o644),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	outcomes, err := ReadJUnit(filepath.Join(dir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Build(outcomes, Options{Date: r.StartTime, Claims: claims, Target: target, VolpermVersion: s.Versions.Volperm,
+		CatalogueDigest: digest, Source: "catalogue",
+		Implementation: Implementation{Vendor: "Example Corp", Product: "Example Kubelet", Version: "1.0"}})
+	if err := rep.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// edit replaces old by new in dir's file, which must contain it.
+func edit(t *testing.T, dir, file, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, file)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), old) {
+		t.Fatalf("%s lacks %q:\n%s", file, old, raw)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(raw), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func verify(t *testing.T, dir string) []string {
+	t.Helper()
+	problems, err := Verify(dir, digest)
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	return problems
+}
+
+func wantProblems(t *testing.T, problems []string, want ...string) {
+	t.Helper()
+	if len(want) == 0 && len(problems) > 0 {
+		t.Fatalf("problems, want none:\n%s", strings.Join(problems, "\n"))
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range problems {
+			found = found || strings.Contains(p, w)
+		}
+		if !found {
+			t.Errorf("no problem says %q; got:\n%s", w, strings.Join(problems, "\n"))
+		}
+	}
+}
+
+// A clean run verifies; an unclaimed feature's failing case is listed as unclaimed, not as a
+// failure; a claimed one's is required.
+func TestBuildAndVerify(t *testing.T) {
+	specs := []types.SpecReport{
+		spec("secret volume", "conformance", types.SpecStatePassed),
+		spec("secret volume with defaultUser 1001", "alpha", types.SpecStatePassed, framework.FeatureAtomicWriteVolumeUserFields),
+		spec("secret volume with preservePermissions", "proposal", types.SpecStateFailed, framework.FeaturePreservePermissions),
+	}
+	dir := handIn(t, []string{framework.FeatureAtomicWriteVolumeUserFields}, specs...)
+	wantProblems(t, verify(t, dir))
+	outcomes, _ := ReadJUnit(filepath.Join(dir, "junit.xml"))
+	r := Build(outcomes, Options{Claims: []string{framework.FeatureAtomicWriteVolumeUserFields}})
+	if r.Result != ResultSuccess || len(r.Profiles) != 2 {
+		t.Errorf("result %s, profiles %+v: want success over conformance and alpha (proposal's only case is unclaimed)", r.Result, r.Profiles)
+	}
+	for _, f := range r.Features {
+		switch f.Name {
+		case framework.FeaturePreservePermissions:
+			if f.Result != ResultUnclaimed || f.Failed != 1 {
+				t.Errorf("unclaimed feature %+v: want unclaimed, its failure counted apart", f)
+			}
+		case framework.FeatureAtomicWriteVolumeUserFields:
+			if f.Result != ResultSuccess || !f.Claimed || f.Passed != 1 {
+				t.Errorf("claimed feature %+v: want success with 1 case", f)
+			}
+		}
+	}
+	// Claiming the failing feature makes its case required: the report is a failure and the
+	// verifier names the case.
+	dir = handIn(t, []string{framework.FeaturePreservePermissions}, specs...)
+	wantProblems(t, verify(t, dir), "profile proposal: 1 required case(s) failed: [atomicwriter] secret volume with preservePermissions")
+}
+
+// Tampered hand-ins: each is found, with a line that says what is wrong.
+func TestVerifyTampered(t *testing.T) {
+	specs := func() []types.SpecReport {
+		return []types.SpecReport{
+			spec("secret volume", "conformance", types.SpecStatePassed),
+			spec("configMap volume", "conformance", types.SpecStatePassed),
+			spec("secret volume with defaultUser 1001", "alpha", types.SpecStatePassed, framework.FeatureAtomicWriteVolumeUserFields),
+		}
+	}
+	claims := []string{framework.FeatureAtomicWriteVolumeUserFields}
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, dir string)
+		digest string
+		want   []string
+	}{
+		{"a file missing", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "run.log")) }, "", []string{"run.log is missing"}},
+		{"a passed case turned failed in junit.xml", func(t *testing.T, dir string) {
+			edit(t, dir, "junit.xml", `configMap volume [target=reference]" classname="volperm" status="passed"`, `configMap volume [target=reference]" classname="volperm" status="failed"`)
+			edit(t, dir, "junit.xml", `<testcase name="[atomicwriter] configMap volume [target=reference]"`, `<testcase name="[atomicwriter] configMap volume [target=reference]"`)
+			raw, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+			s := string(raw)
+			i := strings.Index(s, `configMap volume [target=reference]`)
+			j := i + strings.Index(s[i:], "</testcase>")
+			os.WriteFile(filepath.Join(dir, "junit.xml"), []byte(s[:j]+`<failure message="x" type="failed"></failure>`+s[j:]), 0o644)
+		}, "", []string{"junit.xml and summary.json disagree on the failed cases", "result success, but junit.xml gives failure", "profile conformance: 1 required case(s) failed"}},
+		{"the result raised by hand", func(t *testing.T, dir string) {
+			edit(t, dir, File, "  passed: 2\n  result: success\n  total: 2", "  passed: 3\n  result: success\n  total: 3")
+		}, "", []string{"profile conformance says success (3 passed, 0 failed, 0 not run of 3), junit.xml gives success (2 passed, 0 failed, 0 not run of 2)"}},
+		{"another catalogue", nil, "sha256:other", []string{"catalogue digest sha256:test is not this volperm's (sha256:other)"}},
+		{"a claim added by hand", func(t *testing.T, dir string) {
+			edit(t, dir, File, "claims:\n- atomicWriteVolumeUserFields", "claims:\n- atomicWriteVolumeUserFields\n- flexVolumeAllowlist")
+		}, "", []string{"feature flexVolumeAllowlist says unclaimed"}},
+		{"an implementation without a vendor", func(t *testing.T, dir string) { edit(t, dir, File, "vendor: Example Corp", "vendor: \"\"") }, "",
+			[]string{"the implementation needs a vendor, a product and a version"}},
+		{"another target", func(t *testing.T, dir string) { edit(t, dir, File, "name: reference", "name: kind") }, "",
+			[]string{"names target kind v1.37, summary.json reference v1.37"}},
+		{"another release", func(t *testing.T, dir string) { edit(t, dir, File, "kubelet: v1.37", "kubelet: v1.34") }, "",
+			[]string{"lists the releases [{v1.37 v1.34}], junit.xml's cases ran in [{v1.37 v1.37}]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := handIn(t, claims, specs()...)
+			if tc.tamper != nil {
+				tc.tamper(t, dir)
+			}
+			d := digest
+			if tc.digest != "" {
+				d = tc.digest
+			}
+			problems, err := Verify(dir, d)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			wantProblems(t, problems, tc.want...)
+		})
+	}
+}
+
+// A required case that did not run is a problem; a report that does not parse is unreadable.
+func TestVerifyNotRunAndUnreadable(t *testing.T) {
+	dir := handIn(t, nil, spec("secret volume", "conformance", types.SpecStatePassed), spec("hostPath Socket", "conformance", types.SpecStateSkipped))
+	wantProblems(t, verify(t, dir), "profile conformance: 1 required case(s) did not run: [atomicwriter] hostPath Socket")
+	os.WriteFile(filepath.Join(dir, File), []byte("apiVersion: [unclosed"), 0o644)
+	_, err := Verify(dir, digest)
+	var u *UnreadableError
+	if !errors.As(err, &u) {
+		t.Fatalf("a report that does not parse: %v, want UnreadableError", err)
+	}
+}

@@ -1,0 +1,102 @@
+package framework
+
+import (
+	"slices"
+	"strings"
+)
+
+// FeatureInfo is an optional capability a vendor claims in its ConformanceReport
+// (framework/certify, docs/certify.md): a claimed feature's cases are required, an unclaimed
+// one's are listed as unclaimed, neither passed nor failed. A case belongs to a feature when it
+// asks for the feature: its gate on in either component (in gates or a setGates step) or the
+// proposal's field. A case that only checks what a component does with the feature off (field
+// dropping, a kubelet ignoring the field) belongs to none: every v1.37 node must behave so.
+type FeatureInfo struct {
+	Name        string
+	Description string
+	has         func(*Case) bool
+}
+
+// Claimable features, in report order.
+const (
+	FeatureEmptyDirVolumeMode          = "emptyDirVolumeMode"
+	FeatureAtomicWriteVolumeUserFields = "atomicWriteVolumeUserFields"
+	FeaturePreservePermissions         = "preservePermissions"
+	FeatureFlexVolumeAllowlist         = "flexVolumeAllowlist"
+)
+
+var features = []FeatureInfo{
+	{FeatureEmptyDirVolumeMode, "emptyDir mode with the alpha gate EmptyDirVolumeMode on (KEP-5502)",
+		func(c *Case) bool { return c.gateOn(GateEmptyDirVolumeMode) }},
+	{FeatureAtomicWriteVolumeUserFields, "defaultUser and item user on secret, configMap, downwardAPI and projected volumes with the alpha gate AtomicWriteVolumeUserFields on (KEP-5936)",
+		func(c *Case) bool { return c.gateOn(GateAtomicWriteVolumeUserFields) }},
+	{FeaturePreservePermissions, "preservePermissions on AtomicWriter volumes (seed 002's proposal, volperm's gate PreservePermissions)",
+		func(c *Case) bool {
+			return len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 || c.gateOn(GatePreservePermissions)
+		}},
+	{FeatureFlexVolumeAllowlist, "the flexVolume driver allowlist (seed 004's proposal)",
+		func(c *Case) bool { return c.FlexVolumePolicy != nil }},
+}
+
+// Features lists the claimable features in report order.
+func Features() []FeatureInfo { return slices.Clone(features) }
+
+// FeatureNames lists the names of the claimable features.
+func FeatureNames() []string {
+	out := make([]string, len(features))
+	for i, f := range features {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// CaseFeatures lists the features c belongs to, in report order.
+func CaseFeatures(c *Case) []string {
+	var out []string
+	for _, f := range features {
+		if f.has(c) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// ParseClaims reads a comma-separated list of feature names ("" is none).
+func ParseClaims(s string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !slices.Contains(FeatureNames(), n) {
+			return nil, &UnknownFeatureError{Name: n}
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// UnknownFeatureError names a claim that is no feature.
+type UnknownFeatureError struct{ Name string }
+
+func (e *UnknownFeatureError) Error() string {
+	return "unknown feature " + e.Name + ": claim some of " + strings.Join(FeatureNames(), ", ")
+}
+
+// gateOn reports whether c turns gate on in either component, at creation or in a step.
+func (c *Case) gateOn(gate string) bool {
+	sets := []Gates{c.Gates}
+	for _, s := range c.After {
+		if s.SetGates != nil {
+			sets = append(sets, *s.SetGates)
+		}
+	}
+	for _, g := range sets {
+		if g.APIServer[gate] || g.Kubelet[gate] {
+			return true
+		}
+	}
+	return false
+}
