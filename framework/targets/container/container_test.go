@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
+	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/framework/targets/reference"
@@ -447,7 +449,11 @@ func TestNothingLeftBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelTarget+"=container")})
+	// This test binary's own containers only: another package's tests (cmd/volperm kills and
+	// interrupts container runs) may have theirs on the engine at the same time.
+	self := strconv.Itoa(owner.Self().PID)
+	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", LabelTarget+"=container").Add("label", owner.LabelPID+"="+self)})
 	if err != nil {
 		t.Fatal(err)
 	}
