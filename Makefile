@@ -1,7 +1,7 @@
 # volperm: the README's two commands are `go run ./cmd/volperm run` and `make test`.
 GO ?= go
 
-.PHONY: test build bench run fuzz mutants
+.PHONY: test build bench gobench run fuzz mutants
 
 # The suites run the whole catalogue; cmd/volperm builds and runs the binary several times.
 test:
@@ -13,7 +13,14 @@ build:
 	$(GO) build -o bin/volperm ./cmd/volperm
 	ln -sf volperm bin/volperm-agent
 
-bench:
+# volperm bench (docs/bench.md): reports/bench.md and bench.json; COMPARE=... picks the
+# comparisons (the kind ones create clusters), RUNS the runs per side. gobench: the Go benchmarks.
+COMPARE ?= oracle-vs-reference,served-vs-per-call,batched-vs-per-case
+RUNS ?= 3
+bench: build
+	bin/volperm bench --compare $(COMPARE) --runs $(RUNS)
+
+gobench:
 	$(GO) test ./suites/ -run '^$$' -bench . -benchtime 2s -timeout 30m
 
 run:

@@ -85,6 +85,8 @@ func Main(args []string, s streams) int {
 		return runCatalogue(s, args[1:])
 	case "report":
 		return runReport(s, args[1:])
+	case "bench":
+		return runBench(s, args[1:])
 	}
 	for _, c := range cmds {
 		if c.name != args[0] {

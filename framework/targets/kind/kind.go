@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -153,6 +154,8 @@ type Target struct {
 	networkChecked, madeNetwork bool
 	// state is what sweep.go needs to delete this run's clusters if it is killed.
 	state state
+	// podStarts counts the probe pods of every batch so far, on every cluster (Info).
+	podStarts int
 }
 
 // kindNetwork is the Docker network kind puts its nodes on.
@@ -195,7 +198,17 @@ func (t *Target) Info() framework.TargetInfo {
 	if t.opts.PodPerCase {
 		d["pods"] = "one per case"
 	}
+	t.mu.Lock()
+	d["podStarts"] = strconv.Itoa(t.podStarts)
+	t.mu.Unlock()
 	return framework.TargetInfo{Name: Name, Details: d}
+}
+
+// countPods adds n probe pods to the target's count.
+func (t *Target) countPods(n int) {
+	t.mu.Lock()
+	t.podStarts += n
+	t.mu.Unlock()
 }
 
 // ConfigFor is the config whose gates are the ones c needs.
@@ -270,6 +283,7 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cl
 	}
 	start, pods := time.Now(), lc.target.PodStarts()
 	out = lc.target.ObserveBatch(ctx, cases)
+	t.countPods(lc.target.PodStarts() - pods)
 	t.logf("%s: %d cases, %d pod starts, in %s", lc.name, len(cases), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
 	return out
 }
@@ -384,6 +398,7 @@ func (t *Target) observePerCell(ctx context.Context, cases []*framework.Case) []
 			}
 			start, pods := time.Now(), lc.target.PodStarts()
 			res := lc.target.ObserveBatch(ctx, batch)
+			t.countPods(lc.target.PodStarts() - pods)
 			t.logf("%s: %d cases, %d pod starts, in %s", lc.name, len(batch), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
 			for j, i := range idx {
 				out[i] = res[j]

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/bench"
+	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/targets/exec"
+)
+
+// comparisons are what `volperm bench` can measure (docs/bench.md). agent is the reference
+// exec agent to use.
+func comparisons(agent string) []bench.Comparison {
+	all := func(cs []*framework.Case) []*framework.Case { return cs }
+	area := func(a framework.Area, every int) func([]*framework.Case) []*framework.Case {
+		return func(cs []*framework.Case) []*framework.Case {
+			var out []*framework.Case
+			n := 0
+			for _, c := range cs {
+				if c.Area == a {
+					if n%every == 0 {
+						out = append(out, c)
+					}
+					n++
+				}
+			}
+			return out
+		}
+	}
+	kindSample := func(cs []*framework.Case) []*framework.Case {
+		// The cases CI runs on kind (.ci/run's label filter), of the emptydir and skew areas.
+		return slices.DeleteFunc(slices.Clone(cs), func(c *framework.Case) bool {
+			if c.Area != framework.AreaSkew && c.Area != framework.AreaEmptyDir {
+				return true
+			}
+			for _, l := range c.Labels {
+				switch l {
+				case catalogue.LabelHugePages, catalogue.LabelPreservePermissions, catalogue.LabelPodUpdate, "runtime-defined",
+					catalogue.LabelServiceAccountToken, catalogue.LabelReleaseSkew, catalogue.LabelSourceUpdate:
+					return true
+				}
+			}
+			return false
+		})
+	}
+	return []bench.Comparison{
+		{Name: "oracle-vs-reference", What: "the reference node against the oracle (what set-up, mounts and probes cost)", Sample: "the whole catalogue", Select: all,
+			A: bench.Side{Name: "oracle"}, B: bench.Side{Name: "reference", Target: "reference"}},
+		{Name: "served-vs-per-call", What: "a process per protocol call against one long-lived agent (exec protocol v2)", Sample: "the atomicwriter area", Select: area(framework.AreaAtomicWriter, 1),
+			A: bench.Side{Name: "exec, served", Target: "exec:" + agent, Env: map[string]string{exec.EnvAgentMode: exec.ModeServe}},
+			B: bench.Side{Name: "exec, per call", Target: "exec:" + agent, Env: map[string]string{exec.EnvAgentMode: exec.ModePerCall}}},
+		{Name: "batched-vs-per-case", What: "a container per case against one container per user set", Sample: "every 6th case of the atomicwriter area", Select: area(framework.AreaAtomicWriter, 6),
+			A: bench.Side{Name: "container, batched", Target: "container"}, B: bench.Side{Name: "container, per case", Target: "container:per-case"}},
+		{Name: "kind-batched-vs-pod-per-case", What: "a probe pod per case (upstream e2e's way) against batched probe pods", Sample: "CI's kind cases of the emptydir and skew areas", Select: kindSample,
+			A: bench.Side{Name: "kind, batched", Target: "kind"}, B: bench.Side{Name: "kind, pod per case", Target: "kind:pod-per-case"}},
+		{Name: "kind-in-place-vs-per-cell", What: "one cluster per kind-config against one cluster reconfigured in place", Sample: "CI's kind cases of the emptydir and skew areas", Select: kindSample,
+			A: bench.Side{Name: "kind, in place", Target: "kind"}, B: bench.Side{Name: "kind, cluster per cell", Target: "kind:per-cell"}},
+	}
+}
+
+// defaultComparisons are the ones that need no cluster.
+var defaultComparisons = []string{"oracle-vs-reference", "served-vs-per-call", "batched-vs-per-case"}
+
+// runBench is `volperm bench`: comparisons side by side, bench.md and bench.json.
+func runBench(s streams, args []string) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	compare := fs.String("compare", strings.Join(defaultComparisons, ","), "comparisons, comma-separated (docs/bench.md); the kind ones create clusters")
+	runs := fs.Int("runs", 3, "runs per side; the report gives medians")
+	dir := fs.String("report-dir", "reports", "where bench.md and bench.json are written")
+	workDir := fs.String("work-dir", "", "where targets create their temporary roots (default $TMPDIR)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(s.out)
+			fmt.Fprintf(s.out, "volperm bench: measure ways of running the catalogue side by side (docs/bench.md)\n\nFlags:\n")
+			fs.PrintDefaults()
+			return exitOK
+		}
+		return fail(s, "bench", usagef("%v: run 'volperm bench -h' for the flags", err))
+	}
+	if fs.NArg() > 0 || *runs < 1 {
+		return fail(s, "bench", usagef("want volperm bench [--compare LIST] [--runs N>=1] [--report-dir DIR]"))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fail(s, "bench", err)
+	}
+	// The reference agent is this binary under the name volperm-agent (cmd/volperm/agent.go).
+	agentDir, err := os.MkdirTemp(*workDir, "volperm-bench-")
+	if err != nil {
+		return fail(s, "bench", err)
+	}
+	defer os.RemoveAll(agentDir)
+	agent := filepath.Join(agentDir, "volperm-agent")
+	if err := os.Symlink(self, agent); err != nil {
+		return fail(s, "bench", err)
+	}
+	var comps []bench.Comparison
+	known := comparisons(agent)
+	for _, n := range strings.Split(*compare, ",") {
+		i := slices.IndexFunc(known, func(c bench.Comparison) bool { return c.Name == strings.TrimSpace(n) })
+		if i < 0 {
+			var names []string
+			for _, c := range known {
+				names = append(names, c.Name)
+			}
+			return fail(s, "bench", usagef("--compare: unknown comparison %q: use some of %s", n, strings.Join(names, ", ")))
+		}
+		comps = append(comps, known[i])
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	r, err := bench.Run(ctx, catalogue.All(), comps, bench.Options{Runs: *runs, WorkDir: *workDir,
+		Log: func(format string, a ...any) { fmt.Fprintf(s.err, "bench: "+format+"\n", a...) }})
+	if err != nil {
+		return fail(s, "bench", err)
+	}
+	if err := r.Write(*dir); err != nil {
+		return fail(s, "bench", err)
+	}
+	s.out.Write(r.Markdown())
+	fmt.Fprintf(s.out, "\nreports:\n  %s\n  %s\n", filepath.Join(*dir, "bench.md"), filepath.Join(*dir, "bench.json"))
+	return exitOK
+}
