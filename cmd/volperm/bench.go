@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -75,22 +73,15 @@ var defaultComparisons = []string{"oracle-vs-reference", "served-vs-per-call", "
 // runBench is `volperm bench`: comparisons side by side, bench.md and bench.json.
 func runBench(s streams, args []string) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	compare := fs.String("compare", strings.Join(defaultComparisons, ","), "comparisons, comma-separated (docs/bench.md); the kind ones create clusters")
 	runs := fs.Int("runs", 3, "runs per side; the report gives medians")
 	dir := fs.String("report-dir", "reports", "where bench.md and bench.json are written")
 	workDir := fs.String("work-dir", "", "where targets create their temporary roots (default $TMPDIR)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(s.out)
-			fmt.Fprintf(s.out, "volperm bench: measure ways of running the catalogue side by side (docs/bench.md)\n\nFlags:\n")
-			fs.PrintDefaults()
-			return exitOK
-		}
-		return fail(s, "bench", usagef("%v: run 'volperm bench -h' for the flags", err))
+	if code, done := parseSubcommand(s, "bench", "measure ways of running the catalogue side by side (docs/bench.md)", fs, args); done {
+		return code
 	}
-	if fs.NArg() > 0 || *runs < 1 {
-		return fail(s, "bench", usagef("want volperm bench [--compare LIST] [--runs N>=1] [--report-dir DIR]"))
+	if *runs < 1 {
+		return fail(s, "bench", usagef("--runs %d: want at least 1", *runs))
 	}
 	self, err := os.Executable()
 	if err != nil {

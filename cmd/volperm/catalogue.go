@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,23 +21,13 @@ func runCatalogue(s streams, args []string) int {
 		return fail(s, "catalogue", usagef("want a subcommand: volperm catalogue rules [--cases] [--rule ID] [--case REGEX] [-f FILE]"))
 	}
 	fs := flag.NewFlagSet("catalogue rules", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var cf caseFlags
 	cf.register(fs)
 	all := fs.Bool("cases", false, "name every case of each rule, not the first three")
 	only := fs.String("rule", "", "print this rule only (an ID of docs/spec.md, e.g. walk.mask)")
 	caseRE := fs.String("case", "", "instead of rules, print the rules each case whose name matches this regular expression checks")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(s.out)
-			fmt.Fprintf(s.out, "volperm catalogue rules: per rule of docs/spec.md, the cases that check it and the conditions they cover\n\nFlags:\n")
-			fs.PrintDefaults()
-			return exitOK
-		}
-		return fail(s, "catalogue rules", usagef("%v: run 'volperm catalogue rules -h' for the flags", err))
-	}
-	if fs.NArg() > 0 {
-		return fail(s, "catalogue rules", usagef("unexpected argument %q: case files go after -f", fs.Arg(0)))
+	if code, done := parseSubcommand(s, "catalogue rules", "per rule of docs/spec.md, the cases that check it and the conditions they cover (case files go after -f)", fs, args[1:]); done {
+		return code
 	}
 	cases := catalogue.All()
 	if len(cf.files) > 0 {

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,20 +23,11 @@ func runCluster(s streams, args []string) int {
 		return fail(s, "cluster", usagef("want a subcommand: volperm cluster image [--cache DIR] [--mirror URL]"))
 	}
 	fs := flag.NewFlagSet("cluster image", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var opts nodeimage.Options
 	fs.StringVar(&opts.CacheDir, "cache", "", "artifact cache (default $XDG_CACHE_HOME/volperm/kindnode or ~/.cache/volperm/kindnode)")
 	fs.StringVar(&opts.Mirror, "mirror", "", "Debian mirror for debootstrap (default http://deb.debian.org/debian)")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(s.out)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		return fail(s, "cluster image", usagef("%v", err))
-	}
-	if fs.NArg() > 0 {
-		return fail(s, "cluster image", usagef("unexpected argument %q", fs.Arg(0)))
+	if code, done := parseSubcommand(s, "cluster image", "build (or find in the cache) the kind node image and the probe image", fs, args[1:]); done {
+		return code
 	}
 	opts.Log = s.err
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -64,19 +53,10 @@ func runImage(s streams, args []string) int {
 		return fail(s, "image", usagef("want a subcommand: volperm image save -o FILE"))
 	}
 	fs := flag.NewFlagSet("image save", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	out := fs.String("o", "", "the tarball to write (required)")
 	cache := fs.String("cache", "", "artifact cache (default $XDG_CACHE_HOME/volperm/kindnode or ~/.cache/volperm/kindnode)")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(s.out)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		return fail(s, "image save", usagef("%v", err))
-	}
-	if fs.NArg() > 0 {
-		return fail(s, "image save", usagef("unexpected argument %q", fs.Arg(0)))
+	if code, done := parseSubcommand(s, "image save", "write the probe image as a tarball, for clusters without a registry this machine reaches", fs, args[1:]); done {
+		return code
 	}
 	if *out == "" {
 		return fail(s, "image save", usagef("-o FILE is required: where to write the probe image tarball"))

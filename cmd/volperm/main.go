@@ -113,6 +113,26 @@ func Main(args []string, s streams) int {
 	return fail(s, "", usagef("unknown command %q: use one of %s", args[0], names(cmds)))
 }
 
+// parseSubcommand parses the flags of `volperm NAME` (a subcommand outside the run-like
+// commands): -h prints summary and the flags (exit 0), a bad flag or a stray argument is a
+// usage error. done says that the command ends with code.
+func parseSubcommand(s streams, name, summary string, fs *flag.FlagSet, args []string) (code int, done bool) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(s.out)
+			fmt.Fprintf(s.out, "volperm %s: %s\n\nFlags:\n", name, summary)
+			fs.PrintDefaults()
+			return exitOK, true
+		}
+		return fail(s, name, usagef("%v: run 'volperm %s -h' for the flags", err, name)), true
+	}
+	if fs.NArg() > 0 {
+		return fail(s, name, usagef("unexpected argument %q", fs.Arg(0))), true
+	}
+	return 0, false
+}
+
 // fail prints err as one line on stderr and returns its exit code.
 func fail(s streams, cmd string, err error) int {
 	prefix := "volperm"
