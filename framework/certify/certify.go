@@ -10,6 +10,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -287,7 +288,7 @@ func (r *Report) Write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", File, err)
 	}
-	return os.WriteFile(dir+"/"+File, raw, 0o644)
+	return os.WriteFile(filepath.Join(dir, File), raw, 0o644)
 }
 
 // ReadJUnit reads the outcomes of a JUnit file written by volperm (Ginkgo's generator): one
