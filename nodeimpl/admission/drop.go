@@ -6,6 +6,7 @@ import (
 
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/mutant"
+	"github.com/volperm/volperm/nodeimpl/release"
 )
 
 // atomicWriterType names the source of v that may carry preservePermissions (seed 002: secret,
@@ -84,137 +85,31 @@ func dropDisabledFields(g gates.Set, pod, oldPod *corev1.Pod, preserve, oldPrese
 	// every user cleared (KEP-5936).
 	userInUse := atomicWriteVolumeUserFieldsInUse(oldPod) && !mutant.On(mutant.AtomicUserDropIgnoresInUse)
 	if !g.Enabled(gates.AtomicWriteVolumeUserFields) && !userInUse {
-		dropped = append(dropped, dropAtomicWriteVolumeUserFields(pod, volumes)...)
+		dropped = append(dropped, dropAtomicWriteVolumeUserFields(pod)...)
 	}
 	return sortedStrings(dropped), preserve
 }
 
 // dropAtomicWriteVolumeUserFields is the clearing part of v1.37 pkg/api/pod/util.go
-// dropDisabledAtomicWriteVolumeUserFields, with its switches (the first source set in a volume,
-// in a projection, is the one cleared). It returns the paths of the fields that were set.
-func dropAtomicWriteVolumeUserFields(pod *corev1.Pod, volumes *field.Path) []string {
-	if pod == nil {
-		return nil
-	}
+// dropDisabledAtomicWriteVolumeUserFields (the fields release.UserFields lists). It returns the
+// paths of the fields that were set.
+func dropAtomicWriteVolumeUserFields(pod *corev1.Pod) []string {
 	var dropped []string
-	drop := func(u **int64, at *field.Path) {
-		if *u != nil {
-			*u = nil
-			dropped = append(dropped, at.String())
-		}
-	}
-	// v1.37 util.go dropUserFieldsInKeyToPaths.
-	keyToPaths := func(items []corev1.KeyToPath, at *field.Path) {
-		for j := range items {
-			drop(&items[j].User, at.Child("items").Index(j).Child("user"))
-		}
-	}
-	// v1.37 util.go dropUserFieldsInDownwardAPIVolumeFiles.
-	downwardAPIFiles := func(items []corev1.DownwardAPIVolumeFile, at *field.Path) {
-		for j := range items {
-			drop(&items[j].User, at.Child("items").Index(j).Child("user"))
-		}
-	}
-	for i := range pod.Spec.Volumes {
-		v := &pod.Spec.Volumes[i]
-		at := volumes.Index(i)
-		switch {
-		case v.Secret != nil:
-			drop(&v.Secret.DefaultUser, at.Child("secret", "defaultUser"))
-			keyToPaths(v.Secret.Items, at.Child("secret"))
-		case v.ConfigMap != nil:
-			drop(&v.ConfigMap.DefaultUser, at.Child("configMap", "defaultUser"))
-			keyToPaths(v.ConfigMap.Items, at.Child("configMap"))
-		case v.DownwardAPI != nil:
-			drop(&v.DownwardAPI.DefaultUser, at.Child("downwardAPI", "defaultUser"))
-			downwardAPIFiles(v.DownwardAPI.Items, at.Child("downwardAPI"))
-		case v.Projected != nil:
-			drop(&v.Projected.DefaultUser, at.Child("projected", "defaultUser"))
-			for j := range v.Projected.Sources {
-				src := &v.Projected.Sources[j]
-				srcAt := at.Child("projected", "sources").Index(j)
-				switch {
-				case src.Secret != nil:
-					keyToPaths(src.Secret.Items, srcAt.Child("secret"))
-				case src.DownwardAPI != nil:
-					downwardAPIFiles(src.DownwardAPI.Items, srcAt.Child("downwardAPI"))
-				case src.ConfigMap != nil:
-					keyToPaths(src.ConfigMap.Items, srcAt.Child("configMap"))
-				case src.ServiceAccountToken != nil:
-					drop(&src.ServiceAccountToken.User, srcAt.Child("serviceAccountToken", "user"))
-				case src.ClusterTrustBundle != nil:
-					drop(&src.ClusterTrustBundle.User, srcAt.Child("clusterTrustBundle", "user"))
-				case src.PodCertificate != nil:
-					drop(&src.PodCertificate.User, srcAt.Child("podCertificate", "user"))
-				}
-			}
+	for _, f := range release.UserFields(pod) {
+		if *f.Ptr != nil {
+			*f.Ptr = nil
+			dropped = append(dropped, f.Path)
 		}
 	}
 	return dropped
 }
 
 // atomicWriteVolumeUserFieldsInUse is v1.37 pkg/api/pod/util.go atomicWriteVolumeUserFieldsInUse:
-// any volume of the old pod spec sets defaultUser or a user, looked up with upstream's else-if
-// chains (per volume: secret, configMap, downwardAPI, projected; per projection: secret,
-// downwardAPI, configMap, serviceAccountToken, clusterTrustBundle, podCertificate).
+// any volume of the old pod spec sets defaultUser or a user.
 func atomicWriteVolumeUserFieldsInUse(pod *corev1.Pod) bool {
-	if pod == nil {
-		return false
-	}
-	anyKeyToPath := func(items []corev1.KeyToPath) bool {
-		for _, it := range items {
-			if it.User != nil {
-				return true
-			}
-		}
-		return false
-	}
-	anyDownwardAPIFile := func(items []corev1.DownwardAPIVolumeFile) bool {
-		for _, it := range items {
-			if it.User != nil {
-				return true
-			}
-		}
-		return false
-	}
-	for _, v := range pod.Spec.Volumes {
-		switch {
-		case v.Secret != nil:
-			if v.Secret.DefaultUser != nil || anyKeyToPath(v.Secret.Items) {
-				return true
-			}
-		case v.ConfigMap != nil:
-			if v.ConfigMap.DefaultUser != nil || anyKeyToPath(v.ConfigMap.Items) {
-				return true
-			}
-		case v.DownwardAPI != nil:
-			if v.DownwardAPI.DefaultUser != nil || anyDownwardAPIFile(v.DownwardAPI.Items) {
-				return true
-			}
-		case v.Projected != nil:
-			if v.Projected.DefaultUser != nil {
-				return true
-			}
-			for _, src := range v.Projected.Sources {
-				var used bool
-				switch {
-				case src.Secret != nil:
-					used = anyKeyToPath(src.Secret.Items)
-				case src.DownwardAPI != nil:
-					used = anyDownwardAPIFile(src.DownwardAPI.Items)
-				case src.ConfigMap != nil:
-					used = anyKeyToPath(src.ConfigMap.Items)
-				case src.ServiceAccountToken != nil:
-					used = src.ServiceAccountToken.User != nil
-				case src.ClusterTrustBundle != nil:
-					used = src.ClusterTrustBundle.User != nil
-				case src.PodCertificate != nil:
-					used = src.PodCertificate.User != nil
-				}
-				if used {
-					return true
-				}
-			}
+	for _, f := range release.UserFields(pod) {
+		if *f.Ptr != nil {
+			return true
 		}
 	}
 	return false

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volperm/volperm/nodeimpl/gates"
 )
@@ -117,7 +116,7 @@ func TestDropAtomicWriteVolumeUserFields(t *testing.T) {
 		{"gate off, old pod with the same volumes but no user fields: dropped", nil, func() *corev1.Pod {
 			p, _ := everyUserField()
 			q := p.DeepCopy()
-			dropAtomicWriteVolumeUserFields(q, field.NewPath("spec", "volumes"))
+			dropAtomicWriteVolumeUserFields(q)
 			return q
 		}(), users, false},
 	}

@@ -31,75 +31,99 @@ func minor(r string) int {
 // userFieldsSince is the first release with defaultUser and item user (KEP-5936, alpha in v1.37).
 const userFieldsSince = 37
 
-// Decode clears in pod every field release r does not know and returns their JSON paths in
-// decoding order: volume order, and in a volume its fields as the v1 types declare them (items,
-// each item's user, before the volume's defaultUser): "spec.volumes[0].emptyDir.mode",
-// "spec.volumes[1].secret.items[0].user", "spec.volumes[1].secret.defaultUser".
-func Decode(r string, pod *corev1.Pod) []string {
+// UserField is one KEP-5936 field of a pod (defaultUser, or an item's, a token's,
+// clusterTrustBundle's or podCertificate's user), set or not.
+type UserField struct {
+	// Volume is the index of its volume; Path its field path ("spec.volumes[1].secret.defaultUser").
+	Volume int
+	Path   string
+	Ptr    **int64
+}
+
+// UserFields lists every KEP-5936 field of pod (the fields v1.37 pkg/api/pod/util.go
+// dropDisabledAtomicWriteVolumeUserFields clears), in the order a JSON decoder meets them:
+// volume order, and in a volume its items (each item's user) before its defaultUser, as the v1
+// types declare them. In a projection, the first source set is the one looked at, as upstream's
+// switches do.
+func UserFields(pod *corev1.Pod) []UserField {
 	if pod == nil {
 		return nil
 	}
-	var out []string
-	clear := func(p **int64, path string) {
-		if *p != nil {
-			*p = nil
-			out = append(out, path)
-		}
-	}
+	var out []UserField
+	var vol int
+	add := func(p **int64, path string) { out = append(out, UserField{vol, path, p}) }
 	keys := func(at string, items []corev1.KeyToPath) {
 		for j := range items {
-			clear(&items[j].User, fmt.Sprintf("%s.items[%d].user", at, j))
+			add(&items[j].User, fmt.Sprintf("%s.items[%d].user", at, j))
 		}
 	}
 	files := func(at string, items []corev1.DownwardAPIVolumeFile) {
 		for j := range items {
-			clear(&items[j].User, fmt.Sprintf("%s.items[%d].user", at, j))
+			add(&items[j].User, fmt.Sprintf("%s.items[%d].user", at, j))
 		}
 	}
 	for i := range pod.Spec.Volumes {
+		vol = i
 		v := &pod.Spec.Volumes[i].VolumeSource
 		at := fmt.Sprintf("spec.volumes[%d]", i)
-		if ed := v.EmptyDir; ed != nil && ed.Mode != nil && minor(r) < emptyDirModeSince {
-			ed.Mode = nil
-			out = append(out, at+".emptyDir.mode")
-		}
-		if minor(r) >= userFieldsSince {
-			continue
-		}
 		switch {
 		case v.Secret != nil:
 			keys(at+".secret", v.Secret.Items)
-			clear(&v.Secret.DefaultUser, at+".secret.defaultUser")
+			add(&v.Secret.DefaultUser, at+".secret.defaultUser")
 		case v.ConfigMap != nil:
 			keys(at+".configMap", v.ConfigMap.Items)
-			clear(&v.ConfigMap.DefaultUser, at+".configMap.defaultUser")
+			add(&v.ConfigMap.DefaultUser, at+".configMap.defaultUser")
 		case v.DownwardAPI != nil:
 			files(at+".downwardAPI", v.DownwardAPI.Items)
-			clear(&v.DownwardAPI.DefaultUser, at+".downwardAPI.defaultUser")
+			add(&v.DownwardAPI.DefaultUser, at+".downwardAPI.defaultUser")
 		case v.Projected != nil:
 			for j := range v.Projected.Sources {
 				src := &v.Projected.Sources[j]
 				sat := fmt.Sprintf("%s.projected.sources[%d]", at, j)
-				if src.Secret != nil {
+				switch {
+				case src.Secret != nil:
 					keys(sat+".secret", src.Secret.Items)
-				}
-				if src.DownwardAPI != nil {
+				case src.DownwardAPI != nil:
 					files(sat+".downwardAPI", src.DownwardAPI.Items)
-				}
-				if src.ConfigMap != nil {
+				case src.ConfigMap != nil:
 					keys(sat+".configMap", src.ConfigMap.Items)
-				}
-				if src.ServiceAccountToken != nil {
-					clear(&src.ServiceAccountToken.User, sat+".serviceAccountToken.user")
-				}
-				if src.ClusterTrustBundle != nil {
-					clear(&src.ClusterTrustBundle.User, sat+".clusterTrustBundle.user")
-				}
-				if src.PodCertificate != nil {
-					clear(&src.PodCertificate.User, sat+".podCertificate.user")
+				case src.ServiceAccountToken != nil:
+					add(&src.ServiceAccountToken.User, sat+".serviceAccountToken.user")
+				case src.ClusterTrustBundle != nil:
+					add(&src.ClusterTrustBundle.User, sat+".clusterTrustBundle.user")
+				case src.PodCertificate != nil:
+					add(&src.PodCertificate.User, sat+".podCertificate.user")
 				}
 			}
-			clear(&v.Projected.DefaultUser, at+".projected.defaultUser")
+			add(&v.Projected.DefaultUser, at+".projected.defaultUser")
+		}
+	}
+	return out
+}
+
+// Decode clears in pod every field release r does not know and returns their JSON paths in
+// decoding order: volume order, and in a volume its fields as the v1 types declare them
+// (UserFields): "spec.volumes[0].emptyDir.mode", "spec.volumes[1].secret.items[0].user",
+// "spec.volumes[1].secret.defaultUser".
+func Decode(r string, pod *corev1.Pod) []string {
+	if pod == nil {
+		return nil
+	}
+	var users []UserField
+	if minor(r) < userFieldsSince {
+		users = UserFields(pod)
+	}
+	var out []string
+	for i := range pod.Spec.Volumes {
+		if ed := pod.Spec.Volumes[i].EmptyDir; ed != nil && ed.Mode != nil && minor(r) < emptyDirModeSince {
+			ed.Mode = nil
+			out = append(out, fmt.Sprintf("spec.volumes[%d].emptyDir.mode", i))
+		}
+		for _, f := range users {
+			if f.Volume == i && *f.Ptr != nil {
+				*f.Ptr = nil
+				out = append(out, f.Path)
+			}
 		}
 	}
 	return out
