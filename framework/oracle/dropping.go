@@ -39,7 +39,7 @@ func dropDisabledFields(pod, old *corev1.Pod, preserve, oldPreserve []string, ap
 	// [dropping.atomic-user] pkg/api/pod/util.go dropDisabledAtomicWriteVolumeUserFields: the gate
 	// off clears every KEP-5936 field unless atomicWriteVolumeUserFieldsInUse(old spec).
 	userOld := oldConds(old, userFieldsInUse(old))
-	set := setUserFields(pod)
+	set := setUserFields(pod.Spec.Volumes)
 	for _, f := range set {
 		t.hit(rule.DropUser, append(gateConds(apiserver, framework.GateAtomicWriteVolumeUserFields), userOld, cond(rule.Type, userFieldType(f.path)))...)
 	}

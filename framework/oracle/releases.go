@@ -22,10 +22,8 @@ func unknownFields(pod *corev1.Pod, release string) []string {
 	var paths []string
 	users := map[int][]userField{}
 	if !framework.ReleaseHas(release, framework.FieldUser) {
-		for _, f := range setUserFields(pod) {
-			var i int
-			fmt.Sscanf(f.path, "spec.volumes[%d]", &i)
-			users[i] = append(users[i], f)
+		for _, f := range setUserFields(pod.Spec.Volumes) {
+			users[f.vol] = append(users[f.vol], f)
 		}
 	}
 	modes := !framework.ReleaseHas(release, framework.FieldEmptyDirMode)

@@ -172,7 +172,7 @@ func (t *tracer) traceValidation(pod *corev1.Pod, apiserver map[string]bool, err
 			}
 		}
 		if kind := atomicWriterKind(s); kind != "" {
-			for _, f := range setUserFields(&corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{*v}}}) {
+			for _, f := range setUserFields([]corev1.Volume{*v}) {
 				t.hit(rule.ValidUser, cond(rule.Boundary, rule.BoundaryOf(**f.ptr, 0, maxUserID)),
 					cond(rule.Type, kind), cond(rule.UserFrom, f.from))
 			}

@@ -23,8 +23,10 @@ const (
 	userFromNone    = "none"
 )
 
-// userField is one KEP-5936 field of a pod: its path, a pointer to it, where it sits.
+// userField is one KEP-5936 field of a pod: its volume's index, its path, a pointer to it,
+// where it sits.
 type userField struct {
+	vol  int
 	path string
 	ptr  **int64
 	from string
@@ -34,12 +36,10 @@ type userField struct {
 // pkg/api/pod/util.go dropDisabledAtomicWriteVolumeUserFields clears), in the order a JSON
 // decoder meets them: volume order, and within a volume the items before defaultUser, as the
 // v1 types declare them.
-func userFields(pod *corev1.Pod) []userField {
-	if pod == nil {
-		return nil
-	}
+func userFields(vols []corev1.Volume) []userField {
 	var out []userField
-	add := func(p string, ptr **int64, from string) { out = append(out, userField{p, ptr, from}) }
+	var vol int
+	add := func(p string, ptr **int64, from string) { out = append(out, userField{vol, p, ptr, from}) }
 	keys := func(at string, items []corev1.KeyToPath) {
 		for j := range items {
 			add(fmt.Sprintf("%s.items[%d].user", at, j), &items[j].User, userFromItem)
@@ -50,8 +50,9 @@ func userFields(pod *corev1.Pod) []userField {
 			add(fmt.Sprintf("%s.items[%d].user", at, j), &items[j].User, userFromItem)
 		}
 	}
-	for i := range pod.Spec.Volumes {
-		s := &pod.Spec.Volumes[i].VolumeSource
+	for i := range vols {
+		vol = i
+		s := &vols[i].VolumeSource
 		at := fmt.Sprintf("spec.volumes[%d]", i)
 		switch {
 		case s.Secret != nil:
@@ -96,9 +97,9 @@ func userFieldType(p string) string {
 }
 
 // setUserFields is userFields, only those set.
-func setUserFields(pod *corev1.Pod) []userField {
+func setUserFields(vols []corev1.Volume) []userField {
 	var out []userField
-	for _, f := range userFields(pod) {
+	for _, f := range userFields(vols) {
 		if *f.ptr != nil {
 			out = append(out, f)
 		}
@@ -107,7 +108,9 @@ func setUserFields(pod *corev1.Pod) []userField {
 }
 
 // userFieldsInUse is v1.37 pkg/api/pod/util.go atomicWriteVolumeUserFieldsInUse.
-func userFieldsInUse(old *corev1.Pod) bool { return len(setUserFields(old)) > 0 }
+func userFieldsInUse(old *corev1.Pod) bool {
+	return old != nil && len(setUserFields(old.Spec.Volumes)) > 0
+}
 
 // userRangeMsg is the text of apimachinery validation.IsValidUserID (InclusiveRangeError).
 const userRangeMsg = "must be between 0 and 2147483647, inclusive"
@@ -153,8 +156,7 @@ func ownerFrom(gateOn bool, defaultUser, itemUser *int64, item string) string {
 // a later SetUp that wrote nothing, so no owner changed).
 func (k *kubelet) traceOwners(v *volume, payload map[string]fileSpec) {
 	on := gateOn(k.gates, framework.GateAtomicWriteVolumeUserFields)
-	vol := &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{*v.spec}}}
-	if k.tr == nil || (!on && len(setUserFields(vol)) == 0) {
+	if k.tr == nil || (!on && len(setUserFields([]corev1.Volume{*v.spec})) == 0) {
 		return
 	}
 	preserve := "none"
