@@ -356,14 +356,23 @@ func hasCapability(c int) bool {
 }
 
 var (
-	engineOnce sync.Once
-	engineErr  error
+	engineMu sync.Mutex
+	// engineErrs is ping's answer per DOCKER_HOST: a process that changes it (a test pointing at
+	// a socket nobody serves) asks again.
+	engineErrs = map[string]error{}
 )
 
-// pingEngine asks the Docker engine's /_ping once per process (2 s at most).
+// pingEngine asks the Docker engine's /_ping once per process and DOCKER_HOST (2 s at most).
 func pingEngine() error {
-	engineOnce.Do(func() { engineErr = ping() })
-	return engineErr
+	engineMu.Lock()
+	defer engineMu.Unlock()
+	host := os.Getenv("DOCKER_HOST")
+	err, asked := engineErrs[host]
+	if !asked {
+		err = ping()
+		engineErrs[host] = err
+	}
+	return err
 }
 
 // EngineSocket is the unix socket a Docker engine answers on: DOCKER_HOST's when it names one,

@@ -269,8 +269,7 @@ func (e *engine) exec(ctx context.Context, id string, cmd []string) (stdout, std
 func (e *engine) remove(ctx context.Context, id string) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	_, err := e.cli.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	if err := removeContainer(rctx, e.cli, id); err != nil {
 		return fmt.Errorf("remove probe container %.12s: %w", id, err)
 	}
 	e.mu.Lock()

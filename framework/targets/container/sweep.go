@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -59,11 +60,35 @@ func sweepContainers(ctx context.Context, o sweep.Options) ([]string, error) {
 		// (three in a row once exceeded one shared 30 s bound in CI). One at a time: Debian's
 		// dockerd 20.10 once deadlocked in libnetwork while containers were removed concurrently.
 		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		_, err := cli.ContainerRemove(rctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		err := removeContainer(rctx, cli, c.ID)
 		cancel()
-		if err != nil && !cerrdefs.IsNotFound(err) {
+		if err != nil {
 			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
 		}
 	}
 	return found, errors.Join(errs...)
+}
+
+// removeContainer force-removes a container and returns once it is gone. A removal the engine
+// is already doing (a killed run's, still going after its client died) is waited for: the
+// engine answers a second one with a conflict "removal of container ... is already in progress"
+// (TestRunKilled met it).
+func removeContainer(ctx context.Context, cli *client.Client, id string) error {
+	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+		return nil
+	case !cerrdefs.IsConflict(err) || !strings.Contains(err.Error(), "already in progress"):
+		return err
+	}
+	for {
+		if _, ierr := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); cerrdefs.IsNotFound(ierr) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w; still there after %v", err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
