@@ -15,7 +15,7 @@ build:
 
 # volperm bench (docs/bench.md): reports/bench.md and bench.json; COMPARE=... picks the
 # comparisons (the kind ones create clusters), RUNS the runs per side. gobench: the Go benchmarks.
-COMPARE ?= oracle-vs-reference,served-vs-per-call,batched-vs-per-case
+COMPARE ?= oracle-vs-reference,helpers-vs-one-shot,tmpfs-vs-disk-roots,served-vs-per-call,batched-vs-per-case
 RUNS ?= 3
 bench: build
 	bin/volperm bench --compare $(COMPARE) --runs $(RUNS)

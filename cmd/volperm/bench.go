@@ -13,7 +13,9 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/bench"
+	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/targets/exec"
 )
 
@@ -36,6 +38,9 @@ func comparisons(agent string) []bench.Comparison {
 			return out
 		}
 	}
+	withProbes := func(cs []*framework.Case) []*framework.Case {
+		return slices.DeleteFunc(slices.Clone(cs), func(c *framework.Case) bool { return len(c.Probes) == 0 })
+	}
 	kindSample := func(cs []*framework.Case) []*framework.Case {
 		// The cases CI runs on kind (.ci/run's label filter), of the emptydir and skew areas.
 		return slices.DeleteFunc(slices.Clone(cs), func(c *framework.Case) bool {
@@ -55,6 +60,12 @@ func comparisons(agent string) []bench.Comparison {
 	return []bench.Comparison{
 		{Name: "oracle-vs-reference", What: "the reference node against the oracle (what set-up, mounts and probes cost)", Sample: "the whole catalogue", Select: all,
 			A: bench.Side{Name: "oracle"}, B: bench.Side{Name: "reference", Target: "reference"}},
+		{Name: "helpers-vs-one-shot", What: "a child process per probe set against one long-lived probe helper per credential", Sample: "the cases with probes", Select: withProbes,
+			A: bench.Side{Name: "reference, helpers", Target: "reference"},
+			B: bench.Side{Name: "reference, a child per probe set", Target: "reference", Env: map[string]string{probe.EnvHelpers: "off"}}},
+		{Name: "tmpfs-vs-disk-roots", What: "case roots on this machine's $TMPDIR against a tmpfs (the reference target's default)", Sample: "the whole catalogue", Select: all,
+			A: bench.Side{Name: "reference, roots in " + caseroot.ScratchDir, Target: "reference", WorkDir: scratchOr(os.TempDir())},
+			B: bench.Side{Name: "reference, roots in " + os.TempDir(), Target: "reference", WorkDir: os.TempDir()}},
 		{Name: "served-vs-per-call", What: "a process per protocol call against one long-lived agent (exec protocol v2)", Sample: "the atomicwriter area", Select: area(framework.AreaAtomicWriter, 1),
 			A: bench.Side{Name: "exec, served", Target: "exec:" + agent, Env: map[string]string{exec.EnvAgentMode: exec.ModeServe}},
 			B: bench.Side{Name: "exec, per call", Target: "exec:" + agent, Env: map[string]string{exec.EnvAgentMode: exec.ModePerCall}}},
@@ -68,7 +79,15 @@ func comparisons(agent string) []bench.Comparison {
 }
 
 // defaultComparisons are the ones that need no cluster.
-var defaultComparisons = []string{"oracle-vs-reference", "served-vs-per-call", "batched-vs-per-case"}
+var defaultComparisons = []string{"oracle-vs-reference", "helpers-vs-one-shot", "tmpfs-vs-disk-roots", "served-vs-per-call", "batched-vs-per-case"}
+
+// scratchOr is caseroot.Scratch, or dir on a machine without one.
+func scratchOr(dir string) string {
+	if s := caseroot.Scratch(); s != "" {
+		return s
+	}
+	return dir
+}
 
 // runBench is `volperm bench`: comparisons side by side, bench.md and bench.json.
 func runBench(s streams, args []string) int {

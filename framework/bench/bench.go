@@ -31,6 +31,8 @@ type Side struct {
 	Target string `json:"target,omitempty"`
 	// Env is set while the side's target is built and runs (VOLPERM_AGENT_MODE=per-call).
 	Env map[string]string `json:"env,omitempty"`
+	// WorkDir, when set, is where the side's target makes its roots (Options.WorkDir otherwise).
+	WorkDir string `json:"workDir,omitempty"`
 }
 
 // Comparison is two sides over one sample of the catalogue.
@@ -166,6 +168,9 @@ func runSide(ctx context.Context, side Side, sample []*framework.Case, workDir s
 		} else {
 			defer os.Unsetenv(k)
 		}
+	}
+	if side.WorkDir != "" {
+		workDir = side.WorkDir
 	}
 	t, err := framework.NewTarget(side.Target, framework.TargetOptions{WorkDir: workDir, Interrupt: ctx})
 	if err != nil {

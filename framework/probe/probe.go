@@ -31,18 +31,23 @@ type Step struct {
 }
 
 // MaybeRunChild must be the first call of every main() and TestMain() of a binary that runs
-// probes: in a probe child it runs the request from stdin, prints the results and exits; in any
-// other process it returns at once.
+// probes: in a probe child it runs the request from stdin, prints the results and exits; in a
+// helper (helper.go) it serves requests until stdin closes; in any other process it returns at
+// once.
 func MaybeRunChild() {
-	if os.Getenv(childEnv) != "1" {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
 		return
+	}
+	syscall.Umask(022) // docs/spec.md "Probes": processes in the pod run with umask 022.
+	if mode == childServe {
+		serveChild()
 	}
 	steps, err := DecodeSteps(os.Stdin)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "volperm probe child: read request: %v\n", err)
 		os.Exit(2)
 	}
-	syscall.Umask(022) // docs/spec.md "Probes": processes in the pod run with umask 022.
 	results := make([]framework.ProbeResult, 0, len(steps))
 	for _, s := range steps {
 		results = append(results, Do(s.Root, s.Probe))
@@ -53,8 +58,31 @@ func MaybeRunChild() {
 	os.Exit(0)
 }
 
-// RunAs runs steps in order in one child process with user's credentials.
+// RunAs runs steps in order with user's credentials, in a helper of that credential
+// (helper.go): a process that lives across probe sets, cases and targets of this run.
 func RunAs(ctx context.Context, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
+	if os.Getenv(EnvHelpers) == "off" {
+		return RunOnce(ctx, user, steps)
+	}
+	req, err := json.Marshal(steps)
+	if err != nil {
+		return nil, err
+	}
+	h, err := helpers.get(user)
+	if err != nil {
+		return nil, err
+	}
+	results, err := h.do(ctx, req, len(steps))
+	if err != nil {
+		return nil, err
+	}
+	helpers.put(h)
+	return results, nil
+}
+
+// RunOnce is RunAs in a child of its own that answers one request and exits (the way before
+// helpers, kept to prove that helpers change nothing: TestHelperSameAsOneShot).
+func RunOnce(ctx context.Context, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
 	req, err := json.Marshal(steps)
 	if err != nil {
 		return nil, err
@@ -84,8 +112,14 @@ func RunAs(ctx context.Context, user framework.User, steps []Step) ([]framework.
 }
 
 // Run runs every probe of c in order, each as its user, batching consecutive probes of one user
-// into one child. roots maps a volume name to its directory on this host.
+// into one request to a helper of that user (RunAs). roots maps a volume name to its directory
+// on this host.
 func Run(ctx context.Context, probes []framework.Probe, roots map[string]string) ([]framework.ProbeResult, error) {
+	return run(ctx, probes, roots, RunAs)
+}
+
+// run is Run with the way each user's steps run.
+func run(ctx context.Context, probes []framework.Probe, roots map[string]string, runAs func(context.Context, framework.User, []Step) ([]framework.ProbeResult, error)) ([]framework.ProbeResult, error) {
 	var out []framework.ProbeResult
 	for i := 0; i < len(probes); {
 		j := i
@@ -97,7 +131,7 @@ func Run(ctx context.Context, probes []framework.Probe, roots map[string]string)
 			}
 			steps = append(steps, Step{Root: root, Probe: probes[j]})
 		}
-		res, err := RunAs(ctx, probes[i].As, steps)
+		res, err := runAs(ctx, probes[i].As, steps)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -30,12 +31,18 @@ const Name = "reference"
 
 // Info names the reference implementation: its version and this machine's kernel.
 func Info() framework.TargetInfo {
-	info := framework.TargetInfo{Name: Name, Details: map[string]string{"kernel": hostfeature.KernelRelease()}}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		info.Version = bi.Main.Version
-	}
-	return info
+	version, kernel := buildAndKernel()
+	return framework.TargetInfo{Name: Name, Version: version, Details: map[string]string{"kernel": kernel}}
 }
+
+// buildAndKernel is read once: the pair asks for Info with every case (parsing the build info
+// each time was 8% of the reference catalogue's CPU).
+var buildAndKernel = sync.OnceValues(func() (version, kernel string) {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+	}
+	return version, hostfeature.KernelRelease()
+})
 
 // APIServer is the reference apiserver: nodeimpl/admission.
 type APIServer struct{}

@@ -44,9 +44,14 @@ type Node struct {
 	roots *caseroot.Roots
 }
 
-// NewNode checks the work dir the node makes its case roots in.
+// NewNode checks the work dir the node makes its case roots in: --work-dir, or by default a
+// tmpfs (caseroot.Scratch) when this machine has one with room.
 func NewNode(opts framework.TargetOptions) (*Node, error) {
-	roots, err := caseroot.New(opts.WorkDir)
+	work := opts.WorkDir
+	if work == "" {
+		work = caseroot.Scratch()
+	}
+	roots, err := caseroot.New(work)
 	if err != nil {
 		return nil, err
 	}

@@ -42,9 +42,19 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	return framework.NewPair(Name, api, node), nil
 }
 
-// info names the upstream code and the Kubernetes modules it runs.
+// info names the upstream code and the Kubernetes modules it runs (a copy of what buildInfo
+// read once: the pair asks with every case).
 func info() framework.TargetInfo {
 	info := framework.TargetInfo{Name: Name, Version: KubernetesVersion, Details: map[string]string{}}
+	for k, v := range buildInfo() {
+		info.Details[k] = v
+	}
+	return info
+}
+
+// buildInfo is the versions of the Kubernetes modules this binary was built with.
+var buildInfo = sync.OnceValue(func() map[string]string {
+	versions := map[string]string{}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, m := range bi.Deps {
 			switch m.Path {
@@ -53,9 +63,9 @@ func info() framework.TargetInfo {
 				if m.Replace != nil {
 					v = m.Replace.Version
 				}
-				info.Details[m.Path] = v
+				versions[m.Path] = v
 			}
 		}
 	}
-	return info
-}
+	return versions
+})
