@@ -106,7 +106,7 @@ func CheckLabels(c *framework.Case) error {
 // Select keeps the cases whose spec on target matches labelFilter (Ginkgo's label filter
 // syntax, on SpecLabels) and focus (a regular expression on SpecName); empty selects all.
 // Selecting before the suite is built keeps cases left out from being reported as skipped.
-func Select(cases []*framework.Case, target, labelFilter, focus string) ([]*framework.Case, error) {
+func Select(cases []*framework.Case, target, labelFilter, focus, skip string) ([]*framework.Case, error) {
 	match := func([]string) bool { return true }
 	if labelFilter != "" {
 		f, err := types.ParseLabelFilter(labelFilter)
@@ -115,16 +115,28 @@ func Select(cases []*framework.Case, target, labelFilter, focus string) ([]*fram
 		}
 		match = f
 	}
-	var re *regexp.Regexp
-	if focus != "" {
-		var err error
-		if re, err = regexp.Compile(focus); err != nil {
-			return nil, fmt.Errorf("--focus %q: %v: write a Go regular expression", focus, err)
+	compile := func(flag, expr string) (*regexp.Regexp, error) {
+		if expr == "" {
+			return nil, nil
 		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("--%s %q: %v: write a Go regular expression", flag, expr, err)
+		}
+		return re, nil
+	}
+	focusRE, err := compile("focus", focus)
+	if err != nil {
+		return nil, err
+	}
+	skipRE, err := compile("skip", skip)
+	if err != nil {
+		return nil, err
 	}
 	var out []*framework.Case
 	for _, c := range cases {
-		if match(SpecLabels(c)) && (re == nil || re.MatchString(SpecName(c, target))) {
+		name := SpecName(c, target)
+		if match(SpecLabels(c)) && (focusRE == nil || focusRE.MatchString(name)) && (skipRE == nil || !skipRE.MatchString(name)) {
 			out = append(out, c)
 		}
 	}
@@ -189,7 +201,7 @@ func writeConformanceReport(cfg *Config, s *report.Summary) error {
 	o := certify.Options{Date: s.StartTime, Implementation: cfg.Certify.Implementation, Claims: cfg.Certify.Claims,
 		Target: s.Target, VolpermVersion: s.Versions.Volperm, CatalogueDigest: cfg.Certify.CatalogueDigest, Source: "catalogue"}
 	if sel := cfg.Selection; sel != nil {
-		o.Source, o.LabelFilter, o.Focus = sel.Source, sel.LabelFilter, sel.Focus
+		o.Source, o.LabelFilter, o.Focus, o.Skip = sel.Source, sel.LabelFilter, sel.Focus, sel.Skip
 	}
 	return certify.Build(outcomes, o).Write(cfg.ReportDir)
 }

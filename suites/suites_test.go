@@ -265,20 +265,23 @@ func TestSelect(t *testing.T) {
 	}
 	cases[2].Labels = []string{"sweep"}
 	tests := []struct {
-		labelFilter, focus string
-		want               []string
-		err                string
+		labelFilter, focus, skip string
+		want                     []string
+		err                      string
 	}{
-		{"", "", []string{"mode 0750", "mode nil", "socket on a file"}, ""},
-		{"emptydir && !alpha", "", []string{"mode nil"}, ""},
-		{"sweep", "", []string{"socket on a file"}, ""},
-		{"", `^\[emptydir\] .*\[target=reference\]$`, []string{"mode 0750", "mode nil"}, ""},
-		{"conformance", "socket", []string{"socket on a file"}, ""},
-		{"emptydir &&", "", nil, `--label-filter "emptydir &&": `},
-		{"", "mode(", nil, `--focus "mode(": error parsing regexp`},
+		{"", "", "", []string{"mode 0750", "mode nil", "socket on a file"}, ""},
+		{"emptydir && !alpha", "", "", []string{"mode nil"}, ""},
+		{"sweep", "", "", []string{"socket on a file"}, ""},
+		{"", `^\[emptydir\] .*\[target=reference\]$`, "", []string{"mode 0750", "mode nil"}, ""},
+		{"conformance", "socket", "", []string{"socket on a file"}, ""},
+		{"", "", "mode", []string{"socket on a file"}, ""},
+		{"", "mode", "0750", []string{"mode nil"}, ""},
+		{"emptydir &&", "", "", nil, `--label-filter "emptydir &&": `},
+		{"", "mode(", "", nil, `--focus "mode(": error parsing regexp`},
+		{"", "", "[", nil, `--skip "[": error parsing regexp`},
 	}
 	for _, tt := range tests {
-		got, err := Select(cases, "reference", tt.labelFilter, tt.focus)
+		got, err := Select(cases, "reference", tt.labelFilter, tt.focus, tt.skip)
 		if tt.err != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "{{") {
 				t.Errorf("Select(%q, %q) error %v, want one line starting %q", tt.labelFilter, tt.focus, err, tt.err)

@@ -55,7 +55,7 @@ func runDiff(s streams, f *diffFlags) int {
 			return fail(s, "diff", err)
 		}
 	}
-	selected, err := suites.Select(cases, refs[0], f.labelFilter, f.focus)
+	selected, err := suites.Select(cases, refs[0], f.labelFilter, f.focus, "")
 	if err != nil {
 		return fail(s, "diff", usageError{err.Error()})
 	}

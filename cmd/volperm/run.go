@@ -28,6 +28,7 @@ type runFlags struct {
 	profiles    string
 	labelFilter string
 	focus       string
+	skip        string
 	reportDir   string
 	targetOpts  targetFlags
 	acceptKnown bool
@@ -44,6 +45,7 @@ func newRunCommand(s streams) *command {
 	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+profileList()+"); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", `Ginkgo label filter on area, profile and case labels, e.g. "emptydir && !alpha"`)
 	fs.StringVar(&f.focus, "focus", "", "regular expression on the spec name ([area] case name [target=NAME])")
+	fs.StringVar(&f.skip, "skip", "", "regular expression on the spec name: the cases it matches are left out")
 	fs.StringVar(&f.reportDir, "report-dir", "reports", "where junit.xml, summary.md, summary.json and run.log are written")
 	f.targetOpts.register(fs)
 	fs.BoolVar(&f.acceptKnown, "accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target (upstream: emptyDir mode on Memory/HugePages); they are still reported as failures")
@@ -95,11 +97,15 @@ func runRun(s streams, f *runFlags) int {
 	// The selection is made before the target is built: building one may take minutes (kind
 	// builds its node image), and a selection of nothing is an error worth seeing at once.
 	cases = slices.DeleteFunc(cases, func(c *framework.Case) bool { return !slices.Contains(profiles, c.Profile) })
-	if cases, err = suites.Select(cases, framework.TargetName(f.target), f.labelFilter, f.focus); err != nil {
+	if cases, err = suites.Select(cases, framework.TargetName(f.target), f.labelFilter, f.focus, f.skip); err != nil {
 		return fail(s, "run", usageError{err.Error()})
 	}
 	if len(cases) == 0 {
-		return fail(s, "run", usagef("--profile %q, --label-filter %q and --focus %q select none of the %d cases of %s: widen them", f.profiles, f.labelFilter, f.focus, available, source))
+		filters := fmt.Sprintf("--profile %q, --label-filter %q and --focus %q", f.profiles, f.labelFilter, f.focus)
+		if f.skip != "" {
+			filters = fmt.Sprintf("--profile %q, --label-filter %q, --focus %q and --skip %q", f.profiles, f.labelFilter, f.focus, f.skip)
+		}
+		return fail(s, "run", usagef("%s select none of the %d cases of %s: widen them", filters, available, source))
 	}
 	// This command owns the signals: until the suite starts (Ginkgo's interrupt handler then
 	// cancels the running case and closes the target), they cancel the target's build.
@@ -126,6 +132,8 @@ func runRun(s streams, f *runFlags) int {
 		fmt.Fprintf(s.err, "volperm run: cleaning up after dead runs: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 
+	// Ginkgo's own words (its default reporter's header), which runners such as hydrophone read.
+	fmt.Fprintf(s.out, "Will run %d of %d specs\n", len(cases), available)
 	require := suites.RequireFromEnv()
 	cfg := &suites.Config{
 		Target:    target,
@@ -134,7 +142,7 @@ func runRun(s streams, f *runFlags) int {
 		ReportDir: f.reportDir,
 		Selection: &report.Selection{
 			Source: source, Available: available, Selected: len(cases),
-			Profiles: f.profileNames(profiles), LabelFilter: f.labelFilter, Focus: f.focus,
+			Profiles: f.profileNames(profiles), LabelFilter: f.labelFilter, Focus: f.focus, Skip: f.skip,
 			Require: require,
 		},
 		Certify: certifyCfg,

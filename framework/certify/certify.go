@@ -97,6 +97,7 @@ type Volperm struct {
 	Source      string `json:"source"`
 	LabelFilter string `json:"labelFilter,omitempty"`
 	Focus       string `json:"focus,omitempty"`
+	Skip        string `json:"skip,omitempty"`
 }
 
 // ReleasePair is one kube-apiserver release with one kubelet release.
@@ -151,6 +152,7 @@ type Options struct {
 	Source          string
 	LabelFilter     string
 	Focus           string
+	Skip            string
 }
 
 // Build makes the report of outcomes: per profile its required cases (a case is required when
@@ -159,7 +161,7 @@ func Build(outcomes []Outcome, o Options) *Report {
 	r := &Report{
 		APIVersion: APIVersion, Kind: Kind, Date: o.Date.UTC().Truncate(time.Second),
 		Implementation: o.Implementation, Target: o.Target, Claims: slices.Clone(o.Claims),
-		Volperm: Volperm{Version: o.VolpermVersion, CatalogueDigest: o.CatalogueDigest, Source: o.Source, LabelFilter: o.LabelFilter, Focus: o.Focus},
+		Volperm: Volperm{Version: o.VolpermVersion, CatalogueDigest: o.CatalogueDigest, Source: o.Source, LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip},
 	}
 	if r.Claims == nil {
 		r.Claims = []string{}

@@ -76,8 +76,8 @@ func Verify(dir, digest string) ([]string, error) {
 	case r.Volperm.Source != "catalogue":
 		add("%s: the cases came from %s, not from volperm's catalogue", File, r.Volperm.Source)
 	}
-	if r.Volperm.LabelFilter != "" || r.Volperm.Focus != "" {
-		add("%s: the run left cases out (label filter %q, focus %q): a certification runs the whole catalogue; claim features instead", File, r.Volperm.LabelFilter, r.Volperm.Focus)
+	if r.Volperm.LabelFilter != "" || r.Volperm.Focus != "" || r.Volperm.Skip != "" {
+		add("%s: the run left cases out (label filter %q, focus %q, skip %q): a certification runs the whole catalogue; claim features instead", File, r.Volperm.LabelFilter, r.Volperm.Focus, r.Volperm.Skip)
 	}
 	for _, c := range r.Claims {
 		if !slices.Contains(framework.FeatureNames(), c) {

@@ -136,7 +136,7 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 	}
 	t.count(len(pods))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
+	sem := make(chan struct{}, t.opts.Parallel)
 	var withSteps []*probePod
 	for _, p := range pods {
 		if len(p.runs[0].c.After) > 0 {

@@ -55,6 +55,8 @@ type Options struct {
 	Node string
 	// BatchVolumes is the most volumes one probe pod mounts (0 = 64).
 	BatchVolumes int
+	// Parallel is how many probe pods of a batch are started at once (0 = 8).
+	Parallel int
 	// NodeControl, when set, lets cases flip kubelet gates and restart the kubelet (Case.After).
 	NodeControl NodeControl
 	// Reconfigure (needs NodeControl) changes the cluster's gates in place to the ones each
@@ -219,6 +221,9 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 
 // newTarget makes a Target on cfg, without talking to the cluster.
 func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
+	if opts.Parallel == 0 {
+		opts.Parallel = 8
+	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 50, 100
 	cs, err := kubernetes.NewForConfig(cfg)

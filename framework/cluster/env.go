@@ -7,12 +7,14 @@ const (
 	FlagKubeconfig = "kubeconfig"
 	FlagContext    = "context"
 	FlagProbeImage = "probe-image"
+	FlagParallel   = "parallel"
 )
 
 func init() {
 	framework.RegisterTargetFlag(framework.TargetFlag{Name: FlagKubeconfig, Owner: Name, Usage: "kubeconfig of the cluster (default $KUBECONFIG, ~/.kube/config)"})
 	framework.RegisterTargetFlag(framework.TargetFlag{Name: FlagContext, Owner: Name, Usage: "kubeconfig context"})
 	framework.RegisterTargetFlag(framework.TargetFlag{Name: FlagProbeImage, Owner: Name + ", kind", Usage: "probe image the cluster's pods run; it must be on the nodes (volperm image save); kind builds one when empty"})
+	framework.RegisterTargetFlag(framework.TargetFlag{Name: FlagParallel, Owner: Name, Usage: "probe pods started at once (default 8); 1 runs them one after another"})
 	framework.RegisterEnv(
 		framework.EnvVar{Name: EnvPodStartTimeout, Owner: Name + ", kind", Meaning: "how long a probe, fixture or driver pod may take to start, a Go duration (default " + defaultPodStart.String() + "); its cases then fail naming the pod's and its node's state"},
 		framework.EnvVar{Name: EnvAPIServerTimeout, Owner: Name + ", kind", Meaning: "how long the apiserver may not answer before the cases waiting for it fail, a Go duration (default " + defaultAPIServer.String() + "); calls are retried with backoff until then"},

@@ -37,6 +37,9 @@ func (s *Summary) Markdown() []byte {
 		if sel.Focus != "" {
 			p("| focus | %s |\n", cell(code(sel.Focus)))
 		}
+		if sel.Skip != "" {
+			p("| skip | %s |\n", cell(code(sel.Skip)))
+		}
 		if sel.Require {
 			p("| require | a case that cannot run is a failure |\n")
 		}

@@ -85,6 +85,7 @@ type Selection struct {
 	Profiles    []string `json:"profiles,omitempty"`
 	LabelFilter string   `json:"labelFilter,omitempty"`
 	Focus       string   `json:"focus,omitempty"`
+	Skip        string   `json:"skip,omitempty"`
 	// Require is set when a case that cannot run counts as a failure (CI).
 	Require bool `json:"require,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
@@ -18,6 +19,13 @@ func init() {
 			return nil, fmt.Errorf("cluster target: %w", err)
 		}
 		opts := cluster.Options{Kubeconfig: o.Flag(cluster.FlagKubeconfig), Context: o.Flag(cluster.FlagContext), ProbeImage: o.Flag(cluster.FlagProbeImage), Log: os.Stderr, Timeouts: timeouts}
+		if v := o.Flag(cluster.FlagParallel); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("cluster target: --%s %q: want a number of pods, at least 1", cluster.FlagParallel, v)
+			}
+			opts.Parallel = n
+		}
 		switch o.Arg {
 		case "":
 		case "flex-driver":
