@@ -66,6 +66,8 @@ type probePod struct {
 	running bool
 	// flex is true when a volume of the pod is the harness's flexVolume driver's.
 	flex bool
+	// hostPath is true for a pod of hostPath cases (hostPathGroup): split when it does not run.
+	hostPath bool
 }
 
 // ObserveBatch runs cases together: admission one by one, set-up and observation with many
@@ -129,7 +131,8 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 	if err != nil {
 		return err
 	}
-	pods, cleanup, err := t.setUp(ctx, ns, "probe", runs)
+	const prefix = "probe"
+	pods, cleanup, err := t.setUp(ctx, ns, prefix, runs)
 	defer cleanup()
 	if err != nil {
 		return err
@@ -148,6 +151,10 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if p.hostPath {
+				t.runSharedHostPath(ctx, p, prefix+"-fixtures")
+				return
+			}
 			p.fail(t.explain(ctx, p, t.runPod(ctx, p)))
 			t.deletePod(p)
 		}()

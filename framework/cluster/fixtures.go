@@ -75,14 +75,21 @@ func (t *Target) createFixtures(ctx context.Context, ns, prefix string, runs []*
 	if err := t.waitRunning(ctx, ns, pod.Name, "fixture pod"); err != nil {
 		return err
 	}
-	for _, r := range need {
+	t.makeFixtures(ctx, ns, pod.Name, need)
+	return nil
+}
+
+// makeFixtures makes each run's host objects under its root (r.host) through the fixture pod
+// (running in ns); a run whose objects could not be made gets that error.
+func (t *Target) makeFixtures(ctx context.Context, ns, fixturePod string, runs []*caseRun) {
+	for _, r := range runs {
 		req, err := json.Marshal(map[string]any{"root": r.host, "objects": r.c.Host})
 		if err != nil {
-			return err
+			r.err = err
+			continue
 		}
-		if _, err := t.exec(ctx, ns, pod.Name, []string{ProbeCommand, "-fixtures", string(req)}, nil); err != nil {
+		if _, err := t.exec(ctx, ns, fixturePod, []string{ProbeCommand, "-fixtures", string(req)}, nil); err != nil {
 			r.err = fmt.Errorf("host fixtures: %w", err)
 		}
 	}
-	return nil
 }

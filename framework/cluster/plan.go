@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -12,34 +13,56 @@ import (
 )
 
 // podGroup says which probe pod c (admitted as pod) may share: the pods of cases with the same
-// pod-level security context; "" when it needs a pod of its own: a case with steps (a kubelet
-// restart disturbs every volume of its pod), a hostPath volume (a failing hostPath keeps the
-// whole pod from running), a projection of a key its source lacks (missingKey), or every case
-// when the target runs one pod per case.
+// pod-level security context, hostPath cases apart (hostPathGroup); "" when it needs a pod of its
+// own: a case with steps (a kubelet restart disturbs every volume of its pod), a projection of a
+// key its source lacks (missingKey), or every case when the target runs one pod per case.
 func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, error) {
 	if podPerCase || len(c.After) > 0 || missingKey(c, pod) {
 		return "", nil
 	}
+	sc, err := json.Marshal(pod.Spec.SecurityContext)
 	for _, v := range pod.Spec.Volumes {
 		if v.HostPath != nil {
-			return "", nil
+			return hostPathGroup + string(sc), err
 		}
 	}
-	sc, err := json.Marshal(pod.Spec.SecurityContext)
 	return string(sc), err
+}
+
+// hostPathGroup begins the group of a case with a hostPath volume. A hostPath that fails its
+// type check keeps the whole pod from running, so hostPath cases share pods with each other
+// only, and a pod of them that does not run is split (runSharedHostPath): the cases whose
+// volumes failed have their answer (the FailedMount texts), the others run again in a new pod.
+const hostPathGroup = "hostPath "
+
+// hostPathPodVolumes bounds the volumes of a pod of hostPath cases: the kubelet's event recorder
+// (client-go tools/record EventAggregator, maxEvents 10) turns the 11th and later FailedMount
+// events of one pod with a new message into one "(combined from similar events)" event, so a
+// pod with more failing volumes shows only ten of them (seen: ten a round, four rounds for 64).
+const hostPathPodVolumes = 10
+
+// podVolumes is the most volumes a probe pod of group g holds (packPods), batch the target's.
+func podVolumes(batch int) func(g string) int {
+	return func(g string) int {
+		if strings.HasPrefix(g, hostPathGroup) {
+			return min(batch, hostPathPodVolumes)
+		}
+		return batch
+	}
 }
 
 // packPods is the pod-packing plan: the cases, in order, with their podGroup and number of
 // volumes, go into probe pods. A case joins the pod last opened for its group while that pod
-// then holds at most max volumes; otherwise it opens a pod. A case of group "" opens a pod of its
-// own. The answer lists each pod's cases (indexes into groups), in the order the pods opened.
-func packPods(groups []string, volumes []int, max int) [][]int {
+// then holds at most max(group) volumes; otherwise it opens a pod. A case of group "" opens a pod
+// of its own. The answer lists each pod's cases (indexes into groups), in the order the pods
+// opened.
+func packPods(groups []string, volumes []int, max func(group string) int) [][]int {
 	var pods [][]int
 	size := []int{}
 	open := map[string]int{}
 	for i, g := range groups {
 		p, ok := open[g]
-		if g == "" || !ok || size[p]+volumes[i] > max {
+		if g == "" || !ok || size[p]+volumes[i] > max(g) {
 			p = len(pods)
 			pods = append(pods, nil)
 			size = append(size, 0)
@@ -77,8 +100,8 @@ func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
 		volumes = append(volumes, len(r.pod.Spec.Volumes))
 	}
 	var pods []*probePod
-	for n, members := range packPods(groups, volumes, t.opts.BatchVolumes) {
-		p := &probePod{name: fmt.Sprintf("%s-%d", prefix, n), setUp: map[string]string{}}
+	for n, members := range packPods(groups, volumes, podVolumes(t.opts.BatchVolumes)) {
+		p := &probePod{name: fmt.Sprintf("%s-%d", prefix, n), setUp: map[string]string{}, hostPath: strings.HasPrefix(groups[members[0]], hostPathGroup)}
 		p.pod = t.probePodSpec(p.name, ns, admitted[members[0]].pod.Spec.SecurityContext)
 		for _, m := range members {
 			if err := p.add(admitted[m], ns); err != nil {
@@ -91,12 +114,12 @@ func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
 }
 
 // add puts r's volumes into p under unique names (c<case>-v<volume>), with the case's hostPath
-// paths under its root on the node, its flexVolume storage in the driver's options and its
+// paths under its root on the node (r.host: HostRoot/NAMESPACE/CASE unless already chosen), its flexVolume storage in the driver's options and its
 // sources renamed to its own copies, and points r's probes at the unique names.
 func (p *probePod) add(r *caseRun, ns string) error {
 	i := r.id
 	for _, v := range r.pod.Spec.Volumes {
-		if v.HostPath != nil {
+		if v.HostPath != nil && r.host == "" {
 			r.host = path.Join(HostRoot, ns, fmt.Sprint(i))
 		}
 	}

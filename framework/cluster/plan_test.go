@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,7 @@ func TestPackPods(t *testing.T) {
 		{"nothing", nil, nil, 4, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := packPods(tc.groups, tc.volumes, tc.max); !reflect.DeepEqual(got, tc.want) {
+			if got := packPods(tc.groups, tc.volumes, func(string) int { return tc.max }); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("packPods(%q, %v, %d) = %v, want %v", tc.groups, tc.volumes, tc.max, got, tc.want)
 			}
 		})
@@ -57,7 +58,8 @@ func TestPodGroup(t *testing.T) {
 		{"emptyDir", plain, emptyDir(nil), false, false},
 		{"pod per case", plain, emptyDir(nil), true, true},
 		{"steps", &framework.Case{After: []framework.Step{{RestartKubelet: true}}}, emptyDir(nil), false, true},
-		{"hostPath", plain, hostPath, false, true},
+		{"hostPath", plain, hostPath, false, false},
+		{"hostPath, pod per case", plain, hostPath, true, true},
 		{"a key the source lacks", &framework.Case{Sources: map[string]map[string]string{"secret/s": {}}}, secret, false, true},
 		{"a key the source has", &framework.Case{Sources: map[string]map[string]string{"secret/s": {"k": "v"}}}, secret, false, false},
 	} {
@@ -71,10 +73,44 @@ func TestPodGroup(t *testing.T) {
 			}
 		})
 	}
+	h1, _ := podGroup(plain, hostPath, false)
+	h2, _ := podGroup(plain, emptyDir(nil), false)
+	if h1 == h2 || !strings.HasPrefix(h1, hostPathGroup) {
+		t.Errorf("a hostPath case shares pods with other hostPath cases only: groups %q and %q", h1, h2)
+	}
+	if max := podVolumes(64); max(h1) != hostPathPodVolumes || max(h2) != 64 {
+		t.Errorf("a pod of hostPath cases holds %d volumes, another %d; want %d (the kubelet's FailedMount events of one pod) and 64", max(h1), max(h2), hostPathPodVolumes)
+	}
 	a, _ := podGroup(plain, emptyDir(ptr.To[int64](2000)), false)
 	b, _ := podGroup(plain, emptyDir(ptr.To[int64](3000)), false)
 	c, _ := podGroup(plain, emptyDir(ptr.To[int64](2000)), false)
 	if a == b || a != c {
 		t.Errorf("groups by security context: fsGroup 2000 %q, 3000 %q, 2000 again %q", a, b, c)
 	}
+}
+
+// A pod of hostPath cases that did not run is split by the FailedMount texts: a case with any
+// failed volume has its answer, the others run again.
+func TestSplitFailed(t *testing.T) {
+	run := func(id int, vols ...string) *caseRun {
+		r := &caseRun{id: id}
+		for _, v := range vols {
+			r.vols = append(r.vols, batchVolume{run: r, unique: v})
+		}
+		return r
+	}
+	a, b, c := run(0, "c0-v0"), run(1, "c1-v0", "c1-v1"), run(2, "c2-v0")
+	p := &probePod{runs: []*caseRun{a, b, c}, setUp: map[string]string{"c1-v1": "hostPath type check failed"}}
+	failed, rest := p.splitFailed()
+	if !reflect.DeepEqual(failed, []*caseRun{b}) || !reflect.DeepEqual(rest, []*caseRun{a, c}) {
+		t.Errorf("failed %v, rest %v; want case 1 failed, 0 and 2 again", ids(failed), ids(rest))
+	}
+}
+
+func ids(runs []*caseRun) []int {
+	var out []int
+	for _, r := range runs {
+		out = append(out, r.id)
+	}
+	return out
 }
