@@ -125,9 +125,11 @@ func runRunner(s streams, f *runFlags) int {
 	if teeErr != nil {
 		fmt.Fprintf(s.err, "volperm runner: %s: %v\n", runnerLog, teeErr)
 	}
-	if err := finishResults(dir); err != nil {
+	// Also after a run that could not start (bad input: exit 2): the worker then gets e2e.log
+	// with the reason instead of waiting for a done file that never comes.
+	if err := finishResults(dir, code == exitOK); err != nil {
 		fmt.Fprintf(s.err, "volperm runner: %v\n", err)
-		return exitFailed
+		return max(code, exitFailed)
 	}
 	return code
 }
@@ -186,13 +188,16 @@ func teeOutput(log io.Writer, fn func() int) (int, error) {
 
 // finishResults copies junit.xml to junit_01.xml, tars every result file into e2e.tar.gz and
 // names it in done, last (the go-runner's order: Sonobuoy's worker takes done as the end).
-func finishResults(dir string) error {
+// A run that passed must have written its JUnit report (needJUnit).
+func finishResults(dir string, needJUnit bool) error {
 	junit, err := os.ReadFile(filepath.Join(dir, suites.JUnitFile))
-	if err != nil {
+	switch {
+	case err == nil:
+		if err := os.WriteFile(filepath.Join(dir, runnerJUnit), junit, 0o644); err != nil {
+			return err
+		}
+	case needJUnit || !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("no JUnit report was written: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, runnerJUnit), junit, 0o644); err != nil {
-		return err
 	}
 	tarball := filepath.Join(dir, runnerTarball)
 	if err := tarDir(dir, tarball); err != nil {

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"encoding/xml"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -129,6 +130,30 @@ func tarNames(t *testing.T, path string) []string {
 			t.Fatal(err)
 		}
 		names = append(names, h.Name)
+	}
+}
+
+// Bad input still leaves e2e.log (with the one-line reason), the tarball and done, and exits 2.
+func TestRunnerBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary(t), "runner", "--target", "reference")
+	cmd.Env = append(os.Environ(), "RESULTS_DIR="+dir, "E2E_FOCUS=(", "E2E_SKIP=", "E2E_PARALLEL=")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+		t.Errorf("exit %v, want %d:\n%s", err, exitUsage, out)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, runnerLog))
+	if err != nil || !strings.Contains(string(log), `--focus "("`) {
+		t.Errorf("e2e.log lacks the reason: %q, %v", log, err)
+	}
+	if done, err := os.ReadFile(filepath.Join(dir, runnerDone)); err != nil || !slices.Contains(tarNames(t, string(done)), runnerLog) {
+		t.Errorf("done: %q, %v", done, err)
+	}
+	t.Setenv("RESULTS_DIR", t.TempDir())
+	t.Setenv("E2E_PARALLEL", "some")
+	if code, _, errs := runMain("runner", "--target", "reference"); code != exitUsage || !strings.Contains(errs, "E2E_PARALLEL") {
+		t.Errorf("E2E_PARALLEL=some: exit %d, %q", code, errs)
 	}
 }
 
