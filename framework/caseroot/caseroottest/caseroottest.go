@@ -12,11 +12,11 @@ import (
 )
 
 // TempDir is a work dir open to other users (0755), removed with the test: below scratch.Dir
-// when it is usable, as the reference target's roots are (on ext4 the mutants' catalogue runs
+// when it is usable for any target's roots, as the reference target's roots are (on ext4 the mutants' catalogue runs
 // spent most of their time in the journal), else t.TempDir with it and its parent opened.
 func TempDir(tb testing.TB) string {
 	tb.Helper()
-	if s := scratch.Usable(); s != "" {
+	if s := scratch.UsableForAnyTarget(); s != "" {
 		// Named with this process's owner tag (owner.FromTag) and no marker file, which tests
 		// of an empty work dir would see: the next volperm run removes what a killed test left
 		// (caseroot.Sweep).

@@ -17,20 +17,38 @@ const Dir = "/dev/shm"
 // fsGroup walk of 2000 empty files), and roots are removed case by case.
 const minFree = 1 << 30
 
+// stNodev and stNoexec are statfs(2)'s f_flags ST_NODEV and ST_NOEXEC.
+const (
+	stNodev  = 0x4
+	stNoexec = 0x8
+)
+
 // tmpfsMagic is TMPFS_MAGIC (linux/magic.h), statfs(2)'s f_type of a tmpfs.
 const tmpfsMagic = 0x01021994
 
 // Usable returns Dir when it is a tmpfs with minFree bytes free that other users can reach,
-// else "".
-func Usable() string {
+// else "". The reference target's roots may be there whatever its mount options: the whole
+// catalogue passed on a tmpfs mounted nosuid,nodev,noexec (as systemd mounts /dev/shm).
+func Usable() string { return usableAt(Dir, false) }
+
+// UsableForAnyTarget is Usable for roots of any target: also not mounted nodev or noexec (the
+// upstream kubelet executes the flexVolume fixture driver from its case root, and a target may
+// open the device nodes of hostPath fixtures).
+func UsableForAnyTarget() string { return usableAt(Dir, true) }
+
+// usableAt is Usable of dir; execDev also refuses nodev and noexec.
+func usableAt(dir string, execDev bool) string {
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(Dir, &st); err != nil || st.Type != tmpfsMagic {
+	if err := syscall.Statfs(dir, &st); err != nil || st.Type != tmpfsMagic {
 		return ""
 	}
-	if uint64(st.Bavail)*uint64(st.Bsize) < minFree || Searchable(Dir) != nil {
+	if execDev && st.Flags&(stNodev|stNoexec) != 0 {
 		return ""
 	}
-	return Dir
+	if uint64(st.Bavail)*uint64(st.Bsize) < minFree || Searchable(dir) != nil {
+		return ""
+	}
+	return dir
 }
 
 // Searchable checks that every directory from / to dir lets other users through (o+x): probes
