@@ -177,7 +177,9 @@ func TestVerifyTampered(t *testing.T) {
 			[]string{"the implementation needs a vendor, a product and a version"}},
 		{"another target", func(t *testing.T, dir string) { edit(t, dir, File, "name: reference", "name: kind") }, "",
 			[]string{"names target kind v1.37, summary.json reference v1.37"}},
-		{"cases skipped by a regular expression", func(t *testing.T, dir string) { edit(t, dir, File, "source: catalogue", "skip: HugePages\n  source: catalogue") }, "",
+		{"cases skipped by a regular expression", func(t *testing.T, dir string) {
+			edit(t, dir, File, "source: catalogue", "skip: HugePages\n  source: catalogue")
+		}, "",
 			[]string{`the run left cases out (label filter "", focus "", skip "HugePages")`}},
 		{"another release", func(t *testing.T, dir string) { edit(t, dir, File, "kubelet: v1.37", "kubelet: v1.34") }, "",
 			[]string{"lists the releases [{v1.37 v1.34}], junit.xml's cases ran in [{v1.37 v1.37}]"}},

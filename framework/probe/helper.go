@@ -34,9 +34,6 @@ func init() {
 	framework.RegisterEnv(framework.EnvVar{Name: EnvHelpers, Owner: "run", Meaning: "off runs each probe set in a child process of its own instead of one long-lived child per credential (docs/spec.md \"Probes\")"})
 }
 
-// childServe is childEnv's value for a helper.
-const childServe = "serve"
-
 // helperIdle is how long an idle helper waits for its next request before the harness ends it.
 const helperIdle = 20 * time.Second
 
@@ -167,7 +164,7 @@ func startHelper(key string, user framework.User) (*helper, error) {
 	}
 	h := &helper{key: key, user: user, stderr: &headBuffer{max: helperStderr}}
 	h.cmd = exec.Command("/proc/self/exe")
-	h.cmd.Env = []string{childEnv + "=" + childServe}
+	h.cmd.Env = []string{childEnv + "=1"}
 	h.cmd.Dir = "/"
 	h.cmd.Stderr = h.stderr
 	// No Pdeathsig: it fires when the thread that forked the child exits, not the process. The

@@ -5,13 +5,11 @@
 package probe
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,7 +19,7 @@ import (
 	"github.com/volperm/volperm/framework"
 )
 
-// childEnv marks a process as a probe child; its stdin holds a request.
+// childEnv marks a process as a probe child; its stdin holds request lines (helper.go).
 const childEnv = "VOLPERM_PROBE_CHILD"
 
 // Step is one probe with the directory of its volume on this host.
@@ -31,31 +29,14 @@ type Step struct {
 }
 
 // MaybeRunChild must be the first call of every main() and TestMain() of a binary that runs
-// probes: in a probe child it runs the request from stdin, prints the results and exits; in a
-// helper (helper.go) it serves requests until stdin closes; in any other process it returns at
-// once.
+// probes: in a probe child (helper.go) it answers requests from stdin until stdin closes and
+// exits; in any other process it returns at once.
 func MaybeRunChild() {
-	mode := os.Getenv(childEnv)
-	if mode == "" {
+	if os.Getenv(childEnv) == "" {
 		return
 	}
 	syscall.Umask(022) // docs/spec.md "Probes": processes in the pod run with umask 022.
-	if mode == childServe {
-		serveChild()
-	}
-	steps, err := DecodeSteps(os.Stdin)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "volperm probe child: read request: %v\n", err)
-		os.Exit(2)
-	}
-	results := make([]framework.ProbeResult, 0, len(steps))
-	for _, s := range steps {
-		results = append(results, Do(s.Root, s.Probe))
-	}
-	if err := json.NewEncoder(os.Stdout).Encode(results); err != nil {
-		os.Exit(2)
-	}
-	os.Exit(0)
+	serveChild()
 }
 
 // RunAs runs steps in order with user's credentials, in a helper of that credential
@@ -80,34 +61,22 @@ func RunAs(ctx context.Context, user framework.User, steps []Step) ([]framework.
 	return results, nil
 }
 
-// RunOnce is RunAs in a child of its own that answers one request and exits (the way before
+// RunOnce is RunAs in a child of its own that answers this one request and ends (the way before
 // helpers, kept to prove that helpers change nothing: TestHelperSameAsOneShot).
 func RunOnce(ctx context.Context, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
 	req, err := json.Marshal(steps)
 	if err != nil {
 		return nil, err
 	}
-	groups := make([]uint32, 0, len(user.Groups))
-	for _, g := range user.Groups {
-		groups = append(groups, uint32(g))
-	}
-	cmd := exec.CommandContext(ctx, "/proc/self/exe")
-	cmd.Env = []string{childEnv + "=1"}
-	cmd.Dir = "/"
-	cmd.Stdin = bytes.NewReader(req)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Credential: &syscall.Credential{Uid: uint32(user.UID), Gid: uint32(user.GID), Groups: groups},
-		Pdeathsig:  syscall.SIGKILL,
-	}
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("probe child as uid %d gid %d: %v: %s", user.UID, user.GID, err, strings.TrimSpace(stderr.String()))
-	}
-	results, err := DecodeResults(stdout.Bytes(), len(steps))
+	h, err := startHelper(userKey(user), user)
 	if err != nil {
-		return nil, fmt.Errorf("probe child as uid %d: bad answer %q: %w", user.UID, stdout.String(), err)
+		return nil, err
 	}
+	results, err := h.do(ctx, req, len(steps))
+	if err != nil {
+		return nil, err
+	}
+	h.close()
 	return results, nil
 }
 
