@@ -6,6 +6,7 @@ GO ?= go
 # The suites run the whole catalogue; cmd/volperm builds and runs the binary several times.
 test:
 	$(GO) vet ./...
+	cd agents/upstream && $(GO) vet ./...
 	$(GO) test ./... -count=1 -timeout 30m
 
 # bin/volperm-agent is the same binary: invoked under that name it is the reference exec agent.

@@ -58,8 +58,31 @@ type ReleaseRunner interface {
 	RunsRelease(release string) bool
 }
 
+// OfRelease is implemented by a half that is one Kubernetes release (the upstream agent built
+// for it: docs/releases.md): it runs the cells of that release only, and a case that names no
+// releases runs as the releases of its target's halves (RunAsReleases).
+type OfRelease interface {
+	// Release is the half's minor release, "v1.36".
+	Release() string
+}
+
+// releaseOf is half's one release: its OfRelease, NewestRelease for a half that runs the newest
+// (or, a ReleaseRunner, any), ok false for none.
+func releaseOf(half any) string {
+	if r, ok := half.(OfRelease); ok {
+		return r.Release()
+	}
+	return NewestRelease
+}
+
 // releaseGap says why half cannot be the component of the given release ("" when it can).
 func releaseGap(half any, component, release string, info TargetInfo) string {
+	if r, ok := half.(OfRelease); ok {
+		if r.Release() == release {
+			return ""
+		}
+		return fmt.Sprintf("needs %s %s; this target's %s (%s) is %s", component, release, component, info.Name, r.Release())
+	}
 	if release == NewestRelease {
 		return ""
 	}
@@ -107,8 +130,8 @@ const PairSeparator = "+"
 // newPairTarget builds "APISERVER+KUBELET".
 func newPairTarget(ref string, opts TargetOptions) (Target, error) {
 	apiRef, nodeRef, _ := strings.Cut(ref, PairSeparator)
-	apiName, apiArg, _ := strings.Cut(apiRef, ":")
-	nodeName, nodeArg, _ := strings.Cut(nodeRef, ":")
+	apiName, apiArg := SplitRef(apiRef)
+	nodeName, nodeArg := SplitRef(nodeRef)
 	halvesMu.Lock()
 	af, aok := apiservers[apiName]
 	nf, nok := nodes[nodeName]
@@ -201,6 +224,16 @@ func (p *Pair) admit(in *Case, take bool) (*Case, Admitted, error) {
 // NewPair names a target made of api and node.
 func NewPair(name string, api APIServer, node Node) *Pair {
 	return &Pair{name: name, api: api, node: node}
+}
+
+// Releases are the releases of the pair's halves when one of them is of one release other than
+// the newest (OfRelease), else the zero Releases: a case that names none runs as the newest.
+func (p *Pair) Releases() Releases {
+	r := Releases{APIServer: releaseOf(p.api), Kubelet: releaseOf(p.node)}
+	if !r.Skewed() {
+		return Releases{}
+	}
+	return r
 }
 
 // Info names the pair; a mixed pair lists both halves.

@@ -101,3 +101,29 @@ func (r Releases) validate() error {
 // FieldValidationStrict is Case.FieldValidation for a client that asks for strict field
 // validation (kubectl's default); "" is Warn, what client-go sends.
 const FieldValidationStrict = "Strict"
+
+// RunAsReleases makes every case of cases that names no releases a cell of the releases of
+// target's halves, when a half is of one older release (Pair.Releases: `upstream@v1.36.3`, or
+// `upstream@v1.37.1+upstream@v1.34.4`), so that the oracle expects what those releases do
+// (docs/spec.md "Releases"). A case whose gates that release lacks stays as it is: the half
+// does not run it, and says so (it refuses the flag). Call it before the cases are completed,
+// named or selected.
+func RunAsReleases(target Target, cases []*Case) {
+	rt, ok := target.(interface{ Releases() Releases })
+	if !ok {
+		return
+	}
+	r := rt.Releases()
+	if !r.Skewed() {
+		return
+	}
+	for _, c := range cases {
+		if c.Releases != (Releases{}) {
+			continue
+		}
+		c.Releases = r
+		if c.validateReleases() != nil {
+			c.Releases = Releases{}
+		}
+	}
+}

@@ -177,8 +177,18 @@ func TargetName(ref string) string {
 	if strings.Contains(ref, PairSeparator) {
 		return ref
 	}
-	name, _, _ := strings.Cut(ref, ":")
+	name, _ := SplitRef(ref)
 	return name
+}
+
+// SplitRef splits one target (or half) reference into its name and argument: "NAME:ARG"
+// ("exec:/path/agent") or "NAME@RELEASE" ("upstream@v1.36.3"); the first of ':' and '@' ends
+// the name.
+func SplitRef(ref string) (name, arg string) {
+	if i := strings.IndexAny(ref, ":@"); i >= 0 {
+		return ref[:i], ref[i+1:]
+	}
+	return ref, ""
 }
 
 // NewTarget builds the target named by ref: "reference", "exec:/path/agent", or a pair
@@ -187,7 +197,7 @@ func NewTarget(ref string, opts TargetOptions) (Target, error) {
 	if strings.Contains(ref, PairSeparator) {
 		return newPairTarget(ref, opts)
 	}
-	name, arg, _ := strings.Cut(ref, ":")
+	name, arg := SplitRef(ref)
 	registryMu.Lock()
 	reg, ok := registry[name]
 	registryMu.Unlock()

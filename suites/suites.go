@@ -156,6 +156,7 @@ func ginkgoMessage(err error) string {
 // Describe registers one Ginkgo container per area holding one spec per case of cfg. Call it
 // at the top level of a Ginkgo suite (or before RunSpecs), never inside a spec.
 func Describe(cfg *Config) {
+	framework.RunAsReleases(cfg.Target, cfg.Cases)
 	byArea := map[framework.Area][]*framework.Case{}
 	for _, c := range cfg.Cases {
 		c.Complete()

@@ -15,8 +15,8 @@ import (
 	"github.com/volperm/volperm/framework/bench"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/execagent"
 	"github.com/volperm/volperm/framework/probe"
-	"github.com/volperm/volperm/framework/targets/exec"
 )
 
 // comparisons are what `volperm bench` can measure (docs/bench.md). agent is the reference
@@ -67,8 +67,8 @@ func comparisons(agent string) []bench.Comparison {
 			A: bench.Side{Name: "reference, roots in " + caseroot.ScratchDir, Target: "reference", WorkDir: scratchOr(os.TempDir())},
 			B: bench.Side{Name: "reference, roots in " + os.TempDir(), Target: "reference", WorkDir: os.TempDir()}},
 		{Name: "served-vs-per-call", What: "a process per protocol call against one long-lived agent (exec protocol v2)", Sample: "the atomicwriter area", Select: area(framework.AreaAtomicWriter, 1),
-			A: bench.Side{Name: "exec, served", Target: "exec:" + agent, Env: map[string]string{exec.EnvAgentMode: exec.ModeServe}},
-			B: bench.Side{Name: "exec, per call", Target: "exec:" + agent, Env: map[string]string{exec.EnvAgentMode: exec.ModePerCall}}},
+			A: bench.Side{Name: "exec, served", Target: "exec:" + agent, Env: map[string]string{execagent.EnvAgentMode: execagent.ModeServe}},
+			B: bench.Side{Name: "exec, per call", Target: "exec:" + agent, Env: map[string]string{execagent.EnvAgentMode: execagent.ModePerCall}}},
 		{Name: "batched-vs-per-case", What: "a container per case against one container per user set", Sample: "every 6th case of the atomicwriter area", Select: area(framework.AreaAtomicWriter, 6),
 			A: bench.Side{Name: "container, batched", Target: "container"}, B: bench.Side{Name: "container, per case", Target: "container:per-case"}},
 		{Name: "kind-batched-vs-pod-per-case", What: "a probe pod per case (upstream e2e's way) against batched probe pods", Sample: "CI's kind cases of the emptydir and skew areas", Select: kindSample,

@@ -40,6 +40,12 @@ const ScratchDir = scratch.Dir
 // in /dev/shm (docs/bench.md, tmpfs-vs-disk-roots).
 func Scratch() string { return scratch.Usable() }
 
+// ScratchForAnyProgram is Scratch for a target whose case roots hold what another program
+// runs or opens (an exec agent's TMPDIR, the flexVolume driver the upstream agent executes,
+// the device nodes of hostPath fixtures): scratch.Dir only when it is also mounted without
+// noexec and nodev, else "" (os.TempDir()).
+func ScratchForAnyProgram() string { return scratch.UsableForAnyTarget() }
+
 // New checks workDir ("" = os.TempDir()).
 func New(workDir string) (*Roots, error) {
 	if workDir == "" {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/execproto"
 )
 
 // admit sends the case's object to the apiserver as a dry-run create: the answer is what the
@@ -61,7 +62,7 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string) {
 		return
 	}
 	// v1.37 pkg/api/pod/util.go dropDisabledFields: the fields the gate-off apiserver cleared.
-	if r.obs.Admission.Dropped, err = framework.DroppedFields(pod.Spec.Volumes, stored.Spec.Volumes); err != nil {
+	if r.obs.Admission.Dropped, err = execproto.DroppedFields(pod.Spec.Volumes, stored.Spec.Volumes); err != nil {
 		r.err = fmt.Errorf("admission: %w", err)
 		return
 	}

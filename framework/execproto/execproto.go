@@ -57,7 +57,19 @@ type AdmitRequest struct {
 	APIServerGates map[string]bool `json:"apiserverGates"`
 	// FlexVolumePolicy is the allowlist policy in force (seed 004), nil for none.
 	FlexVolumePolicy *FlexVolumePolicy `json:"flexVolumePolicy,omitempty"`
+	// FieldValidation is the request's field validation: "" (Warn, what client-go sends) or
+	// FieldValidationStrict (kubectl's default). It matters to an apiserver of a release without
+	// a field the pod carries (docs/spec.md "Releases").
+	FieldValidation string `json:"fieldValidation,omitempty"`
+
+	// RawPod is Pod as the harness sent it, before decoding: where an agent of an older release
+	// finds the fields its API types lack (Main and Serve fill it; it is not on the wire).
+	RawPod []byte `json:"-"`
 }
+
+// FieldValidationStrict is AdmitRequest.FieldValidation of a client asking for strict field
+// validation (k8s.io/apiserver handlers/rest.go fieldValidation).
+const FieldValidationStrict = "Strict"
 
 // FlexVolumePolicy is seed 004's policy: allowed volume types and flexVolume drivers.
 type FlexVolumePolicy struct {
@@ -74,6 +86,9 @@ type AdmitResponse struct {
 	Dropped             []string    `json:"dropped,omitempty"`
 	PreservePermissions []string    `json:"preservePermissions,omitempty"`
 	Pod                 *corev1.Pod `json:"pod,omitempty"`
+	// Warnings are the apiserver's warnings on an allowed request: one per unknown field it
+	// dropped (`unknown field "spec.volumes[0].emptyDir.mode"`), sorted.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Hello is the agent's answer to the hello message: it serves.

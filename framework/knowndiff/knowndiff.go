@@ -1,10 +1,12 @@
-// Package knowndiff lists where Kubernetes v1.37 is known to differ from the spec (docs/spec.md
+// Package knowndiff lists where Kubernetes (v1.37, or an older release where it says so) is
+// known to differ from the spec (docs/spec.md
 // "known difference"): every target that runs the real kubelet (upstream, kind,
 // cluster) explains its failures with it.
 package knowndiff
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +26,7 @@ var KnownDifferences = []KnownDifference{
 	{Match: emptyDirModeOn(corev1.StorageMediumMemory), Why: "upstream v1.37 chmods a Memory emptyDir before mounting tmpfs, so the pod sees tmpfs' root mode (1777), not `mode` (KEP-5502 test plan)"},
 	{Match: emptyDirModeOn(corev1.StorageMediumHugePages), Why: "upstream v1.37 chmods a HugePages emptyDir before mounting hugetlbfs, so the pod sees hugetlbfs' root mode (0755), not `mode` (KEP-5502 test plan)"},
 	{Match: hugePagesRestart, Why: "upstream v1.37 SetUpAt skips a ready emptyDir on Memory and the default medium only: a HugePages emptyDir is set up again at a kubelet restart (setupDir chmods the mounted root to 0777, then the walk runs), where the spec says a ready volume is left alone"},
+	{Match: hostPathTypeBefore137, Why: "Kubernetes v1.34 to v1.36 do not name what a hostPath type check found (\"hostPath type check failed: /x is not a directory\"); v1.37 names it (\", it's a File\") or why it found nothing (pkg/volume/hostpath host_path.go checkType), as the spec does"},
 	{Match: otherFlexDriver, Why: "upstream has no \"not installed\" text: a flexVolume driver missing from the node fails with the plugin manager's \"no volume plugin matched\" (the spec's text is the reference node's)"},
 }
 
@@ -53,6 +56,29 @@ func kubeletGateEverOn(c *framework.Case, gate string) bool {
 		}
 	}
 	return false
+}
+
+// hostPathTypeBefore137 matches cases whose kubelet is older than v1.37 and whose pod has a
+// hostPath volume with a type to check.
+func hostPathTypeBefore137(c *framework.Case) bool {
+	if c.Pod == nil || !olderThan(c.Releases.Of(false), "v1.37") {
+		return false
+	}
+	for _, v := range c.Pod.Spec.Volumes {
+		if hp := v.HostPath; hp != nil && hp.Type != nil && *hp.Type != corev1.HostPathUnset {
+			return true
+		}
+	}
+	return false
+}
+
+// olderThan reports whether minor release a ("v1.36") is older than b.
+func olderThan(a, b string) bool {
+	minor := func(r string) int {
+		n, _ := strconv.Atoi(strings.TrimPrefix(r, "v1."))
+		return n
+	}
+	return minor(a) < minor(b)
 }
 
 // Explain returns the explanation of the first known difference c matches.

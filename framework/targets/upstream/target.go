@@ -1,37 +1,39 @@
-// Package upstream is the target "upstream": the catalogue against the real Kubernetes v1.37
-// code, in-process. Admission runs the kube-apiserver's defaulting, field dropping and
-// validation (Admit); the node side runs the kubelet's real volume plugins (emptyDir, hostPath,
-// secret, configMap, downwardAPI, projected, flexVolume) with the real mounter and host utils
-// under a temporary root (ObserveNode). It is the only package that imports k8s.io/kubernetes.
-// Kubernetes' feature gate is process-global, so cases run one at a time.
+// Package upstream is the target "upstream[@vX.Y.Z]": the catalogue against the real
+// Kubernetes code of one release. The code runs in an agent built from agents/upstream for that
+// release (build.go; cached per release and source) and driven served through the exec protocol
+// (framework/execagent): its `admit` is the kube-apiserver's defaulting, field dropping and
+// validation, its `setup`/`teardown` the kubelet's real volume plugins with the real mounter and
+// host utils in the directories the harness gives. volperm itself imports no k8s.io/kubernetes.
 package upstream
 
 import (
-	"runtime/debug"
-	"sync"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/execagent"
+	"github.com/volperm/volperm/framework/knowndiff"
+	"github.com/volperm/volperm/hostfeature"
 )
 
 // Name is the name the target registers under.
 const Name = "upstream"
 
-// KubernetesVersion is the k8s.io/kubernetes module the target is built against.
-const KubernetesVersion = "v1.37.1"
-
-// caseMu makes node cases run one at a time: they flip the process-global feature gate.
-var caseMu sync.Mutex
-
 func init() {
-	framework.RegisterTarget(Name, "the real Kubernetes "+KubernetesVersion+" apiserver validation and kubelet volume plugins, in-process (needs root for node-side cases)", New)
+	framework.RegisterTarget(Name, "the real Kubernetes apiserver validation and kubelet volume plugins of one release, built into an agent: upstream (= upstream@"+DefaultRelease+") or upstream@vX.Y.Z (needs root for node-side cases)", New)
 	framework.RegisterHalves(Name,
-		func(opts framework.TargetOptions) (framework.APIServer, error) { return newAPIServer(opts) },
+		func(opts framework.TargetOptions) (framework.APIServer, error) { return NewAPIServer(opts) },
 		func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
 }
 
-// New builds the upstream target: the upstream apiserver with the upstream kubelet.
+// New builds the target: the release's apiserver with its kubelet, one agent process each.
 func New(opts framework.TargetOptions) (framework.Target, error) {
-	api, err := newAPIServer(opts)
+	api, err := NewAPIServer(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -39,33 +41,196 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return framework.NewPair(Name, api, node), nil
+	return framework.NewTargetPair(Name, api, node), nil
 }
 
-// info names the upstream code and the Kubernetes modules it runs (a copy of what buildInfo
-// read once: the pair asks with every case).
-func info() framework.TargetInfo {
-	info := framework.TargetInfo{Name: Name, Version: KubernetesVersion, Details: map[string]string{}}
-	for k, v := range buildInfo() {
-		info.Details[k] = v
+// agentOptions builds (or finds) the agent of the release opts.Arg names and has the exec
+// driver run it served.
+func agentOptions(opts framework.TargetOptions) (framework.TargetOptions, string, error) {
+	release := opts.Arg
+	if release == "" {
+		release = DefaultRelease
 	}
-	return info
+	path, err := Agent(opts.InterruptContext(), release, nil)
+	if err != nil {
+		return opts, "", err
+	}
+	opts.Arg = path
+	return opts, release, nil
 }
 
-// buildInfo is the versions of the Kubernetes modules this binary was built with.
-var buildInfo = sync.OnceValue(func() map[string]string {
-	versions := map[string]string{}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			switch m.Path {
-			case "k8s.io/kubernetes", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/mount-utils":
-				v := m.Version
-				if m.Replace != nil {
-					v = m.Replace.Version
-				}
-				versions[m.Path] = v
+// APIServer is the apiserver half: the release's admission code in the agent.
+type APIServer struct {
+	*execagent.APIServer
+	release string
+}
+
+// NewAPIServer builds the agent of the release and starts driving it.
+func NewAPIServer(opts framework.TargetOptions) (*APIServer, error) {
+	o, release, err := agentOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	a, err := execagent.NewAPIServer(o)
+	if err != nil {
+		return nil, err
+	}
+	return &APIServer{APIServer: a, release: release}, nil
+}
+
+// Release is the apiserver's minor release (framework.OfRelease).
+func (a *APIServer) Release() string { return minorOf(a.release) }
+
+// Info names the release and how its agent is driven.
+func (a *APIServer) Info() framework.TargetInfo { return info(a.release, a.APIServer.Info()) }
+
+// SupportsAdmission reports whether the release's apiserver has what c needs at admission.
+func (a *APIServer) SupportsAdmission(c *framework.Case) (bool, string) {
+	if c.FlexVolumePolicy != nil {
+		return false, "upstream has no flexVolume driver allowlist (seed 004 is a proposal; it needs a ValidatingAdmissionPolicy)"
+	}
+	if len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 {
+		return false, "upstream has no preservePermissions (seed 002 is a proposal)"
+	}
+	return gateSupport(a.release, c.Gates.APIServer)
+}
+
+// Node is the kubelet half: the release's volume plugins in agents, one case at a time each.
+// Kubernetes' feature gate is process-global, so one agent process answers one call at a time;
+// the node runs one agent per CPU (framework.ConcurrentNode), each with its own work dir and
+// sandbox: cases are independent, as on the reference node.
+type Node struct {
+	agents  []*execagent.Node
+	free    chan *execagent.Node
+	release string
+}
+
+// NewNode builds the agent of the release and starts driving it, once per CPU.
+func NewNode(opts framework.TargetOptions) (*Node, error) {
+	o, release, err := agentOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{release: release}
+	for range max(1, runtime.NumCPU()) {
+		a, err := execagent.NewNode(o)
+		if err != nil {
+			return nil, errors.Join(err, n.Close())
+		}
+		n.agents = append(n.agents, a)
+	}
+	n.free = make(chan *execagent.Node, len(n.agents))
+	for _, a := range n.agents {
+		n.free <- a
+	}
+	return n, nil
+}
+
+// Release is the kubelet's minor release (framework.OfRelease).
+func (n *Node) Release() string { return minorOf(n.release) }
+
+// Concurrency is the number of agents (framework.ConcurrentNode).
+func (n *Node) Concurrency() int { return len(n.agents) }
+
+// ObserveNode runs the case on a free agent (execagent.Node.ObserveNode).
+func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+	var agent *execagent.Node
+	select {
+	case agent = <-n.free:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	defer func() { n.free <- agent }()
+	return agent.ObserveNode(ctx, c, a)
+}
+
+// Close stops every agent and removes their work dirs.
+func (n *Node) Close() error {
+	var errs []error
+	for _, a := range n.agents {
+		errs = append(errs, a.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Info names the release and how its agents are driven.
+func (n *Node) Info() framework.TargetInfo {
+	i := info(n.release, n.agents[0].Info())
+	i.Details["agents"] = strconv.Itoa(len(n.agents))
+	return i
+}
+
+// KnownDifference explains a case the upstream kubelet is expected to fail (framework/knowndiff).
+func (n *Node) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
+
+// SupportsNode reports whether the release's kubelet can run c's node side: no proposal
+// features, only gates it has, and what the exec driver can run.
+func (n *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if len(a.Admission.PreservePermissions) > 0 {
+		return false, "upstream has no preservePermissions (seed 002 is a proposal)"
+	}
+	if ok, why := gateSupport(n.release, c.Gates.Kubelet); !ok {
+		return false, why
+	}
+	for _, s := range c.After {
+		if s.SetGates != nil {
+			if ok, why := gateSupport(n.release, s.SetGates.Kubelet); !ok {
+				return false, why
 			}
 		}
 	}
-	return versions
-})
+	return n.agents[0].SupportsNode(c, a)
+}
+
+// HostNeeds: what the exec driver needs for the pod (the agent mounts and chowns as the
+// reference kubelet would).
+func (n *Node) HostNeeds(c *framework.Case, a framework.Admitted) []hostfeature.Feature {
+	return n.agents[0].HostNeeds(c, a)
+}
+
+// info is the target's name and release, with the exec driver's details.
+func info(release string, driven framework.TargetInfo) framework.TargetInfo {
+	out := framework.TargetInfo{Name: Name, Version: release, Details: map[string]string{"kubernetes": "k8s.io/kubernetes " + release}}
+	for k, v := range driven.Details {
+		out.Details[k] = v
+	}
+	return out
+}
+
+// upstreamGates are the volperm gates Kubernetes has, by the same name (pkg/features
+// kube_features.go): KEP-5502's EmptyDirVolumeMode and KEP-5936's AtomicWriteVolumeUserFields,
+// from the release framework.ReleaseHas names.
+var upstreamGates = []string{framework.GateEmptyDirVolumeMode, framework.GateAtomicWriteVolumeUserFields}
+
+// gateSupport reports whether the release can run with the volperm gates g: a gate it lacks
+// can only be off (that is what it does without the gate).
+func gateSupport(release string, g map[string]bool) (bool, string) {
+	names := make([]string, 0, len(g))
+	for n := range g {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	minor := minorOf(release)
+	for _, name := range names {
+		if _, known := framework.KnownGates[name]; !known {
+			return false, fmt.Sprintf("unknown feature gate %q", name)
+		}
+		has := false
+		for _, u := range upstreamGates {
+			has = has || (u == name && framework.ReleaseHas(minor, name))
+		}
+		if !has && g[name] {
+			return false, fmt.Sprintf("upstream %s has no feature gate %s", release, name)
+		}
+	}
+	return true, ""
+}
+
+// minorOf is "v1.N" of "v1.N.P".
+func minorOf(release string) string {
+	parts := strings.SplitN(release, ".", 3)
+	if len(parts) < 2 {
+		return release
+	}
+	return parts[0] + "." + parts[1]
+}

@@ -75,7 +75,8 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info := tgt.Info(); info.Name != Name || info.Version != KubernetesVersion {
+	defer tgt.Close()
+	if info := tgt.Info(); info.Name != Name || info.Version != DefaultRelease {
 		t.Fatalf("Info() = %+v", info)
 	}
 }
@@ -261,6 +262,9 @@ func TestObserve(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, obs)
+			if err := tgt.Close(); err != nil {
+				t.Fatal(err)
+			}
 			var known []string
 			for _, k := range knowndiff.KnownDifferences {
 				if k.Match(&c) {
@@ -299,6 +303,7 @@ func TestSupports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tgt.Close()
 	secretVol := corev1.Volume{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
 	cases := []struct {
 		name string
@@ -339,6 +344,7 @@ func TestHugePageSizeTheHostLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tgt.Close()
 	res := corev1.ResourceList{"hugepages-3Mi": resource.MustParse("6Mi"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 	pod := podWith(nil, emptyDir(ptr[int32](0750), "HugePages-3Mi"))
 	pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()}}}

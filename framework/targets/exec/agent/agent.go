@@ -5,9 +5,6 @@
 package agent
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -17,91 +14,20 @@ import (
 	"github.com/volperm/volperm/nodeimpl/kubelet"
 )
 
-// Main answers one call: op is "setup" or "teardown", the request is read from stdin and the
-// answer written to stdout; op "serve" is the long-lived mode (Serve). It returns the process's
-// exit status: 0 whenever it answered (a failed volume is an answer), 2 for a request it cannot
-// read.
+// Main answers one call, or serves (op "serve"), as the reference agent (execproto.Main).
 func Main(op string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if op == execproto.OpServe {
-		return Serve(stdin, stdout, stderr)
-	}
-	dec := json.NewDecoder(stdin)
-	dec.DisallowUnknownFields()
-	var answer any
-	var err error
-	if op == execproto.OpAdmit {
-		var req execproto.AdmitRequest
-		if err := dec.Decode(&req); err != nil {
-			fmt.Fprintf(stderr, "volperm agent: read request: %v\n", err)
-			return 2
-		}
-		answer, err = Admit(&req, execproto.VersionServe)
-	} else {
-		var req execproto.Request
-		if err := dec.Decode(&req); err != nil {
-			fmt.Fprintf(stderr, "volperm agent: read request: %v\n", err)
-			return 2
-		}
-		answer, err = Answer(op, &req, execproto.Version)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "volperm agent: %v\n", err)
-		return 2
-	}
-	if err := json.NewEncoder(stdout).Encode(answer); err != nil {
-		fmt.Fprintf(stderr, "volperm agent: write answer: %v\n", err)
-		return 2
-	}
-	return 0
+	return execproto.Main(reference{}, "volperm agent", op, stdin, stdout, stderr)
 }
 
-// Serve is `volperm agent serve`: it answers hello, setup and teardown messages, one JSON line
-// each, until stdin closes (docs/exec-protocol.md "Long-lived mode"). Every call builds a fresh
-// kubelet from the request, as Main does, so that serving changes nothing a case observes.
-func Serve(stdin io.Reader, stdout, stderr io.Writer) int {
-	in := bufio.NewReader(stdin)
-	enc := json.NewEncoder(stdout)
-	for {
-		line, err := in.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) == 0 {
-			if err != nil {
-				return 0 // stdin closed: the run is over
-			}
-			continue
-		}
-		var m execproto.Message
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&m); err != nil {
-			fmt.Fprintf(stderr, "volperm agent: read message: %v\n", err)
-			return 2
-		}
-		var answer any
-		switch {
-		case m.ProtocolVersion != execproto.VersionServe:
-			fmt.Fprintf(stderr, "volperm agent: message in protocol %q; serving speaks %q\n", m.ProtocolVersion, execproto.VersionServe)
-			return 2
-		case m.Op == execproto.OpHello:
-			answer = execproto.Hello{ProtocolVersion: execproto.VersionServe, Op: execproto.OpHello}
-		case m.Op == execproto.OpAdmit && m.Admit != nil:
-			if answer, err = Admit(m.Admit, execproto.VersionServe); err != nil {
-				fmt.Fprintf(stderr, "volperm agent: %v\n", err)
-				return 2
-			}
-		case m.Request == nil:
-			fmt.Fprintf(stderr, "volperm agent: %s message without a request\n", m.Op)
-			return 2
-		default:
-			if answer, err = Answer(m.Op, m.Request, execproto.VersionServe); err != nil {
-				fmt.Fprintf(stderr, "volperm agent: %v\n", err)
-				return 2
-			}
-		}
-		if err := enc.Encode(answer); err != nil {
-			fmt.Fprintf(stderr, "volperm agent: write answer: %v\n", err)
-			return 2
-		}
-	}
+// reference is the reference node's execproto.Handler: Admit and Answer.
+type reference struct{}
+
+func (reference) Admit(req *execproto.AdmitRequest, version string) (*execproto.AdmitResponse, error) {
+	return Admit(req, version)
+}
+
+func (reference) Answer(op string, req *execproto.Request, version string) (any, error) {
+	return Answer(op, req, version)
 }
 
 // Admit is the reference apiserver's answer (nodeimpl/admission) to an admit request of
@@ -117,13 +43,14 @@ func Admit(req *execproto.AdmitRequest, version string) (*execproto.AdmitRespons
 		PreservePermissions:    req.PreservePermissions,
 		OldPreservePermissions: req.OldPreservePermissions,
 		Gates:                  knownGates(req.APIServerGates),
+		Strict:                 req.FieldValidation == execproto.FieldValidationStrict,
 	}
 	if p := req.FlexVolumePolicy; p != nil {
 		areq.FlexPolicy = &admission.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
 	}
 	res := admission.Admit(areq)
 	return &execproto.AdmitResponse{ProtocolVersion: version, Allowed: res.Allowed, Errors: res.Errors,
-		Dropped: res.Dropped, PreservePermissions: res.PreservePermissions, Pod: res.Pod}, nil
+		Dropped: res.Dropped, PreservePermissions: res.PreservePermissions, Pod: res.Pod, Warnings: res.Warnings}, nil
 }
 
 // Answer is the reference node's answer to one setup or teardown request of protocol version;

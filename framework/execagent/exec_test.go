@@ -1,4 +1,4 @@
-package exec
+package execagent
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/execproto"
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/framework/targets/exec/agent"
 	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
@@ -489,4 +490,22 @@ func countServers() int {
 		}
 	}
 	return n
+}
+
+// The halves of the target exec (framework/targets/exec registers them in volperm) for the pairs
+// of these tests.
+func init() {
+	framework.RegisterHalves(Name,
+		func(opts framework.TargetOptions) (framework.APIServer, error) { return NewAPIServer(opts) },
+		func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
+}
+
+// New is the target exec:PATH (framework/targets/exec: the reference apiserver with the agent as
+// the kubelet) for these tests.
+func New(opts framework.TargetOptions) (framework.Target, error) {
+	node, err := NewNode(opts)
+	if err != nil {
+		return nil, err
+	}
+	return framework.NewPair(Name, refnode.APIServer{}, node), nil
 }

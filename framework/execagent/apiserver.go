@@ -1,4 +1,4 @@
-package exec
+package execagent
 
 import (
 	"context"
@@ -42,6 +42,7 @@ func (a *APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
 		PreservePermissions:    c.PreservePermissions,
 		OldPreservePermissions: c.OldPreservePermissions,
 		APIServerGates:         allGates(gates.Set(c.Gates.APIServer)),
+		FieldValidation:        c.FieldValidation,
 	}
 	if p := c.FlexVolumePolicy; p != nil {
 		req.FlexVolumePolicy = &execproto.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
@@ -67,7 +68,7 @@ func decodeAdmit(out []byte, version string, pod bool) (framework.Admitted, erro
 		return framework.Admitted{}, fmt.Errorf("agent admit refused without an error text")
 	}
 	adm := framework.Admitted{Admission: framework.Admission{Allowed: resp.Allowed, Errors: resp.Errors,
-		Dropped: resp.Dropped, PreservePermissions: resp.PreservePermissions}}
+		Dropped: resp.Dropped, PreservePermissions: resp.PreservePermissions, Warnings: resp.Warnings}}
 	if resp.Allowed {
 		adm.Pod = resp.Pod
 	}

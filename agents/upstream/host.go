@@ -1,4 +1,4 @@
-package upstream
+package main
 
 import (
 	"context"
@@ -23,9 +23,12 @@ import (
 	"k8s.io/kubernetes/pkg/volume/util/hostutil"
 	"k8s.io/kubernetes/pkg/volume/util/subpath"
 	"k8s.io/mount-utils"
-
-	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
+
+// fakeServiceAccountToken is the token of every projected serviceAccountToken: the reference
+// node's (nodeimpl/atomicwriter FakeServiceAccountToken; a test of the upstream target checks
+// they are the same), since no apiserver issues one here.
+const fakeServiceAccountToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ2b2xwZXJtIn0."
 
 // nodeName is the name the harness's kubelet reports.
 const nodeName = "volperm-node"
@@ -35,11 +38,13 @@ const nodeName = "volperm-node"
 var errNotOnThisNode = errors.New("not available on the volperm upstream node (no cluster behind it)")
 
 // volumeHost is the kubelet's VolumeHost and KubeletVolumeHost (v1.37 pkg/kubelet/volume_host.go)
-// for one pod under one root: the directory layout of the real kubelet below root, the real
+// for one pod under one root: the directory layout of the real kubelet below root but the
+// volume directories the harness gives, the real
 // mounter (mount.New("")) and host utils (hostutil.NewHostUtil()), and a fake API server
 // holding the pod's secrets and configMaps.
 type volumeHost struct {
 	root        string
+	dirs        map[string]string // volume name -> the directory the harness gave for it
 	client      clientset.Interface
 	pluginMgr   *volume.VolumePluginMgr
 	mounter     mount.Interface
@@ -55,10 +60,11 @@ var (
 
 // newVolumeHost builds the host for kubelet root dir root. objects are the secrets and
 // configMaps the API server holds; allocatable is what the node reports.
-func newVolumeHost(root string, objects []runtime.Object, allocatable corev1.ResourceList) *volumeHost {
+func newVolumeHost(root string, dirs map[string]string, objects []runtime.Object, allocatable corev1.ResourceList) *volumeHost {
 	mounter := mount.New("")
 	return &volumeHost{
 		root:        root,
+		dirs:        dirs,
 		client:      fake.NewClientset(objects...),
 		pluginMgr:   &volume.VolumePluginMgr{},
 		mounter:     mounter,
@@ -80,7 +86,12 @@ func (h *volumeHost) GetVolumeDevicePluginDir(pluginName string) string {
 
 func (h *volumeHost) GetPodsDir() string { return filepath.Join(h.root, "pods") }
 
+// GetPodVolumeDir is where a volume's plugin sets it up: the directory the harness gave for
+// the volume (docs/exec-protocol.md "Request": volumes), else the kubelet's layout.
 func (h *volumeHost) GetPodVolumeDir(podUID types.UID, pluginName, volumeName string) string {
+	if d, ok := h.dirs[volumeName]; ok {
+		return d
+	}
 	return filepath.Join(h.root, "pods", string(podUID), "volumes", pluginName, volumeName)
 }
 
@@ -141,7 +152,7 @@ func (h *volumeHost) GetConfigMapFunc() func(namespace, name string) (*corev1.Co
 func (h *volumeHost) GetServiceAccountTokenFunc() func(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	return func(_, _ string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 		out := tr.DeepCopy()
-		out.Status.Token = atomicwriter.FakeServiceAccountToken
+		out.Status.Token = fakeServiceAccountToken
 		return out, nil
 	}
 }
@@ -155,6 +166,10 @@ func (h *volumeHost) GetNodeLabels() (map[string]string, error) {
 }
 
 func (h *volumeHost) GetNodeName() types.NodeName { return nodeName }
+
+// GetHostName is part of VolumeHost up to v1.35 (docs/releases.md "Drift"); later releases do
+// not ask.
+func (h *volumeHost) GetHostName() string { return nodeName }
 
 func (h *volumeHost) GetAttachedVolumesFromNodeStatus() (map[corev1.UniqueVolumeName]string, error) {
 	return map[corev1.UniqueVolumeName]string{}, nil
@@ -180,21 +195,13 @@ func (h *volumeHost) WaitForCacheSync() error { return nil }
 
 func (h *volumeHost) GetHostUtil() hostutil.HostUtils { return h.hostUtil }
 
-func (h *volumeHost) GetTrustAnchorsByName(_ context.Context, name string, _ bool) ([]byte, error) {
-	return nil, fmt.Errorf("ClusterTrustBundle %q: %w", name, errNotOnThisNode)
-}
-
-func (h *volumeHost) GetTrustAnchorsBySigner(_ context.Context, signerName string, _ *metav1.LabelSelector, _ bool) ([]byte, error) {
-	return nil, fmt.Errorf("ClusterTrustBundles of signer %q: %w", signerName, errNotOnThisNode)
-}
-
 func (h *volumeHost) GetPodCertificateCredentialBundle(_ context.Context, namespace, podName, _, volumeName string, _ int) ([]byte, []byte, error) {
 	return nil, nil, fmt.Errorf("pod certificate for %s/%s volume %s: %w", namespace, podName, volumeName, errNotOnThisNode)
 }
 
 // sourceObjects builds the secrets and configMaps the pod's volumes project, from the Case's
 // Sources ("secret/NAME", "configmap/NAME"); an object the Case does not give exists with no
-// data (framework.Case.Sources).
+// data (docs/exec-protocol.md "Request": sources).
 func sourceObjects(pod *corev1.Pod, sources map[string]map[string]string) []runtime.Object {
 	secrets, configMaps := map[string]bool{}, map[string]bool{}
 	for _, v := range pod.Spec.Volumes {

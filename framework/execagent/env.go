@@ -1,4 +1,4 @@
-package exec
+package execagent
 
 import (
 	"github.com/volperm/volperm/framework"

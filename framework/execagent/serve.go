@@ -1,4 +1,4 @@
-package exec
+package execagent
 
 import (
 	"bufio"
@@ -230,7 +230,12 @@ func newDriver(opts framework.TargetOptions, node bool) (*driver, error) {
 			writable = append(writable, filepath.Clean(p))
 		}
 	}
-	if d.outer, err = caseroot.New(opts.WorkDir); err != nil {
+	work := opts.WorkDir
+	if work == "" {
+		// tmpfs where the agent may execute what it writes: 30% faster than ext4 (docs/bench.md)
+		work = caseroot.ScratchForAnyProgram()
+	}
+	if d.outer, err = caseroot.New(work); err != nil {
 		return nil, err
 	}
 	if d.work, err = d.outer.Make("volperm-exec-"); err != nil {

@@ -1,4 +1,4 @@
-package exec
+package execagent
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package framework
+package execproto
 
 import (
 	"encoding/json"
@@ -12,7 +12,8 @@ import (
 // field of the volumes sent that the apiserver's answer lacks: defaulting only adds fields, so a
 // field gone is a field dropped (v1.37 pkg/api/pod/util.go dropDisabledFields), whichever gate
 // dropped it. Sorted, as the oracle lists them. The cluster target compares the pod it sent with
-// the dry run's answer, the upstream target the pod before and after PrepareForCreate.
+// the dry run's answer, the upstream agent the pod before and after PrepareForCreate. Part of the protocol: an
+// agent's admit answer lists the same paths (AdmitResponse.Dropped).
 func DroppedFields(sent, stored []corev1.Volume) ([]string, error) {
 	var out []string
 	for i := range min(len(sent), len(stored)) {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"sync"
+
+	"k8s.io/kubernetes/pkg/volume"
+	"k8s.io/utils/exec"
+)
+
+// The flexVolume prober of the agent's process: the real one (pkg/volume/flexvolume probe.go),
+// made once, as a kubelet makes it once for its life. A kubelet per call with a prober of its
+// own would leave a watcher per call behind where releases before v1.36 cannot stop one (an
+// inotify instance each: 128 per user by default), and a watcher makes the plugin dir again
+// when it is removed. Each call's plugin manager gets a flexView: the plugins the real prober
+// found, once.
+var (
+	flexOnce    sync.Once
+	flexPlugins []volume.ProbeEvent
+	flexErr     error
+)
+
+// flexView is one plugin manager's view of the process's prober (volume.DynamicPluginProber).
+type flexView struct {
+	dir    string // the plugin dir, the same for every call of the process (node.flexDir)
+	probed bool
+}
+
+// Init starts the real prober the first time: it makes the plugin dir, watches it and probes
+// every driver in it (the fixture driver is installed before).
+func (v *flexView) Init() error {
+	flexOnce.Do(func() {
+		p := newFlexProber(v.dir, exec.New())
+		if flexErr = p.Init(); flexErr == nil {
+			flexPlugins, flexErr = p.Probe()
+		}
+	})
+	return flexErr
+}
+
+// Probe hands the drivers found to the plugin manager, which initialises each with its host.
+func (v *flexView) Probe() ([]volume.ProbeEvent, error) {
+	if v.probed {
+		return nil, nil
+	}
+	v.probed = true
+	return flexPlugins, flexErr
+}

@@ -1,0 +1,61 @@
+package execproto
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// recorder answers every call and keeps the admit request it got.
+type recorder struct {
+	lenient bool
+	got     *AdmitRequest
+}
+
+func (r *recorder) Admit(req *AdmitRequest, version string) (*AdmitResponse, error) {
+	r.got = req
+	return &AdmitResponse{ProtocolVersion: version, Allowed: true}, nil
+}
+
+func (r *recorder) Answer(op string, req *Request, version string) (any, error) {
+	return TearDownResponse{ProtocolVersion: version, OK: true}, nil
+}
+
+type lenientRecorder struct{ recorder }
+
+func (l *lenientRecorder) Lenient() bool { return true }
+
+// A field the agent's API types lack (a pod of a newer release) is refused by a strict agent,
+// and decoded without it by a lenient one, which finds it in RawPod: per call and served.
+func TestLenientHandlerGetsThePodAsSent(t *testing.T) {
+	pod := `{"metadata":{"name":"p"},"spec":{"volumes":[{"name":"v","emptyDir":{"fieldOfTheFuture":1}}]}}`
+	admit := `{"protocolVersion":"volperm.dev/exec/v2","pod":` + pod + `,"apiserverGates":{},"fieldValidation":"Strict"}`
+	served := `{"protocolVersion":"volperm.dev/exec/v2","op":"hello"}` + "\n" + `{"protocolVersion":"volperm.dev/exec/v2","op":"admit","admit":` + admit + "}\n"
+
+	var out, errOut bytes.Buffer
+	if rc := Main(&recorder{}, "strict", OpAdmit, strings.NewReader(admit), &out, &errOut); rc != 2 || !strings.Contains(errOut.String(), "fieldOfTheFuture") {
+		t.Errorf("a strict agent got an unknown field: exit %d, stderr %q; want 2 naming it", rc, errOut.String())
+	}
+	for _, mode := range []string{"per call", "served"} {
+		l := &lenientRecorder{}
+		out.Reset()
+		errOut.Reset()
+		var rc int
+		if mode == "served" {
+			rc = Serve(l, "lenient", strings.NewReader(served), &out, &errOut)
+		} else {
+			rc = Main(l, "lenient", OpAdmit, strings.NewReader(admit), &out, &errOut)
+		}
+		if rc != 0 || l.got == nil {
+			t.Fatalf("%s: exit %d, stderr %q", mode, rc, errOut.String())
+		}
+		if l.got.FieldValidation != FieldValidationStrict || l.got.Pod.Name != "p" {
+			t.Errorf("%s: request = %+v", mode, l.got)
+		}
+		var raw map[string]any
+		if err := json.Unmarshal(l.got.RawPod, &raw); err != nil || !strings.Contains(string(l.got.RawPod), "fieldOfTheFuture") {
+			t.Errorf("%s: RawPod = %s (%v), want the pod as sent", mode, l.got.RawPod, err)
+		}
+	}
+}

@@ -1,0 +1,387 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// DefaultRelease is the release "upstream" alone means: the newest supported, the one
+// agents/upstream/go.mod requires (a test checks they agree).
+const DefaultRelease = "v1.37.1"
+
+// AgentDir is the agent's module, relative to the root of a volperm checkout.
+const AgentDir = "agents/upstream"
+
+// EnvSource names a volperm checkout when volperm does not run inside one.
+const EnvSource = "VOLPERM_SOURCE"
+
+func init() {
+	framework.RegisterEnv(framework.EnvVar{Name: EnvSource, Owner: Name, Meaning: "the volperm checkout whose " + AgentDir + " the upstream agent is built from (default: found from the working directory, then from the volperm binary, upwards)"})
+}
+
+var releaseRE = regexp.MustCompile(`^v1\.(\d+)\.(\d+)$`)
+
+// Agent returns the path of the upstream agent for release ("v1.36.3"), building it first when
+// the cache (CacheDir) has none for this release and this source. A build prints what it does
+// to log (nil = stderr) every 30 s: a cold build compiles the Kubernetes packages, minutes.
+// Builds of one release by several volperm processes wait for each other (a lock file).
+func Agent(ctx context.Context, release string, log io.Writer) (string, error) {
+	m := releaseRE.FindStringSubmatch(release)
+	if m == nil || !slices.Contains(framework.SupportedReleases, "v1."+m[1]) {
+		return "", fmt.Errorf("upstream@%s: not a Kubernetes release volperm supports; use upstream@v1.N.P with v1.N one of %s (the module proxy's k8s.io/kubernetes releases)", release, strings.Join(framework.SupportedReleases, ", "))
+	}
+	if log == nil {
+		log = os.Stderr
+	}
+	src, err := sourceRoot()
+	if err != nil {
+		return "", err
+	}
+	key, err := sourceKey(src, release)
+	if err != nil {
+		return "", err
+	}
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, release)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("upstream agent cache: %w", err)
+	}
+	bin := filepath.Join(dir, "volperm-upstream-agent-"+key[:16])
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	unlock, err := lock(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // another volperm built it while this one waited
+	}
+	if err := build(ctx, src, release, filepath.Join(dir, "src"), bin, log); err != nil {
+		return "", err
+	}
+	prune(dir, filepath.Base(bin))
+	return bin, nil
+}
+
+// CacheDir is where built agents live: $XDG_CACHE_HOME/volperm/upstream, else
+// ~/.cache/volperm/upstream; one directory per release.
+func CacheDir() (string, error) {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "volperm", "upstream"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("upstream agent cache: %w (set XDG_CACHE_HOME)", err)
+	}
+	return filepath.Join(home, ".cache", "volperm", "upstream"), nil
+}
+
+// sourceRoot is the volperm checkout holding agents/upstream: $VOLPERM_SOURCE, else the first
+// directory with agents/upstream/go.mod from the working directory upwards, then from the
+// running binary's directory upwards (bin/volperm of a checkout).
+func sourceRoot() (string, error) {
+	if d := os.Getenv(EnvSource); d != "" {
+		if _, err := os.Stat(filepath.Join(d, AgentDir, "go.mod")); err != nil {
+			return "", fmt.Errorf("%s=%s: no %s/go.mod there; point it at a volperm checkout", EnvSource, d, AgentDir)
+		}
+		return filepath.Abs(d)
+	}
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			starts = append(starts, filepath.Dir(exe))
+		}
+	}
+	for _, s := range starts {
+		for d := s; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, AgentDir, "go.mod")); err == nil {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("the upstream target builds its agent from a volperm checkout's %s, and none was found above %s: run volperm inside a checkout or set %s", AgentDir, strings.Join(starts, " or "), EnvSource)
+}
+
+// sourceKey hashes what the agent is built from: the release, the Go toolchain, the agent's
+// module and the harness packages it compiles in (every non-test Go file of the checkout's
+// framework/, nodeimpl/ and hostfeature/, and the root go.mod and go.sum).
+func sourceKey(src, release string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "release %s\n", release)
+	goVersion, err := osexec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("the upstream target builds its agent with the go command: %w (install Go, or put it on PATH)", err)
+	}
+	fmt.Fprintf(h, "go %s\n", bytes.TrimSpace(goVersion))
+	var files []string
+	for _, d := range []string{AgentDir, "framework", "nodeimpl", "hostfeature"} {
+		err := filepath.WalkDir(filepath.Join(src, d), func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := e.Name()
+			if e.IsDir() {
+				if name == "testdata" || strings.HasPrefix(name, ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if (strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) || (d == AgentDir && (name == "go.mod" || name == "go.sum")) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("hash the upstream agent's source: %w", err)
+		}
+	}
+	files = append(files, filepath.Join(src, "go.mod"), filepath.Join(src, "go.sum"))
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("hash the upstream agent's source: %w", err)
+		}
+		rel, _ := filepath.Rel(src, f)
+		fmt.Fprintf(h, "%s %d\n", rel, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// build compiles the agent for release into bin. For the release agents/upstream/go.mod
+// requires it builds that module in place; for another it generates a module in work: the
+// agent's Go files, and a go.mod requiring k8s.io/kubernetes at release with every staging
+// module replaced at the matching v0.N.P (docs/releases.md), resolved by `go mod tidy`.
+func build(ctx context.Context, src, release, work, bin string, log io.Writer) error {
+	agent := filepath.Join(src, AgentDir)
+	pinned, err := pinnedRelease(agent)
+	if err != nil {
+		return err
+	}
+	dir := agent
+	if release != pinned {
+		if dir, err = generate(agent, src, release, work, kubernetesGoMod(ctx)); err != nil {
+			return err
+		}
+		if err := goCmd(ctx, dir, log, "resolving the modules of Kubernetes "+release, "mod", "tidy"); err != nil {
+			return err
+		}
+	}
+	tmp := bin + ".tmp"
+	defer os.Remove(tmp)
+	args := []string{"build", "-o", tmp}
+	if tags := driftTags(release); tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	if err := goCmd(ctx, dir, log, "building the upstream agent for Kubernetes "+release+" into "+filepath.Dir(bin)+" (a cold build compiles the Kubernetes packages: minutes; then it is cached)", append(args, ".")...); err != nil {
+		return err
+	}
+	return os.Rename(tmp, bin)
+}
+
+// driftTags are the build tags that pick the agent's files for release where the Kubernetes
+// code it calls differs between releases (docs/releases.md "Drift"): volperm_k8s_pre_1_37
+// before v1.37, volperm_k8s_pre_1_36 before v1.36.
+func driftTags(release string) string {
+	m := releaseRE.FindStringSubmatch(release)
+	if m == nil {
+		return ""
+	}
+	var tags []string
+	minor, _ := strconv.Atoi(m[1])
+	if minor < 37 {
+		tags = append(tags, "volperm_k8s_pre_1_37")
+	}
+	if minor < 36 {
+		tags = append(tags, "volperm_k8s_pre_1_36")
+	}
+	return strings.Join(tags, ",")
+}
+
+// pinnedRelease is the k8s.io/kubernetes version agents/upstream/go.mod requires.
+func pinnedRelease(agent string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(agent, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (v\S+)`).FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("%s/go.mod requires no k8s.io/kubernetes", AgentDir)
+	}
+	return string(m[1]), nil
+}
+
+// generate writes the module of the agent for release into work (emptied first). goMod reads
+// the go.mod of k8s.io/kubernetes at a release.
+func generate(agent, src, release, work string, goMod func(release string) ([]byte, error)) (string, error) {
+	if err := os.RemoveAll(work); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(agent)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(agent, n))
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(work, n), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	mod, err := moduleFile(agent, src, release, goMod)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644); err != nil {
+		return "", err
+	}
+	sum, err := os.ReadFile(filepath.Join(agent, "go.sum"))
+	if err != nil {
+		return "", err
+	}
+	return work, os.WriteFile(filepath.Join(work, "go.sum"), sum, 0o644)
+}
+
+// moduleFile is the go.mod of the agent for release: the go version of agents/upstream/go.mod,
+// k8s.io/kubernetes at release, volperm's packages from src, and every staging module of that
+// release (those its own go.mod replaces with ./staging/src/...: the set changes between
+// releases, k8s.io/streaming is new in v1.37) replaced at the matching v0.N.P.
+func moduleFile(agent, src, release string, goMod func(release string) ([]byte, error)) (string, error) {
+	pinned, err := os.ReadFile(filepath.Join(agent, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	goLine := regexp.MustCompile(`(?m)^go \S+$`).Find(pinned)
+	if goLine == nil {
+		return "", fmt.Errorf("%s/go.mod has no go line", AgentDir)
+	}
+	kmod, err := goMod(release)
+	if err != nil {
+		return "", err
+	}
+	staging := regexp.MustCompile(`(?m)^\s*(?:replace\s+)?(k8s\.io/\S+) => \./staging/src/`).FindAllSubmatch(kmod, -1)
+	if len(staging) == 0 {
+		return "", fmt.Errorf("the go.mod of k8s.io/kubernetes %s replaces no staging module", release)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "module github.com/volperm/volperm/agents/upstream\n\n%s\n\nrequire (\n", goLine)
+	fmt.Fprintf(&b, "\tgithub.com/volperm/volperm v0.0.0-00010101000000-000000000000\n\tk8s.io/kubernetes %s\n)\n\n", release)
+	fmt.Fprintf(&b, "replace github.com/volperm/volperm => %s\n\n", src)
+	v0 := "v0." + strings.TrimPrefix(release, "v1.")
+	for _, m := range staging {
+		fmt.Fprintf(&b, "replace %s => %s %s\n", m[1], m[1], v0)
+	}
+	return b.String(), nil
+}
+
+// kubernetesGoMod is the go.mod of k8s.io/kubernetes at release, from the module cache or the
+// module proxy (`go mod download`).
+func kubernetesGoMod(ctx context.Context) func(release string) ([]byte, error) {
+	return func(release string) ([]byte, error) {
+		out, err := osexec.CommandContext(ctx, "go", "mod", "download", "-json", "k8s.io/kubernetes@"+release).Output()
+		var info struct{ GoMod, Error string }
+		if jerr := json.Unmarshal(out, &info); jerr != nil || info.GoMod == "" {
+			return nil, fmt.Errorf("download k8s.io/kubernetes %s from the module proxy: %v %s", release, err, info.Error)
+		}
+		return os.ReadFile(info.GoMod)
+	}
+}
+
+// goCmd runs the go command in dir, saying what it does and, every 30 s, that it still does;
+// on failure the error carries the end of its output.
+func goCmd(ctx context.Context, dir string, log io.Writer, what string, args ...string) error {
+	start := time.Now()
+	fmt.Fprintf(log, "volperm: %s\n", what)
+	cmd := osexec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("go %s: %w", args[0], err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				tail := out.String()
+				if len(tail) > 2000 {
+					tail = "..." + tail[len(tail)-2000:]
+				}
+				return fmt.Errorf("go %s in %s failed: %w\n%s", strings.Join(args, " "), dir, err, tail)
+			}
+			fmt.Fprintf(log, "volperm: done in %s\n", time.Since(start).Round(time.Second))
+			return nil
+		case <-tick.C:
+			fmt.Fprintf(log, "volperm: still %s (%s)\n", strings.SplitN(what, " (", 2)[0], time.Since(start).Round(time.Second))
+		}
+	}
+}
+
+// lock takes an exclusive lock on the file path, waiting for another holder.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("upstream agent cache lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("upstream agent cache lock: %w", err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// prune removes the release's agents built from other sources than keep.
+func prune(dir, keep string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "volperm-upstream-agent-") && n != keep {
+			_ = os.Remove(filepath.Join(dir, n))
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package upstream
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/nodeimpl/atomicwriter"
+)
+
+// "upstream" alone is the release agents/upstream/go.mod requires: the one built in place.
+func TestDefaultReleaseIsTheAgentModules(t *testing.T) {
+	src, err := sourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := pinnedRelease(filepath.Join(src, AgentDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned != DefaultRelease {
+		t.Errorf("%s/go.mod requires k8s.io/kubernetes %s, DefaultRelease is %s: change both", AgentDir, pinned, DefaultRelease)
+	}
+}
+
+// A release volperm does not support is refused in one line that says what to use, before
+// anything is built.
+func TestAgentRefusesReleases(t *testing.T) {
+	for _, r := range []string{"v1.33.0", "v1.38.0", "1.36.3", "v1.36", "latest", "v1.36.3; rm -rf /"} {
+		_, err := Agent(context.Background(), r, nil)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "upstream@v1.N.P with v1.N one of v1.34, v1.35, v1.36, v1.37") {
+			t.Errorf("Agent(%q) = %v, want a one-line refusal naming the supported releases", r, err)
+		}
+	}
+}
+
+// The module of another release requires k8s.io/kubernetes at that release and every staging
+// module at the matching v0.N.P, and takes volperm's packages from the checkout.
+func TestGenerateAnotherRelease(t *testing.T) {
+	src, err := sourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "src")
+	// The go.mod of k8s.io/kubernetes v1.34.4 replaces these (and no k8s.io/streaming).
+	kmod := "module k8s.io/kubernetes\n\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n\tk8s.io/apimachinery => ./staging/src/k8s.io/apimachinery\n\tk8s.io/kubelet => ./staging/src/k8s.io/kubelet\n)\n"
+	dir, err := generate(filepath.Join(src, AgentDir), src, "v1.34.4", work, func(r string) ([]byte, error) {
+		if r != "v1.34.4" {
+			t.Errorf("asked for the go.mod of k8s.io/kubernetes %s", r)
+		}
+		return []byte(kmod), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := string(mod)
+	if !strings.Contains(m, "\tk8s.io/kubernetes v1.34.4\n") {
+		t.Errorf("go.mod does not require k8s.io/kubernetes v1.34.4:\n%s", m)
+	}
+	if !strings.Contains(m, "replace github.com/volperm/volperm => "+src+"\n") {
+		t.Errorf("go.mod does not take volperm from %s:\n%s", src, m)
+	}
+	staging := regexp.MustCompile(`(?m)^replace k8s\.io/(\S+) => k8s\.io/\S+ (v\S+)$`).FindAllStringSubmatch(m, -1)
+	if len(staging) != 3 {
+		t.Errorf("go.mod replaces %d staging modules, want the 3 of that release:\n%s", len(staging), m)
+	}
+	for _, r := range staging {
+		if r[2] != "v0.34.4" {
+			t.Errorf("staging module k8s.io/%s replaced at %s, want v0.34.4", r[1], r[2])
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goFiles int
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "_test.go") {
+			t.Errorf("generated module has the test file %s", e.Name())
+		}
+		if strings.HasSuffix(e.Name(), ".go") {
+			goFiles++
+		}
+	}
+	if goFiles < 5 {
+		t.Errorf("generated module has %d Go files, want the agent's", goFiles)
+	}
+}
+
+// The cache key changes with the release and with the agent's source.
+func TestSourceKey(t *testing.T) {
+	src, err := sourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := sourceKey(src, "v1.37.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sourceKey(src, "v1.36.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Error("the same key for two releases")
+	}
+	again, err := sourceKey(src, "v1.37.1")
+	if err != nil || again != a {
+		t.Errorf("key of the same source = %s, %v; want %s", again, err, a)
+	}
+}
+
+// The agent imports no volperm package but execproto (so that it compiles against every
+// release's API types): the few names it shares with the harness are spelled again in its
+// source, and must stay the same.
+func TestAgentSpellsTheHarnessNames(t *testing.T) {
+	src, err := sourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	entries, err := os.ReadDir(filepath.Join(src, AgentDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports := regexp.MustCompile(`"github.com/volperm/volperm/([^"]+)"`)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, AgentDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+		for _, m := range imports.FindAllStringSubmatch(string(b), -1) {
+			if m[1] != "framework/execproto" {
+				t.Errorf("%s imports volperm's %s: the agent may import framework/execproto only (it is built against older API types too)", e.Name(), m[1])
+			}
+		}
+	}
+	for what, want := range map[string]string{
+		"the fixture flexVolume driver (framework.FixtureDriver)":                          framework.FixtureDriver,
+		"the serviceAccountToken (nodeimpl/atomicwriter FakeServiceAccountToken)":          atomicwriter.FakeServiceAccountToken,
+		"the gate EmptyDirVolumeMode (framework.GateEmptyDirVolumeMode)":                   framework.GateEmptyDirVolumeMode,
+		"the gate AtomicWriteVolumeUserFields (framework.GateAtomicWriteVolumeUserFields)": framework.GateAtomicWriteVolumeUserFields,
+	} {
+		if !strings.Contains(all.String(), `"`+want+`"`) {
+			t.Errorf("%s does not spell %s as %q", AgentDir, what, want)
+		}
+	}
+}
+
+// The drift files of a release are picked by the tags of every boundary it is older than.
+func TestDriftTags(t *testing.T) {
+	for release, want := range map[string]string{
+		"v1.37.1": "",
+		"v1.36.3": "volperm_k8s_pre_1_37",
+		"v1.35.4": "volperm_k8s_pre_1_37,volperm_k8s_pre_1_36",
+		"v1.34.4": "volperm_k8s_pre_1_37,volperm_k8s_pre_1_36",
+	} {
+		if got := driftTags(release); got != want {
+			t.Errorf("driftTags(%s) = %q, want %q", release, got, want)
+		}
+	}
+}
