@@ -102,28 +102,47 @@ func (r Releases) validate() error {
 // validation (kubectl's default); "" is Warn, what client-go sends.
 const FieldValidationStrict = "Strict"
 
-// RunAsReleases makes every case of cases that names no releases a cell of the releases of
-// target's halves, when a half is of one older release (Pair.Releases: `upstream@v1.36.3`, or
-// `upstream@v1.37.1+upstream@v1.34.4`), so that the oracle expects what those releases do
-// (docs/spec.md "Releases"). A case whose gates that release lacks stays as it is: the half
-// does not run it, and says so (it refuses the flag). Call it before the cases are completed,
-// named or selected.
-func RunAsReleases(target Target, cases []*Case) {
-	rt, ok := target.(interface{ Releases() Releases })
-	if !ok {
-		return
+// RunAsReleases returns cases made cells of the releases target runs (docs/releases.md "What a
+// release means"). When a half of target is of one older release (Pair.Releases:
+// `upstream@v1.36.3`, `upstream@v1.37.1+upstream@v1.34.4`), a case that names no releases becomes
+// a cell of those releases; on a Matrix (`upstream@matrix`) it becomes one copy per cell, each a
+// spec of its own; the oracle then expects what those releases do (docs/spec.md "Releases"). A
+// cell a case's gates cannot exist in (the release refuses the flag) is not made: on a single
+// pair the case stays as it is and the pair does not run it, saying which release it needs; on a
+// matrix it is left out of that cell. Call it before the cases are completed and named.
+func RunAsReleases(target Target, cases []*Case) []*Case {
+	var cells []Releases
+	switch t := target.(type) {
+	case interface{ Cells() []Releases }:
+		cells = t.Cells()
+	case interface{ Releases() Releases }:
+		if r := t.Releases(); r.Skewed() {
+			cells = []Releases{r}
+		}
 	}
-	r := rt.Releases()
-	if !r.Skewed() {
-		return
+	if len(cells) == 0 {
+		return cases
 	}
+	var out []*Case
 	for _, c := range cases {
 		if c.Releases != (Releases{}) {
+			out = append(out, c)
 			continue
 		}
-		c.Releases = r
-		if c.validateReleases() != nil {
-			c.Releases = Releases{}
+		var made []*Case
+		for _, r := range cells {
+			cell := c.DeepCopy()
+			if r.Skewed() {
+				cell.Releases = r
+			}
+			if cell.validateReleases() == nil {
+				made = append(made, cell)
+			}
 		}
+		if len(made) == 0 {
+			made = []*Case{c} // not run, with the release it needs
+		}
+		out = append(out, made...)
 	}
+	return out
 }

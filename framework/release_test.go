@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -32,7 +33,11 @@ func TestRunAsReleases(t *testing.T) {
 	plain := &Case{Name: "plain", Pod: podWithVolumes("v")}
 	gated := &Case{Name: "gated", Pod: podWithVolumes("v"), Gates: Gates{APIServer: map[string]bool{GateEmptyDirVolumeMode: false}}}
 	named := &Case{Name: "named", Pod: podWithVolumes("v"), Releases: Releases{APIServer: "v1.37", Kubelet: "v1.34"}}
-	RunAsReleases(p, []*Case{plain, gated, named})
+	out := RunAsReleases(p, []*Case{plain, gated, named})
+	if len(out) != 3 {
+		t.Fatalf("RunAsReleases made %d cases of 3", len(out))
+	}
+	plain, gated, named = out[0], out[1], out[2]
 	if plain.Releases != (Releases{APIServer: "v1.36", Kubelet: "v1.34"}) {
 		t.Errorf("a case naming no releases runs as %+v, want the halves' v1.36 x v1.34", plain.Releases)
 	}
@@ -53,11 +58,75 @@ func TestRunAsReleases(t *testing.T) {
 	// A pair of the newest release (or of halves that run any) leaves every case as it is.
 	newest := NewPair("new", releasedAPI{fakeAPI{allow: true}, NewestRelease}, fakeNode{observed: &n, support: true})
 	c := &Case{Name: "plain", Pod: podWithVolumes("v")}
-	RunAsReleases(newest, []*Case{c})
+	c = RunAsReleases(newest, []*Case{c})[0]
 	if c.Releases != (Releases{}) {
 		t.Errorf("the newest release's pair made the case a cell of %+v", c.Releases)
 	}
 	if ok, why := newest.Supports(&Case{Name: "old kubelet", Pod: podWithVolumes("v"), Releases: Releases{Kubelet: "v1.36"}}); ok {
 		t.Errorf("a kubelet that runs the newest only ran a v1.36 cell (%q)", why)
+	}
+}
+
+// cellTarget answers for one cell: it records the cases it was asked about.
+type cellTarget struct {
+	r        Releases
+	observed []string
+	prepared int
+}
+
+func (c *cellTarget) Info() TargetInfo                            { return TargetInfo{Name: "cell"} }
+func (c *cellTarget) Supports(*Case) (bool, string)               { return true, "" }
+func (c *cellTarget) Close() error                                { return nil }
+func (c *cellTarget) Prepare(_ context.Context, cs []*Case) error { c.prepared += len(cs); return nil }
+func (c *cellTarget) Observe(_ context.Context, in *Case) (*Observation, error) {
+	c.observed = append(c.observed, in.Name)
+	return &Observation{Case: in.Name, Source: "cell"}, nil
+}
+
+// A matrix makes a case naming no releases one cell per cell its gates can exist in, and hands
+// every cell's cases to that cell's target only.
+func TestMatrix(t *testing.T) {
+	newest := Releases{}
+	cells := []Releases{{APIServer: "v1.37", Kubelet: "v1.37"}, {APIServer: "v1.37", Kubelet: "v1.34"}, {APIServer: "v1.36", Kubelet: "v1.36"}}
+	by := map[Releases]Target{}
+	targets := map[Releases]*cellTarget{}
+	for _, r := range cells {
+		ct := &cellTarget{r: r}
+		by[r], targets[r] = ct, ct
+	}
+	m := NewMatrix("m", cells, by, nil)
+	plain := &Case{Name: "plain", Pod: podWithVolumes("v")}
+	apiGate := &Case{Name: "apigate", Pod: podWithVolumes("v"), Gates: Gates{APIServer: map[string]bool{GateEmptyDirVolumeMode: true}}}
+	bothGates := &Case{Name: "bothgates", Pod: podWithVolumes("v"), Gates: Gates{APIServer: map[string]bool{GateEmptyDirVolumeMode: true}, Kubelet: map[string]bool{GateEmptyDirVolumeMode: true}}}
+	out := RunAsReleases(m, []*Case{plain, apiGate, bothGates})
+	count := map[string][]Releases{}
+	for _, c := range out {
+		count[c.Name] = append(count[c.Name], c.Releases)
+	}
+	if len(count["plain"]) != 3 || count["plain"][0] != newest {
+		t.Errorf("plain runs in %v, want every cell, the newest unnamed", count["plain"])
+	}
+	if len(count["apigate"]) != 2 {
+		t.Errorf("a case with an apiserver gate of v1.37 runs in %v, want the two cells of a v1.37 apiserver", count["apigate"])
+	}
+	if len(count["bothgates"]) != 1 || count["bothgates"][0] != newest {
+		t.Errorf("a case with both v1.37 gates runs in %v, want v1.37 x v1.37 only", count["bothgates"])
+	}
+	if err := m.Prepare(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range out {
+		if _, err := m.Observe(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[Releases]int{cells[0]: 3, cells[1]: 2, cells[2]: 1}
+	for r, n := range want {
+		if got := len(targets[r].observed); got != n || targets[r].prepared != n {
+			t.Errorf("cell %v observed %d, prepared %d cases, want %d", r, got, targets[r].prepared, n)
+		}
+	}
+	if ok, why := m.Supports(&Case{Name: "x", Releases: Releases{APIServer: "v1.35", Kubelet: "v1.35"}}); ok || !strings.Contains(why, "no cell kube-apiserver v1.35 x kubelet v1.35") {
+		t.Errorf("Supports(a cell the matrix lacks) = %v %q", ok, why)
 	}
 }

@@ -156,9 +156,8 @@ func ginkgoMessage(err error) string {
 // Describe registers one Ginkgo container per area holding one spec per case of cfg. Call it
 // at the top level of a Ginkgo suite (or before RunSpecs), never inside a spec.
 func Describe(cfg *Config) {
-	framework.RunAsReleases(cfg.Target, cfg.Cases)
 	byArea := map[framework.Area][]*framework.Case{}
-	for _, c := range cfg.Cases {
+	for _, c := range framework.RunAsReleases(cfg.Target, cfg.Cases) {
 		c.Complete()
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}

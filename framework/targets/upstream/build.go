@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,10 @@ import (
 // DefaultRelease is the release "upstream" alone means: the newest supported, the one
 // agents/upstream/go.mod requires (a test checks they agree).
 const DefaultRelease = "v1.37.1"
+
+// Releases are the release of each supported minor that upstream@matrix runs (the newest patch
+// release seen to download from the module proxy), oldest first; the last is DefaultRelease.
+var Releases = []string{"v1.34.4", "v1.35.4", "v1.36.3", DefaultRelease}
 
 // AgentDir is the agent's module, relative to the root of a volperm checkout.
 const AgentDir = "agents/upstream"
@@ -44,6 +49,26 @@ var releaseRE = regexp.MustCompile(`^v1\.(\d+)\.(\d+)$`)
 // to log (nil = stderr) every 30 s: a cold build compiles the Kubernetes packages, minutes.
 // Builds of one release by several volperm processes wait for each other (a lock file).
 func Agent(ctx context.Context, release string, log io.Writer) (string, error) {
+	// One binary per release for the process: both halves, and every cell of the matrix, run
+	// the same agent even if the source changes during the run.
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	if p, ok := built[release]; ok {
+		return p, nil
+	}
+	p, err := agent(ctx, release, log)
+	if err == nil {
+		built[release] = p
+	}
+	return p, err
+}
+
+var (
+	builtMu sync.Mutex
+	built   = map[string]string{}
+)
+
+func agent(ctx context.Context, release string, log io.Writer) (string, error) {
 	m := releaseRE.FindStringSubmatch(release)
 	if m == nil || !slices.Contains(framework.SupportedReleases, "v1."+m[1]) {
 		return "", fmt.Errorf("upstream@%s: not a Kubernetes release volperm supports; use upstream@v1.N.P with v1.N one of %s (the module proxy's k8s.io/kubernetes releases)", release, strings.Join(framework.SupportedReleases, ", "))
@@ -69,6 +94,8 @@ func Agent(ctx context.Context, release string, log io.Writer) (string, error) {
 	}
 	bin := filepath.Join(dir, "volperm-upstream-agent-"+key[:16])
 	if _, err := os.Stat(bin); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(bin, now, now) // in use: not pruned for a day
 		return bin, nil
 	}
 	unlock, err := lock(filepath.Join(dir, "lock"))
@@ -373,14 +400,23 @@ func lock(path string) (func(), error) {
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
-// prune removes the release's agents built from other sources than keep.
+// pruneAge is how long an agent built from another source is kept: another volperm (another
+// checkout, a run still going) may be running it.
+const pruneAge = 24 * time.Hour
+
+// prune removes the release's agents built from other sources than keep, a day after they were
+// last built or used.
 func prune(dir, keep string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "volperm-upstream-agent-") && n != keep {
+		n := e.Name()
+		if !strings.HasPrefix(n, "volperm-upstream-agent-") || n == keep {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > pruneAge {
 			_ = os.Remove(filepath.Join(dir, n))
 		}
 	}

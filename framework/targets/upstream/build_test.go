@@ -172,3 +172,16 @@ func TestDriftTags(t *testing.T) {
 		}
 	}
 }
+
+// upstream@matrix runs one release of every supported minor, oldest first, the newest the
+// default.
+func TestReleasesCoverTheSupportedMinors(t *testing.T) {
+	if len(Releases) != len(framework.SupportedReleases) || Releases[len(Releases)-1] != DefaultRelease {
+		t.Fatalf("Releases = %v, want one per supported minor %v ending with %s", Releases, framework.SupportedReleases, DefaultRelease)
+	}
+	for i, r := range Releases {
+		if minorOf(r) != framework.SupportedReleases[i] {
+			t.Errorf("Releases[%d] = %s, want a release of %s", i, r, framework.SupportedReleases[i])
+		}
+	}
+}

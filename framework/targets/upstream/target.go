@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"strconv"
@@ -25,14 +26,18 @@ import (
 const Name = "upstream"
 
 func init() {
-	framework.RegisterTarget(Name, "the real Kubernetes apiserver validation and kubelet volume plugins of one release, built into an agent: upstream (= upstream@"+DefaultRelease+") or upstream@vX.Y.Z (needs root for node-side cases)", New)
+	framework.RegisterTarget(Name, "the real Kubernetes apiserver validation and kubelet volume plugins of one release, built into an agent: upstream (= upstream@"+DefaultRelease+"), upstream@vX.Y.Z, or upstream@matrix: every kube-apiserver release x kubelet release the skew policy allows (needs root for node-side cases)", New)
 	framework.RegisterHalves(Name,
 		func(opts framework.TargetOptions) (framework.APIServer, error) { return NewAPIServer(opts) },
 		func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
 }
 
-// New builds the target: the release's apiserver with its kubelet, one agent process each.
+// New builds the target: the release's apiserver with its kubelet, one agent process each; or,
+// for upstream@matrix, every release cell (NewMatrix).
 func New(opts framework.TargetOptions) (framework.Target, error) {
+	if opts.Arg == MatrixArg {
+		return NewMatrix(opts)
+	}
 	api, err := NewAPIServer(opts)
 	if err != nil {
 		return nil, err
@@ -42,6 +47,51 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 		return nil, err
 	}
 	return framework.NewTargetPair(Name, api, node), nil
+}
+
+// MatrixArg is the argument of the release matrix: upstream@matrix.
+const MatrixArg = "matrix"
+
+// NewMatrix builds upstream@matrix: an agent of every release volperm supports (Releases), and a
+// pair for every cell the version-skew policy allows, kube-apiserver of one release x kubelet of
+// the same or up to framework.MaxKubeletSkew minors older (10 cells), sharing the halves.
+func NewMatrix(opts framework.TargetOptions) (framework.Target, error) {
+	apis := map[string]*APIServer{}
+	nodes := map[string]*Node{}
+	var closers []io.Closer
+	fail := func(err error) (framework.Target, error) {
+		for _, c := range closers {
+			err = errors.Join(err, c.Close())
+		}
+		return nil, err
+	}
+	for _, release := range Releases {
+		o := opts
+		o.Arg = release
+		a, err := NewAPIServer(o)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, a)
+		n, err := NewNode(o)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, n)
+		apis[minorOf(release)], nodes[minorOf(release)] = a, n
+	}
+	by := map[framework.Releases]framework.Target{}
+	var cells []framework.Releases
+	for ai := len(framework.SupportedReleases) - 1; ai >= 0; ai-- {
+		api := framework.SupportedReleases[ai]
+		for ki := ai; ki >= 0 && ai-ki <= framework.MaxKubeletSkew; ki-- {
+			kubelet := framework.SupportedReleases[ki]
+			r := framework.Releases{APIServer: api, Kubelet: kubelet}
+			by[r] = framework.NewTargetPair(Name, apis[api], nodes[kubelet])
+			cells = append(cells, r)
+		}
+	}
+	return framework.NewMatrix(Name, cells, by, closers), nil
 }
 
 // agentOptions builds (or finds) the agent of the release opts.Arg names and has the exec

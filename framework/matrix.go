@@ -1,0 +1,136 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/volperm/volperm/hostfeature"
+)
+
+// Matrix is a target made of one target per release cell (kube-apiserver release x kubelet
+// release): `upstream@matrix` is every cell the version-skew policy allows, each the real code
+// of its two releases. A case that names no releases runs in every cell its gates can exist in
+// (RunAsReleases: one spec per cell); a case naming its releases runs in that cell. Each case
+// goes to its cell's target; Prepare hands each cell its cases.
+type Matrix struct {
+	name  string
+	cells []Releases
+	by    map[Releases]Target
+	// closers are what the cells share (the halves): closed once each, in order.
+	closers []io.Closer
+}
+
+// NewMatrix builds the matrix name of the targets by cell (Releases with both fields set), in
+// the order of cells; closers are closed by Close (the cells' targets are not: they share them).
+func NewMatrix(name string, cells []Releases, by map[Releases]Target, closers []io.Closer) *Matrix {
+	return &Matrix{name: name, cells: cells, by: by, closers: closers}
+}
+
+// Cells are the matrix's cells, newest first (RunAsReleases).
+func (m *Matrix) Cells() []Releases { return m.cells }
+
+// cell is the target of c's cell, or why there is none.
+func (m *Matrix) cell(c *Case) (Target, string) {
+	r := Releases{APIServer: c.Releases.Of(true), Kubelet: c.Releases.Of(false)}
+	if t, ok := m.by[r]; ok {
+		return t, ""
+	}
+	return nil, fmt.Sprintf("no cell kube-apiserver %s x kubelet %s in %s", r.APIServer, r.Kubelet, m.name)
+}
+
+// Info names the matrix and its cells.
+func (m *Matrix) Info() TargetInfo {
+	info := TargetInfo{Name: m.name, Details: map[string]string{"cells": fmt.Sprint(len(m.cells))}}
+	for _, r := range m.cells {
+		ti := m.by[r].Info()
+		info.Details["cell "+r.APIServer+" x "+r.Kubelet] = ti.Name
+	}
+	return info
+}
+
+// Supports asks c's cell.
+func (m *Matrix) Supports(c *Case) (bool, string) {
+	t, why := m.cell(c)
+	if t == nil {
+		return false, why
+	}
+	return t.Supports(c)
+}
+
+// HostNeeds asks c's cell.
+func (m *Matrix) HostNeeds(c *Case) []hostfeature.Feature {
+	t, _ := m.cell(c)
+	if hn, ok := t.(HostNeeds); ok {
+		return hn.HostNeeds(c)
+	}
+	return nil
+}
+
+// Observe has c's cell observe it.
+func (m *Matrix) Observe(ctx context.Context, c *Case) (*Observation, error) {
+	t, why := m.cell(c)
+	if t == nil {
+		return nil, errors.New(why)
+	}
+	obs, err := t.Observe(ctx, c)
+	if obs != nil {
+		obs.Source = m.name
+	}
+	return obs, err
+}
+
+// Prepare hands each cell that batches its cases (Batcher).
+func (m *Matrix) Prepare(ctx context.Context, cases []*Case) error {
+	byCell := map[Target][]*Case{}
+	for _, c := range cases {
+		if t, _ := m.cell(c); t != nil {
+			byCell[t] = append(byCell[t], c)
+		}
+	}
+	for _, r := range m.cells {
+		t := m.by[r]
+		if b, ok := t.(Batcher); ok && len(byCell[t]) > 0 {
+			if err := b.Prepare(ctx, byCell[t]); err != nil {
+				return fmt.Errorf("cell %s x %s: %w", r.APIServer, r.Kubelet, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ObserveTime asks c's cell (ObserveTimer).
+func (m *Matrix) ObserveTime(c *Case) (time.Duration, bool) {
+	t, _ := m.cell(c)
+	if ot, ok := t.(ObserveTimer); ok {
+		return ot.ObserveTime(c)
+	}
+	return 0, false
+}
+
+// KnownDifference asks c's cell.
+func (m *Matrix) KnownDifference(c *Case) (string, bool) {
+	t, _ := m.cell(c)
+	if kd, ok := t.(KnownDifferences); ok {
+		return kd.KnownDifference(c)
+	}
+	return "", false
+}
+
+// Close closes what the cells share.
+func (m *Matrix) Close() error {
+	var errs []error
+	for _, c := range m.closers {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+var (
+	_ Batcher          = (*Matrix)(nil)
+	_ HostNeeds        = (*Matrix)(nil)
+	_ KnownDifferences = (*Matrix)(nil)
+	_ ObserveTimer     = (*Matrix)(nil)
+)
