@@ -75,11 +75,19 @@ func releaseOf(half any) string {
 	return NewestRelease
 }
 
-// releaseGap says why half cannot be the component of the given release ("" when it can).
-func releaseGap(half any, component, release string, info TargetInfo) string {
+// releaseGap says why half cannot be the component of c's release ("" when it can); api says
+// which component half is.
+func releaseGap(half any, api bool, c *Case, info TargetInfo) string {
+	component, release := "kubelet", c.Releases.Of(api)
+	if api {
+		component = "kube-apiserver"
+	}
 	if r, ok := half.(OfRelease); ok {
 		if r.Release() == release {
 			return ""
+		}
+		if g := gateLacking(c, api, r.Release()); g != "" {
+			return fmt.Sprintf("sets feature gate %s, which %s %s lacks (that release refuses the flag); this target's %s (%s) is %s", g, component, r.Release(), component, info.Name, r.Release())
 		}
 		return fmt.Sprintf("needs %s %s; this target's %s (%s) is %s", component, release, component, info.Name, r.Release())
 	}
@@ -90,6 +98,29 @@ func releaseGap(half any, component, release string, info TargetInfo) string {
 		return ""
 	}
 	return fmt.Sprintf("needs %s %s; this target's %s (%s) is %s only", component, release, component, info.Name, NewestRelease)
+}
+
+// gateLacking is the first gate c sets on the component (api: the apiserver) that release lacks,
+// in its gates or a setGates step; "" for none.
+func gateLacking(c *Case, api bool, release string) string {
+	sets := []Gates{c.Gates}
+	for _, s := range c.After {
+		if s.SetGates != nil {
+			sets = append(sets, *s.SetGates)
+		}
+	}
+	for _, g := range sets {
+		m := g.Kubelet
+		if api {
+			m = g.APIServer
+		}
+		for _, name := range sortedKeys(m) {
+			if _, known := KnownGates[name]; known && !ReleaseHas(release, name) {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // NodeHostNeeds is implemented by a kubelet half whose set-up needs features of this machine
@@ -254,7 +285,7 @@ func (p *Pair) Info() TargetInfo {
 // Supports asks the apiserver, then, for a case that reaches a node, whether this machine has
 // what the kubelet needs (HostNeeds) and the kubelet itself.
 func (p *Pair) Supports(c *Case) (bool, string) {
-	if why := releaseGap(p.api, "kube-apiserver", c.Releases.Of(true), p.api.Info()); why != "" {
+	if why := releaseGap(p.api, true, c, p.api.Info()); why != "" {
 		return false, why
 	}
 	if ok, why := p.api.SupportsAdmission(c); !ok {
@@ -267,7 +298,7 @@ func (p *Pair) Supports(c *Case) (bool, string) {
 	if !a.ReachesNode(cc) {
 		return true, ""
 	}
-	if why := releaseGap(p.node, "kubelet", c.Releases.Of(false), p.node.Info()); why != "" {
+	if why := releaseGap(p.node, false, c, p.node.Info()); why != "" {
 		return false, why
 	}
 	if m := hostfeature.First(p.nodeHostNeeds(cc, a)); m != nil {
@@ -297,7 +328,7 @@ func (p *Pair) nodeHostNeeds(c *Case, a Admitted) []hostfeature.Feature {
 
 // Observe admits c, then has the kubelet set it up and observe it.
 func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
-	if why := releaseGap(p.api, "kube-apiserver", in.Releases.Of(true), p.api.Info()); why != "" {
+	if why := releaseGap(p.api, true, in, p.api.Info()); why != "" {
 		return nil, fmt.Errorf("case %q cannot run on this apiserver: %s", in.Name, why)
 	}
 	c, a, err := p.admit(in, true)
@@ -312,7 +343,7 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 		if ok, why := p.node.SupportsNode(c, a); !ok {
 			return nil, fmt.Errorf("case %q cannot run on this kubelet here: %s", c.Name, why)
 		}
-		if why := releaseGap(p.node, "kubelet", c.Releases.Of(false), p.node.Info()); why != "" {
+		if why := releaseGap(p.node, false, c, p.node.Info()); why != "" {
 			return nil, fmt.Errorf("case %q cannot run on this kubelet: %s", c.Name, why)
 		}
 		if obs.Volumes, obs.Probes, err = p.node.ObserveNode(ctx, c, a); err != nil {

@@ -113,18 +113,9 @@ func agent(ctx context.Context, release string, log io.Writer) (string, error) {
 	return bin, nil
 }
 
-// CacheDir is where built agents live: $XDG_CACHE_HOME/volperm/upstream, else
-// ~/.cache/volperm/upstream; one directory per release.
-func CacheDir() (string, error) {
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "volperm", "upstream"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("upstream agent cache: %w (set XDG_CACHE_HOME)", err)
-	}
-	return filepath.Join(home, ".cache", "volperm", "upstream"), nil
-}
+// CacheDir is where built agents live: framework.CacheDir("upstream"), one directory per
+// release.
+func CacheDir() (string, error) { return framework.CacheDir("upstream") }
 
 // sourceRoot is the volperm checkout holding agents/upstream: $VOLPERM_SOURCE, else the first
 // directory with agents/upstream/go.mod from the working directory upwards, then from the

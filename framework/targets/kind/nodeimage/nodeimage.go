@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/volperm/volperm/framework"
 )
 
 // Versions of what the image holds. KubernetesVersion must match build/kindnode/go.mod.
@@ -84,17 +86,8 @@ type builder struct {
 	current   int
 }
 
-// DefaultCacheDir is where artifacts go when Options.CacheDir is empty.
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "volperm", "kindnode"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cache directory: %w", err)
-	}
-	return filepath.Join(home, ".cache", "volperm", "kindnode"), nil
-}
+// DefaultCacheDir is where artifacts go when Options.CacheDir is empty (framework.CacheDir).
+func DefaultCacheDir() (string, error) { return framework.CacheDir("kindnode") }
 
 // FindModuleDir looks for build/kindnode/go.mod from dir upwards.
 func FindModuleDir(dir string) (string, error) {
