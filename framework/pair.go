@@ -66,8 +66,8 @@ type OfRelease interface {
 	Release() string
 }
 
-// releaseOf is half's one release: its OfRelease, NewestRelease for a half that runs the newest
-// (or, a ReleaseRunner, any), ok false for none.
+// releaseOf is half's one release: its OfRelease, else NewestRelease (a half that runs the
+// newest, or, a ReleaseRunner, any).
 func releaseOf(half any) string {
 	if r, ok := half.(OfRelease); ok {
 		return r.Release()

@@ -64,15 +64,16 @@ func (r Releases) Skewed() bool {
 // ReleaseHas reports whether release has the field (FieldEmptyDirMode) or gate named what.
 func ReleaseHas(release, what string) bool {
 	first, ok := firstRelease[what]
-	return ok && releaseMinor(release) >= releaseMinor(first)
+	return ok && ReleaseMinor(release) >= ReleaseMinor(first)
 }
 
-// releaseMinor is the minor number of "v1.N" (-1 when it is not one).
-func releaseMinor(r string) int {
+// ReleaseMinor is the minor number of "v1.N" or "v1.N.P" (-1 when it is not one).
+func ReleaseMinor(r string) int {
 	rest, ok := strings.CutPrefix(r, "v1.")
 	if !ok {
 		return -1
 	}
+	rest, _, _ = strings.Cut(rest, ".") // the patch release, if any
 	n, err := strconv.Atoi(rest)
 	if err != nil {
 		return -1
@@ -88,7 +89,7 @@ func (r Releases) validate() error {
 			return fmt.Errorf("%s: unknown release %q; use one of %s", c.field, c.v, strings.Join(SupportedReleases, ", "))
 		}
 	}
-	api, kubelet := releaseMinor(r.Of(true)), releaseMinor(r.Of(false))
+	api, kubelet := ReleaseMinor(r.Of(true)), ReleaseMinor(r.Of(false))
 	switch {
 	case kubelet > api:
 		return fmt.Errorf("releases: kubelet %s is newer than kube-apiserver %s, which the version-skew policy forbids", r.Of(false), r.Of(true))

@@ -21,25 +21,25 @@ var gateMu sync.Mutex
 // that turns it on: framework/targets/upstream gateSupport).
 func withGates(g map[string]bool, fn func() error) error {
 	want := map[string]bool{}
-	names := make([]string, 0, len(g))
-	for name := range g {
-		names = append(names, name)
+	gates := make([]string, 0, len(g))
+	for gate := range g {
+		gates = append(gates, gate)
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		feature, ok := upstreamGates[name]
+	sort.Strings(gates)
+	for _, gate := range gates {
+		feature, ok := upstreamGates[gate]
 		switch {
 		case ok:
-			want[string(feature)] = g[name]
-		case g[name]:
-			return fmt.Errorf("feature gates: this release (%s) has no feature gate %s", kubernetesRelease, name)
+			want[string(feature)] = g[gate]
+		case g[gate]:
+			return fmt.Errorf("feature gates: this release (%s) has no feature gate %s", kubernetesRelease, gate)
 		}
 	}
 	gateMu.Lock()
 	defer gateMu.Unlock()
 	saved := map[string]bool{}
-	for name := range want {
-		saved[name] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name))
+	for feature := range want {
+		saved[feature] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(feature))
 	}
 	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(want); err != nil {
 		return fmt.Errorf("set feature gates %v: %w", want, err)

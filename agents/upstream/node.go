@@ -196,15 +196,6 @@ func (n *node) hasFlex() bool {
 	return false
 }
 
-func (n *node) volume(name string) *podVolume {
-	for _, v := range n.volumes {
-		if v.vol.Name == name {
-			return v
-		}
-	}
-	return nil
-}
-
 // start starts a "kubelet process": a fresh VolumeHost with the real plugins (emptyDir,
 // hostPath, secret, configMap, downwardAPI, projected; flexVolume through the real prober of
 // its plugin dir when the pod has a flexVolume).

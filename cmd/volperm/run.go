@@ -48,10 +48,8 @@ func newRunCommand(s streams) *command {
 	fs.StringVar(&f.skip, "skip", "", "regular expression on the spec name: the cases it matches are left out")
 	fs.StringVar(&f.reportDir, "report-dir", "reports", "where junit.xml, summary.md, summary.json and run.log are written")
 	f.targetOpts.register(fs)
-	fs.BoolVar(&f.acceptKnown, "accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target (upstream: emptyDir mode on Memory/HugePages); they are still reported as failures")
 	f.cases.register(fs)
-	fs.StringVar(&f.implementation, "implementation", "", "a YAML file naming the implementation certified (vendor, product, version, contact, url): writes conformance-report.yaml (docs/certify.md)")
-	fs.StringVar(&f.claims, "claim", "", "features the implementation claims, comma-separated ("+strings.Join(framework.FeatureNames(), ", ")+"): their cases are required in conformance-report.yaml, the others' listed as unclaimed")
+	f.registerVerdictFlags(fs)
 	return &command{
 		name:    "run",
 		summary: "run the suites (the whole catalogue, or -f files) against a target and write the reports",
@@ -59,6 +57,14 @@ func newRunCommand(s streams) *command {
 		env:     true,
 		run:     func() int { return runRun(s, f) },
 	}
+}
+
+// registerVerdictFlags registers the flags `volperm run` and `volperm runner` share about the
+// verdict and the certification: --accept-known-differences, --implementation, --claim.
+func (f *runFlags) registerVerdictFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&f.acceptKnown, "accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target (upstream: emptyDir mode on Memory/HugePages); they are still reported as failures")
+	fs.StringVar(&f.implementation, "implementation", "", "a YAML file naming the implementation certified (vendor, product, version, contact, url): writes conformance-report.yaml (docs/certify.md)")
+	fs.StringVar(&f.claims, "claim", "", "features the implementation claims, comma-separated ("+strings.Join(framework.FeatureNames(), ", ")+"): their cases are required in conformance-report.yaml, the others' listed as unclaimed")
 }
 
 // runRun runs the selected cases in this process as one Ginkgo suite. Ginkgo's interrupt

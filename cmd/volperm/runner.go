@@ -63,9 +63,7 @@ func newRunnerCommand(s streams) *command {
 	fs.StringVar(&f.target, "target", "cluster", "implementation under test (the cluster the runner's pod runs in, by default): "+targetList())
 	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+profileList()+"); default all")
 	f.targetOpts.register(fs)
-	fs.BoolVar(&f.acceptKnown, "accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target")
-	fs.StringVar(&f.implementation, "implementation", "", "a YAML file naming the implementation certified: writes conformance-report.yaml (docs/certify.md)")
-	fs.StringVar(&f.claims, "claim", "", "features the implementation claims, comma-separated ("+strings.Join(framework.FeatureNames(), ", ")+")")
+	f.registerVerdictFlags(fs)
 	return &command{
 		name:    "runner",
 		summary: "volperm as a conformance image (Sonobuoy plugin, hydrophone): E2E_FOCUS, E2E_SKIP, E2E_PARALLEL, RESULTS_DIR in; e2e.log, junit_01.xml, e2e.tar.gz and done out",

@@ -63,7 +63,8 @@ type AdmitRequest struct {
 	FieldValidation string `json:"fieldValidation,omitempty"`
 
 	// RawPod is Pod as the harness sent it, before decoding: where an agent of an older release
-	// finds the fields its API types lack (Main and Serve fill it; it is not on the wire).
+	// finds the fields its API types lack (Main and Serve fill it for a LenientHandler; it is not
+	// on the wire).
 	RawPod []byte `json:"-"`
 }
 

@@ -29,17 +29,27 @@ type LenientHandler interface {
 	Lenient() bool
 }
 
+// lenient reports whether h decodes unknown fields away (LenientHandler).
+func lenient(h Handler) bool {
+	l, ok := h.(LenientHandler)
+	return ok && l.Lenient()
+}
+
 // decoder decodes one request or message for h: strictly unless h is lenient.
 func decoder(h Handler, r io.Reader) *json.Decoder {
 	dec := json.NewDecoder(r)
-	if l, ok := h.(LenientHandler); !ok || !l.Lenient() {
+	if !lenient(h) {
 		dec.DisallowUnknownFields()
 	}
 	return dec
 }
 
-// rawPod is the pod of an admit request as sent (AdmitRequest.RawPod).
-func rawPod(b []byte, served bool) []byte {
+// rawPod is the pod of an admit request as sent (AdmitRequest.RawPod), for a lenient handler
+// (a strict one refused any field its types lack: it has nothing more to find there).
+func rawPod(h Handler, b []byte, served bool) []byte {
+	if !lenient(h) {
+		return nil
+	}
 	var m struct {
 		Pod   json.RawMessage `json:"pod"`
 		Admit *struct {
@@ -79,7 +89,7 @@ func Main(h Handler, name, op string, stdin io.Reader, stdout, stderr io.Writer)
 			fmt.Fprintf(stderr, "%s: read request: %v\n", name, err)
 			return 2
 		}
-		req.RawPod = rawPod(in, false)
+		req.RawPod = rawPod(h, in, false)
 		answer, err = h.Admit(&req, VersionServe)
 	} else {
 		var req Request
@@ -126,7 +136,7 @@ func Serve(h Handler, name string, stdin io.Reader, stdout, stderr io.Writer) in
 		case m.Op == OpHello:
 			answer = Hello{ProtocolVersion: VersionServe, Op: OpHello}
 		case m.Op == OpAdmit && m.Admit != nil:
-			m.Admit.RawPod = rawPod(line, true)
+			m.Admit.RawPod = rawPod(h, line, true)
 			if answer, err = h.Admit(m.Admit, VersionServe); err != nil {
 				fmt.Fprintf(stderr, "%s: %v\n", name, err)
 				return 2

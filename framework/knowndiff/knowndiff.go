@@ -6,7 +6,6 @@ package knowndiff
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,7 +60,7 @@ func kubeletGateEverOn(c *framework.Case, gate string) bool {
 // hostPathTypeBefore137 matches cases whose kubelet is older than v1.37 and whose pod has a
 // hostPath volume with a type to check.
 func hostPathTypeBefore137(c *framework.Case) bool {
-	if c.Pod == nil || !olderThan(c.Releases.Of(false), "v1.37") {
+	if c.Pod == nil || framework.ReleaseMinor(c.Releases.Of(false)) >= 37 {
 		return false
 	}
 	for _, v := range c.Pod.Spec.Volumes {
@@ -70,15 +69,6 @@ func hostPathTypeBefore137(c *framework.Case) bool {
 		}
 	}
 	return false
-}
-
-// olderThan reports whether minor release a ("v1.36") is older than b.
-func olderThan(a, b string) bool {
-	minor := func(r string) int {
-		n, _ := strconv.Atoi(strings.TrimPrefix(r, "v1."))
-		return n
-	}
-	return minor(a) < minor(b)
 }
 
 // Explain returns the explanation of the first known difference c matches.

@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -231,12 +230,8 @@ func build(ctx context.Context, src, release, work, bin string, log io.Writer) e
 // code it calls differs between releases (docs/releases.md "Drift"): volperm_k8s_pre_1_37
 // before v1.37, volperm_k8s_pre_1_36 before v1.36.
 func driftTags(release string) string {
-	m := releaseRE.FindStringSubmatch(release)
-	if m == nil {
-		return ""
-	}
 	var tags []string
-	minor, _ := strconv.Atoi(m[1])
+	minor := framework.ReleaseMinor(release)
 	if minor < 37 {
 		tags = append(tags, "volperm_k8s_pre_1_37")
 	}
