@@ -99,6 +99,33 @@ func (r Releases) validate() error {
 	return nil
 }
 
+// The labels of the release-skew cells whose apiserver or kubelet is older than the newest
+// release (docs/spec.md "Releases"): they run where a half can be that release (the reference
+// simulates every one); a target of one release leaves them out by label. LabelOldAPIServer and
+// LabelOldKubelet say which component is older: upstream+reference (the real v1.37 apiserver)
+// runs the cells of an older kubelet with '!old-apiserver', kind@matrix (workers of older
+// kubelets under a v1.37 control plane) the same. RunAsReleases labels the cells it makes too.
+const (
+	LabelReleaseSkew  = "release-skew"
+	LabelOldAPIServer = "old-apiserver"
+	LabelOldKubelet   = "old-kubelet"
+)
+
+// SkewLabels are the labels of a cell of releases r (none for the newest x the newest).
+func SkewLabels(r Releases) []string {
+	if !r.Skewed() {
+		return nil
+	}
+	labels := []string{LabelReleaseSkew}
+	if r.Of(true) != NewestRelease {
+		labels = append(labels, LabelOldAPIServer)
+	}
+	if r.Of(false) != NewestRelease {
+		labels = append(labels, LabelOldKubelet)
+	}
+	return labels
+}
+
 // FieldValidationStrict is Case.FieldValidation for a client that asks for strict field
 // validation (kubectl's default); "" is Warn, what client-go sends.
 const FieldValidationStrict = "Strict"
@@ -135,6 +162,7 @@ func RunAsReleases(target Target, cases []*Case) []*Case {
 			cell := c.DeepCopy()
 			if r.Skewed() {
 				cell.Releases = r
+				cell.Labels = append(cell.Labels, SkewLabels(r)...)
 			}
 			if cell.validateReleases() == nil {
 				made = append(made, cell)

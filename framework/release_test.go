@@ -41,6 +41,9 @@ func TestRunAsReleases(t *testing.T) {
 	if plain.Releases != (Releases{APIServer: "v1.36", Kubelet: "v1.34"}) {
 		t.Errorf("a case naming no releases runs as %+v, want the halves' v1.36 x v1.34", plain.Releases)
 	}
+	if strings.Join(plain.Labels, ",") != "release-skew,old-apiserver,old-kubelet" {
+		t.Errorf("the cell v1.36 x v1.34 made of a plain case is labelled %v, want its skew labels", plain.Labels)
+	}
 	if gated.Releases != (Releases{}) {
 		t.Errorf("a case setting a gate v1.36 lacks was made a cell of %+v", gated.Releases)
 	}

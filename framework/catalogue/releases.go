@@ -7,15 +7,11 @@ import (
 	"github.com/volperm/volperm/framework"
 )
 
-// The labels of the release-skew cells whose apiserver or kubelet is older than the newest
-// release (docs/spec.md "Releases"): they run where a half can be that release (the reference
-// simulates every one); a target of one release leaves them out by label. LabelOldAPIServer and
-// LabelOldKubelet say which component is older: upstream+reference (the real v1.37 apiserver)
-// runs the cells of an older kubelet with '!old-apiserver'.
+// The labels of the release-skew cells (framework.LabelReleaseSkew and its kin).
 const (
-	LabelReleaseSkew  = "release-skew"
-	LabelOldAPIServer = "old-apiserver"
-	LabelOldKubelet   = "old-kubelet"
+	LabelReleaseSkew  = framework.LabelReleaseSkew
+	LabelOldAPIServer = framework.LabelOldAPIServer
+	LabelOldKubelet   = framework.LabelOldKubelet
 )
 
 // releaseVariant is one way a cell of the release-skew matrix with an older component meets a
@@ -43,13 +39,7 @@ func releaseVariants(gate, gateWords, what string) []releaseVariant {
 				continue
 			}
 			r := framework.Releases{APIServer: api, Kubelet: kubelet}
-			labels := []string{LabelReleaseSkew}
-			if api != framework.NewestRelease {
-				labels = append(labels, LabelOldAPIServer)
-			}
-			if kubelet != framework.NewestRelease {
-				labels = append(labels, LabelOldKubelet)
-			}
+			labels := framework.SkewLabels(r)
 			if framework.ReleaseHas(api, gate) {
 				for _, on := range []bool{true, false} {
 					out = append(out, releaseVariant{releases: r, labels: labels,

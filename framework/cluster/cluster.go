@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,10 @@ type Options struct {
 	// group of cases needs, and runs gate steps (Case.After) on the apiserver too: see
 	// reconfigure.go. Without it, a case runs only on the gates the cluster has.
 	Reconfigure bool
+	// SharedAPIServer says that other targets on the same cluster (kind@matrix: one per worker)
+	// move the apiserver's gates between this target's batches: each batch reads them first
+	// (reconfigure.go).
+	SharedAPIServer bool
 	// PodPerCase gives every case a probe pod of its own (to measure what batching saves).
 	PodPerCase bool
 	// InstallFlexDriver installs the harness's flexVolume driver (fixturedriver) in the node's
@@ -101,6 +106,8 @@ type Target struct {
 	disco   *discovery.DiscoveryClient
 	node    string
 	version string
+	// kubeletVersion is what the node's kubelet reports (Node.status.nodeInfo.kubeletVersion).
+	kubeletVersion string
 	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
 	gates framework.Gates
 	batch *Batch
@@ -199,6 +206,15 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	if t.node, err = t.pickNode(ctx); err != nil {
 		return nil, err
 	}
+	var node *corev1.Node
+	err = t.call(ctx, func(ctx context.Context) (err error) {
+		node, err = t.client.CoreV1().Nodes().Get(ctx, t.node, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: node %s: %w", t.node, err)
+	}
+	t.kubeletVersion = node.Status.NodeInfo.KubeletVersion
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -324,7 +340,7 @@ func parseFeatureGates(raw []byte) (map[string]bool, error) {
 
 // Info names the target, the server version, the node and the gates it found.
 func (t *Target) Info() framework.TargetInfo {
-	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage}
+	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage, "kubelet": t.kubeletVersion}
 	for _, g := range sortedKeys(framework.KnownGates) {
 		d["apiserver."+g] = gateWord(t.gates.APIServer, g)
 		d["kubelet."+g] = gateWord(t.gates.Kubelet, g)
@@ -351,6 +367,9 @@ func (t *Target) SetPodPerCase(on bool) {
 	t.mu.Unlock()
 }
 
+// Versions are the releases the apiserver and the node's kubelet report (v1.N.P).
+func (t *Target) Versions() (apiserver, kubelet string) { return t.version, t.kubeletVersion }
+
 // Gates are the gates the cluster's apiserver and kubelet report.
 func (t *Target) Gates() framework.Gates { return t.gates }
 
@@ -365,6 +384,9 @@ func (t *Target) supports(c *framework.Case) (bool, string) {
 			return false, r
 		}
 	} else if r := GatesMismatch(c.Gates, t.gates); r != "" {
+		return false, r
+	}
+	if r := ReleasesMismatch(c, t.version, t.kubeletVersion); r != "" {
 		return false, r
 	}
 	if t.opts.NodeControl == nil && needsNodeControl(c) {
@@ -402,12 +424,35 @@ func GatesMismatch(want, have framework.Gates) string {
 	return ""
 }
 
+// ReleasesMismatch says how the releases of c's cell differ from those a cluster's apiserver
+// and kubelet report, versions as v1.N.P ("" = none).
+func ReleasesMismatch(c *framework.Case, apiserver, kubelet string) string {
+	if c.Releases.Of(true) == minorOf(apiserver) && c.Releases.Of(false) == minorOf(kubelet) {
+		return ""
+	}
+	return fmt.Sprintf("needs kube-apiserver %s and kubelet %s; the cluster runs kube-apiserver %s and kubelet %s", c.Releases.Of(true), c.Releases.Of(false), apiserver, kubelet)
+}
+
+// minorOf is the "v1.N" of a version "v1.N.P[-...]", as cases name releases.
+func minorOf(version string) string { return fmt.Sprintf("v1.%d", framework.ReleaseMinor(version)) }
+
+// Releases are the releases of the cluster's apiserver and the node's kubelet, when volperm
+// knows them (framework.SupportedReleases; "" otherwise): framework.RunAsReleases makes the cases
+// that name none cells of these.
+func (t *Target) Releases() framework.Releases {
+	known := func(v string) string {
+		if m := minorOf(v); slices.Contains(framework.SupportedReleases, m) {
+			return m
+		}
+		return ""
+	}
+	return framework.Releases{APIServer: known(t.version), Kubelet: known(t.kubeletVersion)}
+}
+
 // Runnable says whether a stock cluster can run c at all, whatever its gates; flexDriver says
 // whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver).
 func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 	switch {
-	case c.Releases.Skewed():
-		return false, fmt.Sprintf("needs kube-apiserver %s and kubelet %s; the cluster runs %s", c.Releases.Of(true), c.Releases.Of(false), framework.NewestRelease)
 	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
 		return false, "preservePermissions is not a field of the v1 API"
 	case c.OldPod != nil:

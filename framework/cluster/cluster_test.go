@@ -107,7 +107,7 @@ func TestPolicyParams(t *testing.T) {
 }
 
 func TestKubeletStepsNeedNodeControl(t *testing.T) {
-	target := &Target{}
+	target := &Target{version: "v1.37.1", kubeletVersion: "v1.37.1"}
 	for _, tc := range []struct {
 		name  string
 		steps []framework.Step
@@ -128,4 +128,29 @@ func TestKubeletStepsNeedNodeControl(t *testing.T) {
 func withServiceAccount(p *corev1.Pod) *corev1.Pod {
 	p.Spec.ServiceAccountName = "default"
 	return p
+}
+
+// A cluster runs the cells of the releases its apiserver and the node's kubelet report, and
+// says which it runs otherwise (kind@matrix pins a target to a worker of each release).
+func TestReleasesMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		releases           framework.Releases
+		apiserver, kubelet string
+		ok                 bool
+	}{
+		{framework.Releases{}, "v1.37.1", "v1.37.1", true},
+		{framework.Releases{Kubelet: "v1.34"}, "v1.37.1", "v1.34.4", true},
+		{framework.Releases{Kubelet: "v1.34"}, "v1.37.1", "v1.37.1", false},
+		{framework.Releases{}, "v1.37.1", "v1.35.4", false},
+		{framework.Releases{APIServer: "v1.36", Kubelet: "v1.36"}, "v1.36.3-gke.100", "v1.36.3", true},
+	} {
+		c := &framework.Case{Releases: tc.releases}
+		why := ReleasesMismatch(c, tc.apiserver, tc.kubelet)
+		if (why == "") != tc.ok {
+			t.Errorf("%+v on %s/%s: %q", tc.releases, tc.apiserver, tc.kubelet, why)
+		}
+		if why != "" && !strings.Contains(why, "the cluster runs kube-apiserver "+tc.apiserver+" and kubelet "+tc.kubelet) {
+			t.Errorf("reason %q does not name what the cluster runs", why)
+		}
+	}
 }

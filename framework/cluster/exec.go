@@ -8,10 +8,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
+	// client-go v0.37's executors return k8s.io/streaming's UpgradeFailureError (v1.37 moved
+	// httpstream there): apimachinery's IsUpgradeFailure never matches it, and an exec through a
+	// kubelet that refuses WebSockets (v1.34, v1.35 under a v1.37 apiserver: 403) then never fell
+	// back to SPDY as kubectl does.
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // exec runs cmd in the pod's probe container, stdin from in, and returns stdout. It is retried

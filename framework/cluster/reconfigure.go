@@ -84,6 +84,16 @@ func flips(a, b framework.Gates) int {
 
 // observeReconfiguring runs the timelines, then the cells nearest first.
 func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
+	if t.opts.SharedAPIServer {
+		if err := t.syncAPIServerGates(ctx); err != nil {
+			for _, r := range runs {
+				if r.err == nil {
+					r.err = err
+				}
+			}
+			return
+		}
+	}
 	var plain, histories []*caseRun
 	for _, r := range runs {
 		switch {
@@ -137,6 +147,27 @@ func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
 		t.observeRuns(ctx, cell)
 		t.logf("cell %s: %d cases in %s", k, len(cell), time.Since(start).Round(100*time.Millisecond))
 	}
+}
+
+// syncAPIServerGates reads the gates of an apiserver that another target may have restarted
+// since this one's last batch (Options.SharedAPIServer). When they changed, this node's kubelet
+// is restarted (nothing of the harness runs on it between batches): its watch failed while the
+// apiserver was down and backs off, which the next pod would wait for (reconfigure).
+func (t *Target) syncAPIServerGates(ctx context.Context) error {
+	got, err := t.featureGates(ctx, "/metrics")
+	if err != nil {
+		return fmt.Errorf("apiserver feature gates: %w", err)
+	}
+	if maps.Equal(got, t.gates.APIServer) {
+		return nil
+	}
+	t.gates.APIServer = got
+	start := time.Now()
+	if err := t.restartKubeletOnly(ctx, t.gates.Kubelet); err != nil {
+		return err
+	}
+	t.logf("apiserver gates moved by another target (%s): kubelet restarted to watch it at once, in %s", cellKey(framework.Gates{APIServer: got}), time.Since(start).Round(100*time.Millisecond))
+	return nil
 }
 
 // sortByHistory puts the longest histories first, for attach.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 	"sigs.k8s.io/yaml"
 
@@ -56,6 +57,11 @@ type Options struct {
 	// that the node of the pods can be stopped or paused while the apiserver answers (the
 	// fault-injection tests).
 	Workers int
+	// KubeletReleases (kind@matrix, matrix.go) give the cluster one worker per release
+	// (v1.N.P), instead of Workers; KubeletBinaries has the kubelet binary of each release
+	// but the node image's (k8srelease.Kubelet). Each release's cells run on its worker.
+	KubeletReleases []string
+	KubeletBinaries map[string]string
 	// NameTag goes into the clusters' names, volperm-TAG-CONFIG ("" = volperm-CONFIG), so that
 	// two kind targets on one machine do not collide.
 	NameTag string
@@ -168,6 +174,10 @@ type liveCluster struct {
 	// apiserverNode and kubeletNode are the node containers of the control plane and of the
 	// node the probe pods run on (the same one without workers).
 	apiserverNode, kubeletNode string
+	// byRelease are the cluster targets pinned to the worker of each kubelet release
+	// (Options.KubeletReleases); targets is every cluster target on the cluster.
+	byRelease map[string]*cluster.Target
+	targets   []*cluster.Target
 }
 
 // New reads the configs; clusters are created when cases need them.
@@ -183,7 +193,7 @@ func New(opts Options) (*Target, error) {
 		return nil, fmt.Errorf("kind target: %w", err)
 	}
 	t := &Target{opts: opts, configs: cfgs, live: map[string]*liveCluster{}}
-	t.batch = cluster.NewBatch(t.ObserveBatch, t.supports)
+	t.batch = cluster.NewBatch(t.ObserveBatch, t.supportsOn(nodeimage.KubernetesVersion))
 	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
 	return t, nil
 }
@@ -230,6 +240,18 @@ var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true, framewor
 
 // Supports says whether the target runs c (asked once per case: a prepared case was).
 func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Supports(c) }
+
+// supportsOn says whether the cluster can be given c's gates (PerCell: a kind-config has them)
+// and a stock cluster whose apiserver runs the node image's release and whose kubelet runs
+// kubelet can run c.
+func (t *Target) supportsOn(kubelet string) func(c *framework.Case) (bool, string) {
+	return func(c *framework.Case) (bool, string) {
+		if r := cluster.ReleasesMismatch(c, nodeimage.KubernetesVersion, kubelet); r != "" {
+			return false, r
+		}
+		return t.supports(c)
+	}
+}
 
 // supports says whether the cluster can be given c's gates (PerCell: a kind-config has them)
 // and a stock cluster can run c.
@@ -457,11 +479,15 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	}
 	t.mu.Unlock()
 	start := time.Now()
-	raw, err := withWorkers(cfg.Raw, t.opts.Workers)
+	workers := t.opts.Workers
+	if len(t.opts.KubeletReleases) > 0 {
+		workers = len(t.opts.KubeletReleases)
+	}
+	raw, err := withWorkers(cfg.Raw, workers)
 	if err != nil {
 		return nil, fmt.Errorf("kind target: kind-config/%s.yaml: %w", name, err)
 	}
-	t.logf("creating cluster %s (config %s, %d workers, image %s)", lc.name, name, t.opts.Workers, t.opts.NodeImage)
+	t.logf("creating cluster %s (config %s, %d workers, image %s)", lc.name, name, workers, t.opts.NodeImage)
 	err = t.provider.Create(lc.name, kindcluster.CreateWithRawConfig(raw), kindcluster.CreateWithNodeImage(t.opts.NodeImage),
 		kindcluster.CreateWithKubeconfigPath(lc.kubeconfig), kindcluster.CreateWithWaitForReady(2*time.Minute),
 		kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
@@ -469,43 +495,106 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		return nil, fmt.Errorf("kind target: create cluster %s: %w", lc.name, err)
 	}
 	t.logf("cluster %s created in %s", lc.name, time.Since(start).Round(100*time.Millisecond))
-	nodes, err := t.provider.ListNodes(lc.name)
-	if err != nil || len(nodes) != 1+t.opts.Workers {
-		return nil, fmt.Errorf("kind target: cluster %s: want %d nodes, have %d (%v)", lc.name, 1+t.opts.Workers, len(nodes), err)
+	all, err := t.provider.ListNodes(lc.name)
+	if err != nil || len(all) != 1+workers {
+		return nil, fmt.Errorf("kind target: cluster %s: want %d nodes, have %d (%v)", lc.name, 1+workers, len(all), err)
 	}
-	var nc nodeControl
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].String() < nodes[j].String() })
-	for _, n := range nodes {
+	sort.Slice(all, func(i, j int) bool { return all[i].String() < all[j].String() })
+	var controlPlane nodes.Node
+	var workerNodes []nodes.Node
+	for _, n := range all {
 		role, err := n.Role()
 		if err != nil {
 			return nil, fmt.Errorf("kind target: cluster %s: node %s: %w", lc.name, n, err)
 		}
-		switch {
-		case role == "control-plane":
-			nc.apiserver = n
-		case nc.kubelet == nil:
-			nc.kubelet = n
+		if role == "control-plane" {
+			controlPlane = n
+		} else {
+			workerNodes = append(workerNodes, n)
 		}
 	}
-	if nc.apiserver == nil {
+	if controlPlane == nil {
 		return nil, fmt.Errorf("kind target: cluster %s has no control-plane node", lc.name)
 	}
-	if nc.kubelet == nil {
-		nc.kubelet = nc.apiserver
+	lc.apiserverNode = controlPlane.String()
+	newTarget := func(kubelet nodes.Node) (*cluster.Target, error) {
+		// Pinned to the kubelet's node: in kind a node's container and its Node object share the name.
+		ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
+			NodeControl: nodeControl{apiserver: controlPlane, kubelet: kubelet}, Node: kubelet.String(), Reconfigure: !t.opts.PerCell,
+			SharedAPIServer: len(t.opts.KubeletReleases) > 1, PodPerCase: t.opts.PodPerCase,
+			InstallFlexDriver: true, Timeouts: t.opts.Timeouts, Ephemeral: !t.opts.Keep})
+		if err != nil {
+			return nil, fmt.Errorf("kind target: cluster %s: %w", lc.name, err)
+		}
+		t.mu.Lock()
+		lc.targets = append(lc.targets, ct)
+		t.mu.Unlock()
+		if r := cluster.GatesMismatch(cfg.Gates, ct.Gates()); r != "" && len(t.opts.KubeletReleases) == 0 {
+			return nil, fmt.Errorf("kind target: cluster %s does not run the gates of kind-config/%s.yaml: %s", lc.name, name, r)
+		}
+		return ct, nil
 	}
-	lc.apiserverNode, lc.kubeletNode = nc.apiserver.String(), nc.kubelet.String()
-	// Pinned to the kubelet's node: in kind a node's container and its Node object share the name.
-	ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
-		NodeControl: nc, Node: lc.kubeletNode, Reconfigure: !t.opts.PerCell, PodPerCase: t.opts.PodPerCase,
-		InstallFlexDriver: true, Timeouts: t.opts.Timeouts, Ephemeral: !t.opts.Keep})
-	if err != nil {
-		return nil, fmt.Errorf("kind target: cluster %s: %w", lc.name, err)
+	if len(t.opts.KubeletReleases) == 0 {
+		kubelet := controlPlane
+		if len(workerNodes) > 0 {
+			kubelet = workerNodes[0]
+		}
+		lc.kubeletNode = kubelet.String()
+		if lc.target, err = newTarget(kubelet); err != nil {
+			return nil, err
+		}
+		return lc, nil
 	}
-	if r := cluster.GatesMismatch(cfg.Gates, ct.Gates()); r != "" {
-		return nil, fmt.Errorf("kind target: cluster %s does not run the gates of kind-config/%s.yaml: %s", lc.name, name, r)
+	if err := t.installKubelets(ctx, lc, controlPlane, workerNodes); err != nil {
+		return nil, err
 	}
-	lc.target = ct
+	lc.byRelease = map[string]*cluster.Target{}
+	for i, w := range workerNodes {
+		ct, err := newTarget(w)
+		if err != nil {
+			return nil, err
+		}
+		release := t.opts.KubeletReleases[i]
+		if _, got := ct.Versions(); got != release {
+			return nil, fmt.Errorf("kind target: cluster %s: worker %s runs kubelet %s, want %s", lc.name, w, got, release)
+		}
+		lc.byRelease[release] = ct
+	}
 	return lc, nil
+}
+
+// installKubelets gives the i-th worker the kubelet of KubeletReleases[i] (matrix.go), all at
+// once, and waits until each reports its release.
+func (t *Target) installKubelets(ctx context.Context, lc *liveCluster, controlPlane nodes.Node, workers []nodes.Node) error {
+	start := time.Now()
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		release := t.opts.KubeletReleases[i]
+		bin := t.opts.KubeletBinaries[release]
+		if release == nodeimage.KubernetesVersion {
+			continue // the node image's own
+		}
+		if bin == "" {
+			errs[i] = fmt.Errorf("kind target: no kubelet binary of %s", release)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := installKubelet(w, release, bin); err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = kubeletVersion(ctx, controlPlane, w, release)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("kind target: cluster %s: %w", lc.name, err)
+	}
+	t.logf("cluster %s: workers run kubelets %s (replaced in %s)", lc.name, strings.Join(t.opts.KubeletReleases, ", "), time.Since(start).Round(100*time.Millisecond))
+	return nil
 }
 
 func (t *Target) deleteCluster(name string) {
@@ -518,8 +607,8 @@ func (t *Target) deleteCluster(name string) {
 	delete(t.live, name)
 	if t.opts.Keep {
 		// The cluster stays: what the run made on it goes (deleting the cluster would do it).
-		if lc.target != nil {
-			if err := lc.target.Close(); err != nil {
+		for _, ct := range lc.targets {
+			if err := ct.Close(); err != nil {
 				t.logf("cluster %s: %v", lc.name, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package kind
 
 import (
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,7 @@ func TestParseArg(t *testing.T) {
 		{"pod-per-case", false, true, ""},
 		{"per-cell,pod-per-case", true, true, ""},
 		{"percell", false, false, `unknown option "percell" in "kind:percell"`},
+		{"matrix,per-cell", false, false, "kind@matrix is one cluster"},
 	} {
 		var o Options
 		err := parseArg(tc.arg, &o)
@@ -65,5 +67,36 @@ func TestParseArg(t *testing.T) {
 		if err != nil || o.PerCell != tc.perCell || o.PodPerCase != tc.perPod {
 			t.Errorf("%q: %+v, %v", tc.arg, o, err)
 		}
+	}
+}
+
+// kind@matrix: the node image's kubelet, then every older release the skew policy allows.
+func TestMatrixReleases(t *testing.T) {
+	got := MatrixReleases([]string{"v1.33.9", "v1.34.4", "v1.35.4", "v1.36.3", nodeimage.KubernetesVersion})
+	want := []string{nodeimage.KubernetesVersion, "v1.36.3", "v1.35.4", "v1.34.4"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("MatrixReleases = %v, want %v (v1.33 is four minors older than v1.37)", got, want)
+	}
+	var o Options
+	if err := parseArg(MatrixArg, &o); err != nil || len(o.KubeletReleases) != 4 {
+		t.Errorf("parseArg(matrix) = %v, %v: want four kubelet releases", o.KubeletReleases, err)
+	}
+}
+
+// A kubelet refuses a feature gate it does not know: an older worker's configuration keeps
+// only the gates its release has, and every other setting.
+func TestGatesOfRelease(t *testing.T) {
+	cfg := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\nfeatureGates:\n  EmptyDirVolumeMode: false\n  SomeOtherGate: true\n"
+	out, err := gatesOfRelease([]byte(cfg), "v1.34.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	if strings.Contains(s, "EmptyDirVolumeMode") || !strings.Contains(s, "SomeOtherGate: true") || !strings.Contains(s, "failCgroupV1: false") {
+		t.Errorf("v1.34 configuration:\n%s\nwant EmptyDirVolumeMode gone, the rest kept", s)
+	}
+	out, err = gatesOfRelease([]byte(cfg), "v1.37.1")
+	if err != nil || !strings.Contains(string(out), "EmptyDirVolumeMode: false") {
+		t.Errorf("v1.37 configuration:\n%s\n%v: want EmptyDirVolumeMode kept", out, err)
 	}
 }

@@ -9,11 +9,12 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
 func init() {
-	framework.RegisterTarget(Name, "a kind cluster created here from kind-config/ on a Kubernetes v1.37 node image built offline (cached), its gates reconfigured in place per skew cell, deleted after the run (--keep keeps it); kind:per-cell makes one cluster per kind-config, kind:pod-per-case one probe pod per case", newTarget)
+	framework.RegisterTarget(Name, "a kind cluster created here from kind-config/ on a Kubernetes v1.37 node image built offline (cached), its gates reconfigured in place per skew cell, deleted after the run (--keep keeps it); kind:per-cell makes one cluster per kind-config, kind:pod-per-case one probe pod per case; kind@matrix one cluster whose workers run the kubelet of every release the skew policy allows under it (older ones built from the module proxy, cached), each release's cells on its worker", newTarget)
 }
 
 // parseArg reads the target's argument: a comma-separated list of per-cell and pod-per-case.
@@ -27,9 +28,14 @@ func parseArg(arg string, o *Options) error {
 			o.PerCell = true
 		case "pod-per-case":
 			o.PodPerCase = true
+		case MatrixArg:
+			o.KubeletReleases = MatrixReleases(k8srelease.Releases)
 		default:
-			return fmt.Errorf("kind target: unknown option %q in %q: write kind, kind:per-cell, kind:pod-per-case or kind:per-cell,pod-per-case", w, "kind:"+arg)
+			return fmt.Errorf("kind target: unknown option %q in %q: write kind, kind:per-cell, kind:pod-per-case, kind:per-cell,pod-per-case or kind@matrix", w, "kind:"+arg)
 		}
+	}
+	if o.PerCell && len(o.KubeletReleases) > 0 {
+		return fmt.Errorf("kind target: %q: kind@matrix is one cluster, not one per cell; leave per-cell out", arg)
 	}
 	return nil
 }
@@ -59,7 +65,23 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 			opts.ProbeImage = images.ProbeImage
 		}
 	}
-	return New(opts)
+	if len(opts.KubeletReleases) == 0 {
+		return New(opts)
+	}
+	opts.KubeletBinaries = map[string]string{}
+	for _, r := range opts.KubeletReleases {
+		if r == nodeimage.KubernetesVersion {
+			continue
+		}
+		if opts.KubeletBinaries[r], err = k8srelease.Kubelet(o.InterruptContext(), r, os.Stderr); err != nil {
+			return nil, fmt.Errorf("kind target: %w", err)
+		}
+	}
+	t, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return t.Matrix(), nil
 }
 
 // Images are the probe image and the node image with it preloaded.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/execagent"
+	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/hostfeature"
 )
@@ -26,7 +27,7 @@ import (
 const Name = "upstream"
 
 func init() {
-	framework.RegisterTarget(Name, "the real Kubernetes apiserver validation and kubelet volume plugins of one release, built into an agent: upstream (= upstream@"+DefaultRelease+"), upstream@vX.Y.Z, or upstream@matrix: every kube-apiserver release x kubelet release the skew policy allows (needs root for node-side cases)", New)
+	framework.RegisterTarget(Name, "the real Kubernetes apiserver validation and kubelet volume plugins of one release, built into an agent: upstream (= upstream@"+k8srelease.DefaultRelease+"), upstream@vX.Y.Z, or upstream@matrix: every kube-apiserver release x kubelet release the skew policy allows (needs root for node-side cases)", New)
 	framework.RegisterHalves(Name,
 		func(opts framework.TargetOptions) (framework.APIServer, error) { return NewAPIServer(opts) },
 		func(opts framework.TargetOptions) (framework.Node, error) { return NewNode(opts) })
@@ -65,7 +66,7 @@ func NewMatrix(opts framework.TargetOptions) (framework.Target, error) {
 		}
 		return nil, err
 	}
-	for _, release := range Releases {
+	for _, release := range k8srelease.Releases {
 		o := opts
 		o.Arg = release
 		a, err := NewAPIServer(o)
@@ -99,9 +100,9 @@ func NewMatrix(opts framework.TargetOptions) (framework.Target, error) {
 func agentOptions(opts framework.TargetOptions) (framework.TargetOptions, string, error) {
 	release := opts.Arg
 	if release == "" {
-		release = DefaultRelease
+		release = k8srelease.DefaultRelease
 	}
-	path, err := Agent(opts.InterruptContext(), release, nil)
+	path, err := k8srelease.Agent(opts.InterruptContext(), release, nil)
 	if err != nil {
 		return opts, "", err
 	}

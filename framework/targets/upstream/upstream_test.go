@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/probe"
 )
@@ -76,7 +77,7 @@ func TestRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tgt.Close()
-	if info := tgt.Info(); info.Name != Name || info.Version != DefaultRelease {
+	if info := tgt.Info(); info.Name != Name || info.Version != k8srelease.DefaultRelease {
 		t.Fatalf("Info() = %+v", info)
 	}
 }

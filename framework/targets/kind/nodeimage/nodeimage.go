@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/k8srelease"
 )
 
 // Versions of what the image holds. KubernetesVersion must match build/kindnode/go.mod.
@@ -265,15 +266,7 @@ var KubernetesCommands = []string{"kubeadm", "kubelet", "kubectl", "kube-apiserv
 
 func (b *builder) ldflags() string {
 	// kubeadm and kind read the version from these (hack/lib/version.sh kube::version::ldflags).
-	v := KubernetesVersion
-	major, minor, _ := strings.Cut(strings.TrimPrefix(v, "v"), ".")
-	minor, _, _ = strings.Cut(minor, ".")
-	var f []string
-	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
-		f = append(f, "-X", pkg+".gitVersion="+v, "-X", pkg+".gitMajor="+major, "-X", pkg+".gitMinor="+minor,
-			"-X", pkg+".gitTreeState=clean")
-	}
-	return "-s -w " + strings.Join(f, " ")
+	return "-s -w " + k8srelease.VersionLDFlags(KubernetesVersion)
 }
 
 func (b *builder) moduleKey(extra ...string) (string, error) {

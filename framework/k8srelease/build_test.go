@@ -1,10 +1,12 @@
-package upstream
+package k8srelease
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,6 +95,34 @@ func TestGenerateAnotherRelease(t *testing.T) {
 	if goFiles < 5 {
 		t.Errorf("generated module has %d Go files, want the agent's", goFiles)
 	}
+	// The kubelet of the release is built in the same module: its tools.go has tidy resolve it.
+	tools, err := os.ReadFile(filepath.Join(dir, "tools.go"))
+	if err != nil || !strings.Contains(string(tools), "//go:build tools") || !strings.Contains(string(tools), `_ "k8s.io/kubernetes/cmd/kubelet"`) {
+		t.Errorf("generated module's tools.go = %q, %v: want a tools-tagged import of the kubelet command", tools, err)
+	}
+}
+
+// The kubelet reports its release (Node.status.nodeInfo.kubeletVersion), as hack/lib/version.sh
+// stamps it.
+func TestVersionLDFlags(t *testing.T) {
+	got := VersionLDFlags("v1.34.4")
+	for _, want := range []string{"-X k8s.io/component-base/version.gitVersion=v1.34.4", "-X k8s.io/component-base/version.gitMinor=34",
+		"-X k8s.io/component-base/version.gitMajor=1", "-X k8s.io/client-go/pkg/version.gitVersion=v1.34.4"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("VersionLDFlags(v1.34.4) = %q, lacks %q", got, want)
+		}
+	}
+}
+
+// The node image's own kubelet is not built here: asking for it is a one-line error.
+func TestKubeletOfThePinnedRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the v1.37.1 agent when it is not cached")
+	}
+	_, err := Kubelet(context.Background(), DefaultRelease, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "the kind node image's own kubelet") {
+		t.Errorf("Kubelet(%s) = %v, want a refusal", DefaultRelease, err)
+	}
 }
 
 // The cache key changes with the release and with the agent's source.
@@ -180,7 +210,7 @@ func TestReleasesCoverTheSupportedMinors(t *testing.T) {
 		t.Fatalf("Releases = %v, want one per supported minor %v ending with %s", Releases, framework.SupportedReleases, DefaultRelease)
 	}
 	for i, r := range Releases {
-		if minorOf(r) != framework.SupportedReleases[i] {
+		if "v1."+strconv.Itoa(framework.ReleaseMinor(r)) != framework.SupportedReleases[i] {
 			t.Errorf("Releases[%d] = %s, want a release of %s", i, r, framework.SupportedReleases[i])
 		}
 	}

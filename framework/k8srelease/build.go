@@ -1,4 +1,10 @@
-package upstream
+// Package k8srelease builds the Kubernetes code of a release from the module proxy, for the
+// targets that run it: the upstream agent (agents/upstream compiled against k8s.io/kubernetes at
+// that release, Agent) and the kubelet command of that release (Kubelet, which a kind worker
+// runs in place of its own: release skew on real nodes). Both are built in a module generated per
+// release (k8s.io/kubernetes at the release, each of its staging modules at v0.N.P) and cached in
+// CacheDir, one directory per release, under a key of what they are built from.
+package k8srelease
 
 import (
 	"bytes"
@@ -38,7 +44,7 @@ const AgentDir = "agents/upstream"
 const EnvSource = "VOLPERM_SOURCE"
 
 func init() {
-	framework.RegisterEnv(framework.EnvVar{Name: EnvSource, Owner: Name, Meaning: "the volperm checkout whose " + AgentDir + " the upstream agent is built from (default: found from the working directory, then from the volperm binary, upwards)"})
+	framework.RegisterEnv(framework.EnvVar{Name: EnvSource, Owner: "upstream", Meaning: "the volperm checkout whose " + AgentDir + " the upstream agent is built from (default: found from the working directory, then from the volperm binary, upwards)"})
 }
 
 var releaseRE = regexp.MustCompile(`^v1\.(\d+)\.(\d+)$`)
@@ -110,6 +116,76 @@ func agent(ctx context.Context, release string, log io.Writer) (string, error) {
 	}
 	prune(dir, filepath.Base(bin))
 	return bin, nil
+}
+
+// Kubelet returns the path of the kubelet command of release ("v1.34.4"), building it first
+// when the cache has none: in the module generated for the release's agent (Agent builds that
+// first), whose Kubernetes packages are then compiled already, with the version the kubelet
+// reports (hack/lib/version.sh's ldflags: Node.status.nodeInfo.kubeletVersion). It links the
+// module's dependency versions, which volperm's own requirements may have raised above the
+// release's (docs/releases.md "Kubelets of other releases"). The release agents/upstream/go.mod
+// pins is the kind node image's own kubelet: asking for it is an error.
+func Kubelet(ctx context.Context, release string, log io.Writer) (string, error) {
+	if log == nil {
+		log = os.Stderr
+	}
+	agentBin, err := Agent(ctx, release, log)
+	if err != nil {
+		return "", err
+	}
+	src, err := sourceRoot()
+	if err != nil {
+		return "", err
+	}
+	if pinned, err := pinnedRelease(filepath.Join(src, AgentDir)); err != nil {
+		return "", err
+	} else if release == pinned {
+		return "", fmt.Errorf("kubelet %s: that is the kind node image's own kubelet, not built here", release)
+	}
+	dir := filepath.Dir(agentBin)
+	// The agent's key names the module the kubelet is built in.
+	bin := filepath.Join(dir, "kubelet-"+strings.TrimPrefix(filepath.Base(agentBin), "volperm-upstream-agent-"))
+	if _, err := os.Stat(bin); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(bin, now, now)
+		return bin, nil
+	}
+	unlock, err := lock(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	work := filepath.Join(dir, "src")
+	if _, err := os.Stat(filepath.Join(work, "tools.go")); err != nil {
+		return "", fmt.Errorf("kubelet %s: the agent's module %s has no tools.go: remove %s and run again", release, work, agentBin)
+	}
+	tmp := bin + ".tmp"
+	defer os.Remove(tmp)
+	if err := goCmd(ctx, work, log, "building the kubelet of Kubernetes "+release+" (its packages are mostly compiled for the agent: about a minute)",
+		"build", "-ldflags", "-s -w "+VersionLDFlags(release), "-o", tmp, "k8s.io/kubernetes/cmd/kubelet"); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", err
+	}
+	prune(dir, filepath.Base(agentBin), filepath.Base(bin))
+	return bin, nil
+}
+
+// VersionLDFlags are the -X flags that make a Kubernetes command report release as its version
+// (hack/lib/version.sh kube::version::ldflags); kubeadm and kind read it too.
+func VersionLDFlags(release string) string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(release, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var f []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		f = append(f, "-X", pkg+".gitVersion="+release, "-X", pkg+".gitMajor="+major, "-X", pkg+".gitMinor="+minor,
+			"-X", pkg+".gitTreeState=clean")
+	}
+	return strings.Join(f, " ")
 }
 
 // CacheDir is where built agents live: framework.CacheDir("upstream"), one directory per
@@ -287,12 +363,25 @@ func generate(agent, src, release, work string, goMod func(release string) ([]by
 	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644); err != nil {
 		return "", err
 	}
+	if err := os.WriteFile(filepath.Join(work, "tools.go"), []byte(kubeletTools), 0o644); err != nil {
+		return "", err
+	}
 	sum, err := os.ReadFile(filepath.Join(agent, "go.sum"))
 	if err != nil {
 		return "", err
 	}
 	return work, os.WriteFile(filepath.Join(work, "go.sum"), sum, 0o644)
 }
+
+// kubeletTools is the generated module's tools.go: it makes `go mod tidy` resolve the modules
+// of the release's kubelet command too, so that Kubelet can build it in the agent's module
+// (never compiled into the agent: the tools tag is never set).
+const kubeletTools = `//go:build tools
+
+package main
+
+import _ "k8s.io/kubernetes/cmd/kubelet"
+`
 
 // moduleFile is the go.mod of the agent for release: the go version of agents/upstream/go.mod,
 // k8s.io/kubernetes at release, volperm's packages from src, and every staging module of that
@@ -392,14 +481,14 @@ const pruneAge = 24 * time.Hour
 
 // prune removes the release's agents built from other sources than keep, a day after they were
 // last built or used.
-func prune(dir, keep string) {
+func prune(dir string, keep ...string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		n := e.Name()
-		if !strings.HasPrefix(n, "volperm-upstream-agent-") || n == keep {
+		if !(strings.HasPrefix(n, "volperm-upstream-agent-") || strings.HasPrefix(n, "kubelet-")) || slices.Contains(keep, n) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > pruneAge {

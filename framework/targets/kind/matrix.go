@@ -1,0 +1,197 @@
+package kind
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/knowndiff"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
+)
+
+// Release skew on real nodes (kind@matrix, docs/releases.md "Release skew on kind"): one
+// cluster whose control plane runs the node image's release and which has one worker per kubelet
+// release (Options.KubeletReleases). kubeadm of the node image's release joins every worker;
+// then a worker of another release has its kubelet binary replaced by that release's and
+// restarted, as kubeadm's kinder skew jobs run older kubelets under a newer control plane. Each
+// kubelet release's cells (framework.Matrix) run on its worker, through a cluster target pinned
+// to it; the apiserver is shared, each target reads its gates before a batch
+// (cluster.Options.SharedAPIServer).
+
+// MatrixArg is the argument of the release-skew cluster: kind@matrix.
+const MatrixArg = "matrix"
+
+// MatrixReleases are the kubelet releases of kind@matrix, newest first: the node image's and
+// each given release the skew policy allows under it (kubelet not newer, at most
+// framework.MaxKubeletSkew minors older).
+func MatrixReleases(releases []string) []string {
+	api := framework.ReleaseMinor(nodeimage.KubernetesVersion)
+	out := []string{nodeimage.KubernetesVersion}
+	for i := len(releases) - 1; i >= 0; i-- {
+		r := releases[i]
+		m := framework.ReleaseMinor(r)
+		if m < api && api-m <= framework.MaxKubeletSkew {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// minorOf is "v1.N" of "v1.N.P".
+func minorOf(release string) string { return fmt.Sprintf("v1.%d", framework.ReleaseMinor(release)) }
+
+// Matrix is the target's cells, one per kubelet release, all on the target's one cluster
+// (created by the first batch): framework.Matrix hands each cell its cases. Its Close closes t.
+func (t *Target) Matrix() *framework.Matrix {
+	api := minorOf(nodeimage.KubernetesVersion)
+	by := map[framework.Releases]framework.Target{}
+	var cells []framework.Releases
+	for _, r := range t.opts.KubeletReleases {
+		c := &cell{t: t, release: r}
+		c.batch = cluster.NewBatch(c.observeBatch, t.supportsOn(r))
+		rel := framework.Releases{APIServer: api, Kubelet: minorOf(r)}
+		by[rel] = c
+		cells = append(cells, rel)
+	}
+	return framework.NewMatrix(Name, cells, by, []io.Closer{t})
+}
+
+// cell is the cases of one kubelet release: they run on that release's worker.
+type cell struct {
+	t       *Target
+	release string
+	batch   *cluster.Batch
+}
+
+func (c *cell) Info() framework.TargetInfo {
+	return framework.TargetInfo{Name: Name, Version: c.release, Details: map[string]string{
+		"apiserver": nodeimage.KubernetesVersion, "kubelet": c.release, "nodeImage": c.t.opts.NodeImage}}
+}
+
+func (c *cell) Supports(k *framework.Case) (bool, string) { return c.batch.Supports(k) }
+
+func (c *cell) Prepare(ctx context.Context, cases []*framework.Case) error {
+	return c.batch.Prepare(ctx, cases)
+}
+
+func (c *cell) Observe(ctx context.Context, k *framework.Case) (*framework.Observation, error) {
+	return c.batch.Observe(ctx, k)
+}
+
+// Close does nothing: the matrix closes the target, which deletes the cluster.
+func (c *cell) Close() error { return nil }
+
+func (c *cell) KnownDifference(k *framework.Case) (string, bool) { return knowndiff.Explain(k) }
+
+// observeBatch runs cases on the worker of the cell's release.
+func (c *cell) observeBatch(ctx context.Context, cases []*framework.Case) []cluster.Result {
+	out := make([]cluster.Result, len(cases))
+	if len(cases) == 0 {
+		return out
+	}
+	lc, err := c.t.cluster(ctx, c.t.startConfig(cases))
+	if err == nil && lc.byRelease[c.release] == nil {
+		err = fmt.Errorf("kind target: cluster %s has no worker of kubelet %s", lc.name, c.release)
+	}
+	if err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	ct := lc.byRelease[c.release]
+	start, pods := time.Now(), ct.PodStarts()
+	out = ct.ObserveBatch(ctx, cases)
+	c.t.countPods(ct.PodStarts() - pods)
+	c.t.logf("%s, kubelet %s: %d cases, %d pod starts, in %s", lc.name, c.release, len(cases), ct.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
+	return out
+}
+
+var (
+	_ framework.Batcher          = (*cell)(nil)
+	_ framework.KnownDifferences = (*cell)(nil)
+)
+
+// kubeletBinary is where a replaced kubelet's binary goes on a node: the path of the kubelet
+// systemd unit's ExecStart (kind's images/base/files/etc/systemd/system/kubelet.service).
+const kubeletBinary = "/usr/bin/kubelet"
+
+// installKubelet makes node run the kubelet of release from bin: the binary replaces the
+// node's (renamed into place, the running one keeps its inode), the configuration keeps only
+// the feature gates that release has (a kubelet refuses a gate it does not know), and the
+// kubelet restarts. kubeletVersion then waits until the Node reports the release.
+func installKubelet(node nodes.Node, release, bin string) error {
+	f, err := os.Open(bin)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tmp := kubeletBinary + ".volperm"
+	if err := node.Command("sh", "-c", `cat > "$1" && chmod 0755 "$1" && "$1" --version`, "sh", tmp).SetStdin(f).Run(); err != nil {
+		return fmt.Errorf("copy the kubelet of %s into %s: %w", release, node, err)
+	}
+	var raw bytes.Buffer
+	if err := node.Command("cat", kubeletConfig).SetStdout(&raw).Run(); err != nil {
+		return fmt.Errorf("read %s on %s: %w", kubeletConfig, node, err)
+	}
+	out, err := gatesOfRelease(raw.Bytes(), release)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", kubeletConfig, node, err)
+	}
+	if err := node.Command("cp", "/dev/stdin", kubeletConfig).SetStdin(bytes.NewReader(out)).Run(); err != nil {
+		return fmt.Errorf("write %s on %s: %w", kubeletConfig, node, err)
+	}
+	if err := node.Command("sh", "-c", `mv "$1" "$2" && systemctl restart kubelet`, "sh", tmp, kubeletBinary).Run(); err != nil {
+		return fmt.Errorf("start the kubelet of %s on %s: %w", release, node, err)
+	}
+	return nil
+}
+
+// gatesOfRelease is a kubelet configuration without the feature gates volperm knows that
+// release lacks (framework.ReleaseHas).
+func gatesOfRelease(raw []byte, release string) ([]byte, error) {
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		return nil, err
+	}
+	if g, ok := cfg["featureGates"].(map[string]any); ok {
+		for name := range g {
+			if _, known := framework.KnownGates[name]; known && !framework.ReleaseHas(release, name) {
+				delete(g, name)
+			}
+		}
+	}
+	return yaml.Marshal(cfg)
+}
+
+// kubeletVersion waits until the API reports node's kubelet as release and Ready (asked with
+// the control plane's kubectl); on timeout it says what the kubelet last logged.
+func kubeletVersion(ctx context.Context, controlPlane, node nodes.Node, release string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	var last string
+	for time.Now().Before(deadline) {
+		var out bytes.Buffer
+		err := controlPlane.CommandContext(ctx, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "get", "node", node.String(),
+			"-o", `jsonpath={.status.nodeInfo.kubeletVersion} {.status.conditions[?(@.type=="Ready")].status}`).SetStdout(&out).Run()
+		last = strings.TrimSpace(out.String())
+		if err == nil && last == release+" True" {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(time.Second)
+	}
+	var journal bytes.Buffer
+	_ = node.Command("journalctl", "-u", "kubelet", "-n", "15", "--no-pager").SetStdout(&journal).Run()
+	return fmt.Errorf("node %s does not report a Ready kubelet %s after 2 min (it reports %q); its kubelet logged:\n%s", node, release, last, journal.String())
+}
