@@ -173,6 +173,49 @@ type Step struct {
 	// kubelet's sync then sets up again the volumes that need a remount (secret, configMap,
 	// downwardAPI, projected) with the new data (docs/spec.md [steps.update-sources]).
 	UpdateSources map[string]map[string]string `json:"updateSources,omitempty"`
+	// KubeletRelease replaces the node's kubelet by one of this release ("v1.36"), which
+	// restarts it: it sets every volume of the running pod up again, decoding the pod as its
+	// release knows it, with the kubelet gates in force that its release has (the others are
+	// removed from its configuration: a kubelet refuses a gate it does not know) (docs/spec.md
+	// [steps.kubelet-release]). The case is created under c.Releases' kubelet.
+	KubeletRelease string `json:"kubeletRelease,omitempty"`
+}
+
+// ChangesKubeletRelease reports whether a step of c replaces the kubelet by another release's:
+// a node that cannot (one agent of one release) must say so in its Supports.
+func ChangesKubeletRelease(c *Case) bool {
+	for _, s := range c.After {
+		if s.KubeletRelease != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ObservedReleases are the releases c is observed under: its apiserver's, and the kubelet's
+// after its last kubeletRelease step (c.Releases' kubelet when none). framework.Matrix runs a
+// case in the cell it is observed in.
+func ObservedReleases(c *Case) Releases {
+	r := Releases{APIServer: c.Releases.Of(true), Kubelet: c.Releases.Of(false)}
+	for _, s := range c.After {
+		if s.KubeletRelease != "" {
+			r.Kubelet = s.KubeletRelease
+		}
+	}
+	return r
+}
+
+// GatesOfRelease is gates without the ones volperm knows that release lacks (a kubelet of a
+// release refuses a gate it does not know: [steps.kubelet-release]).
+func GatesOfRelease(gates map[string]bool, release string) map[string]bool {
+	out := map[string]bool{}
+	for name, on := range gates {
+		if _, known := KnownGates[name]; known && !ReleaseHas(release, name) {
+			continue
+		}
+		out[name] = on
+	}
+	return out
 }
 
 // UpdatesSources reports whether a step of c updates sources: a node whose lifecycle.Pod is no

@@ -476,15 +476,29 @@ func (c *Case) validateReleases() error {
 		field string
 		g     Gates
 	}{{"gates", c.Gates}}
+	// A setGates step's kubelet gates exist in the kubelet release in force at that step.
+	kubeletAt := []string{c.Releases.Of(false)}
+	kubelet := c.Releases.Of(false)
 	for i, s := range c.After {
+		if s.KubeletRelease != "" {
+			field := fmt.Sprintf("after[%d].kubeletRelease", i)
+			if !slices.Contains(SupportedReleases, s.KubeletRelease) {
+				return fmt.Errorf("%s: unknown release %q; use one of %s", field, s.KubeletRelease, strings.Join(SupportedReleases, ", "))
+			}
+			if err := (Releases{APIServer: c.Releases.APIServer, Kubelet: s.KubeletRelease}).validate(); err != nil {
+				return fmt.Errorf("%s: %w", field, err)
+			}
+			kubelet = s.KubeletRelease
+		}
 		if s.SetGates != nil {
 			sets = append(sets, struct {
 				field string
 				g     Gates
 			}{fmt.Sprintf("after[%d].setGates", i), *s.SetGates})
+			kubeletAt = append(kubeletAt, kubelet)
 		}
 	}
-	for _, s := range sets {
+	for j, s := range sets {
 		for _, comp := range []struct {
 			name  string
 			api   bool
@@ -494,7 +508,11 @@ func (c *Case) validateReleases() error {
 				if _, known := KnownGates[g]; !known {
 					continue // validateGates and validateStep name it
 				}
-				if r := c.Releases.Of(comp.api); !ReleaseHas(r, g) {
+				r := c.Releases.Of(true)
+				if !comp.api {
+					r = kubeletAt[j]
+				}
+				if !ReleaseHas(r, g) {
 					return fmt.Errorf("%s.%s: gate %s does not exist in %s %s (it refuses the flag): leave it unset there", s.field, comp.name, g, comp.name, r)
 				}
 			}
@@ -543,13 +561,13 @@ func validateSourceKeys(field string, sources map[string]map[string]string) erro
 
 func validateStep(field string, s Step, vols map[string]string) error {
 	n := 0
-	for _, set := range []bool{s.Chmod != nil, s.SetGates != nil, s.RestartKubelet, len(s.UpdateSources) > 0} {
+	for _, set := range []bool{s.Chmod != nil, s.SetGates != nil, s.RestartKubelet, len(s.UpdateSources) > 0, s.KubeletRelease != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("%s: set exactly one of chmod, setGates, restartKubelet, updateSources (found %d); use one step per action", field, n)
+		return fmt.Errorf("%s: set exactly one of chmod, setGates, restartKubelet, updateSources, kubeletRelease (found %d); use one step per action", field, n)
 	}
 	switch {
 	case s.Chmod != nil:

@@ -32,9 +32,10 @@ func NewMatrix(name string, cells []Releases, by map[Releases]Target, closers []
 // Cells are the matrix's cells, newest first (RunAsReleases).
 func (m *Matrix) Cells() []Releases { return m.cells }
 
-// cell is the target of c's cell, or why there is none.
+// cell is the target of c's cell, or why there is none: the cell c is observed in (a case whose
+// steps replace the kubelet runs where its last kubelet release is: ObservedReleases).
 func (m *Matrix) cell(c *Case) (Target, string) {
-	r := Releases{APIServer: c.Releases.Of(true), Kubelet: c.Releases.Of(false)}
+	r := ObservedReleases(c)
 	if t, ok := m.by[r]; ok {
 		return t, ""
 	}

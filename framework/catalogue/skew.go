@@ -44,7 +44,7 @@ func skewCase(name, desc string, g framework.Gates, after []framework.Step) *fra
 }
 
 func skewCases() []*framework.Case {
-	return append(append(append(append(append(flipCases(), sequenceCases()...), updateCases()...), releaseCases()...), ownerSkewCases()...), ownerReleaseCases()...)
+	return append(append(append(append(append(append(flipCases(), sequenceCases()...), updateCases()...), releaseCases()...), ownerSkewCases()...), ownerReleaseCases()...), kubeletReleaseCases()...)
 }
 
 // flipCases: every cell, one component flipped, the pod created before the flip (it keeps what

@@ -97,6 +97,17 @@ type NodeControl interface {
 	SetAPIServerGates(ctx context.Context, gates map[string]bool) error
 }
 
+// KubeletReleaser is a NodeControl that can also replace the node's kubelet by one of another
+// release, for kubeletRelease steps (docs/spec.md [steps.kubelet-release]); kind@matrix's is.
+type KubeletReleaser interface {
+	// KubeletReleases are the releases ("v1.36") it can give the node.
+	KubeletReleases() []string
+	// SetKubeletRelease replaces the kubelet's binary by one of release, writes gates (only
+	// gates that release has) into its configuration and restarts it; it returns once the API
+	// reports the node's kubelet as that release.
+	SetKubeletRelease(ctx context.Context, release string, gates map[string]bool) error
+}
+
 // Target runs cases on a cluster.
 type Target struct {
 	opts    Options
@@ -108,6 +119,9 @@ type Target struct {
 	version string
 	// kubeletVersion is what the node's kubelet reports (Node.status.nodeInfo.kubeletVersion).
 	kubeletVersion string
+	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
+	// but during a history that replaces the kubelet (setKubeletRelease).
+	release string
 	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
 	gates framework.Gates
 	batch *Batch
@@ -215,6 +229,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 		return nil, fmt.Errorf("cluster target: node %s: %w", t.node, err)
 	}
 	t.kubeletVersion = node.Status.NodeInfo.KubeletVersion
+	t.release = minorOf(t.kubeletVersion)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -389,6 +404,17 @@ func (t *Target) supports(c *framework.Case) (bool, string) {
 	if r := ReleasesMismatch(c, t.version, t.kubeletVersion); r != "" {
 		return false, r
 	}
+	if framework.ChangesKubeletRelease(c) {
+		kr, ok := t.opts.NodeControl.(KubeletReleaser)
+		if !ok || !t.opts.Reconfigure {
+			return false, "a kubeletRelease step replaces the node's kubelet: only a target that has the kubelet binaries of other releases and controls the node does (kind@matrix)"
+		}
+		for _, s := range append([]framework.Step{{KubeletRelease: c.Releases.Of(false)}}, c.After...) {
+			if s.KubeletRelease != "" && !slices.Contains(kr.KubeletReleases(), s.KubeletRelease) {
+				return false, fmt.Sprintf("needs the kubelet of %s, which this target cannot give node %s (it has %s)", s.KubeletRelease, t.node, strings.Join(kr.KubeletReleases(), ", "))
+			}
+		}
+	}
 	if t.opts.NodeControl == nil && needsNodeControl(c) {
 		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
 	}
@@ -426,11 +452,14 @@ func GatesMismatch(want, have framework.Gates) string {
 
 // ReleasesMismatch says how the releases of c's cell differ from those a cluster's apiserver
 // and kubelet report, versions as v1.N.P ("" = none).
+// A case whose steps replace the kubelet is compared by the releases it is observed under
+// (framework.ObservedReleases): the node's own release is where its history ends.
 func ReleasesMismatch(c *framework.Case, apiserver, kubelet string) string {
-	if c.Releases.Of(true) == minorOf(apiserver) && c.Releases.Of(false) == minorOf(kubelet) {
+	r := framework.ObservedReleases(c)
+	if r.APIServer == minorOf(apiserver) && r.Kubelet == minorOf(kubelet) {
 		return ""
 	}
-	return fmt.Sprintf("needs kube-apiserver %s and kubelet %s; the cluster runs kube-apiserver %s and kubelet %s", c.Releases.Of(true), c.Releases.Of(false), apiserver, kubelet)
+	return fmt.Sprintf("needs kube-apiserver %s and kubelet %s; the cluster runs kube-apiserver %s and kubelet %s", r.APIServer, r.Kubelet, apiserver, kubelet)
 }
 
 // minorOf is the "v1.N" of a version "v1.N.P[-...]", as cases name releases.

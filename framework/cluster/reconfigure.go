@@ -98,7 +98,7 @@ func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
 	for _, r := range runs {
 		switch {
 		case r.err != nil:
-		case hasGateSteps(r.c) && !hasChmodSteps(r.c):
+		case (hasGateSteps(r.c) || framework.ChangesKubeletRelease(r.c)) && !hasChmodSteps(r.c):
 			histories = append(histories, r)
 		default:
 			plain = append(plain, r)
@@ -193,10 +193,12 @@ func hasChmodSteps(c *framework.Case) bool {
 	return false
 }
 
-// timeline is one gate history: start, then steps; created[k] are the cases whose pods are
-// created before steps[k] (created[len(steps)]: at the end).
+// timeline is one gate history: start (the gates, and the kubelet's release, "v1.N"), then
+// steps; created[k] are the cases whose pods are created before steps[k] (created[len(steps)]:
+// at the end).
 type timeline struct {
 	start   framework.Gates
+	release string
 	steps   []framework.Step
 	created [][]*caseRun
 }
@@ -209,11 +211,13 @@ func (tl *timeline) runs() []*caseRun {
 	return out
 }
 
-// at is the gates in force before steps[k], and whether the kubelet's configuration is the
-// one it runs (a kubelet gate set but not yet restarted is not a point a case can start at).
-func (tl *timeline) at(k int) (framework.Gates, bool) {
+// at is the gates in force and the kubelet's release before steps[k], and whether the kubelet's
+// configuration is the one it runs (a kubelet gate set but not yet restarted is not a point a
+// case can start at).
+func (tl *timeline) at(k int) (framework.Gates, string, bool) {
 	g := framework.Gates{APIServer: maps.Clone(tl.start.APIServer), Kubelet: maps.Clone(tl.start.Kubelet)}
 	configured := maps.Clone(g.Kubelet)
+	release := tl.release
 	for _, s := range tl.steps[:k] {
 		switch {
 		case s.SetGates != nil:
@@ -221,27 +225,38 @@ func (tl *timeline) at(k int) (framework.Gates, bool) {
 			maps.Copy(configured, s.SetGates.Kubelet)
 		case s.RestartKubelet:
 			g.Kubelet = maps.Clone(configured)
+		case s.KubeletRelease != "":
+			release = s.KubeletRelease
+			configured = framework.GatesOfRelease(configured, release)
+			g.Kubelet = maps.Clone(configured)
 		}
 	}
-	return g, maps.Equal(configured, g.Kubelet)
+	return g, release, maps.Equal(configured, g.Kubelet)
+}
+
+// pointKey names a point of a history: the kubelet's release and the gates in force, of the
+// kubelet only those its release has.
+func pointKey(g framework.Gates, release string) string {
+	return release + " " + cellKey(framework.Gates{APIServer: g.APIServer, Kubelet: framework.GatesOfRelease(g.Kubelet, release)})
 }
 
 // attach puts r into the first timeline of which it is a later part (the same remaining steps
-// from a point where the gates are the ones r is created with), or starts a new one. Longer
-// histories should be attached first.
+// from a point where the gates and the kubelet's release are the ones r is created with), or
+// starts a new one. Longer histories should be attached first.
 func attach(lines []*timeline, r *caseRun, gates framework.Gates) []*timeline {
 	want := stepsKey(r.c.After)
+	created := r.c.Releases.Of(false)
 	for _, tl := range lines {
 		k := len(tl.steps) - len(r.c.After)
 		if k < 0 || stepsKey(tl.steps[k:]) != want {
 			continue
 		}
-		if g, settled := tl.at(k); settled && cellKey(g) == cellKey(gates) {
+		if g, release, settled := tl.at(k); settled && pointKey(g, release) == pointKey(gates, created) {
 			tl.created[k] = append(tl.created[k], r)
 			return lines
 		}
 	}
-	tl := &timeline{start: gates, steps: r.c.After, created: make([][]*caseRun, len(r.c.After)+1)}
+	tl := &timeline{start: gates, release: created, steps: r.c.After, created: make([][]*caseRun, len(r.c.After)+1)}
 	tl.created[0] = []*caseRun{r}
 	return append(lines, tl)
 }
@@ -256,9 +271,27 @@ func stepsKey(s []framework.Step) string {
 // end.
 func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 	start := time.Now()
-	if err := t.reconfigure(ctx, tl.start, true); err != nil {
+	home := minorOf(t.kubeletVersion)
+	if tl.release != home {
+		// Created under another kubelet: the apiserver first, then that kubelet with the
+		// start's gates it has. The history ends on the node's own release (a matrix routes a
+		// case to the node of its last kubelet release); if it does not, the node gets it back.
+		if err := t.reconfigure(ctx, framework.Gates{APIServer: tl.start.APIServer, Kubelet: t.gates.Kubelet}, true); err != nil {
+			return err
+		}
+		if err := t.setKubeletRelease(ctx, tl.release, framework.GatesOfRelease(tl.start.Kubelet, tl.release), false); err != nil {
+			return err
+		}
+	} else if err := t.reconfigure(ctx, tl.start, true); err != nil {
 		return err
 	}
+	defer func() {
+		if t.release != home {
+			if err := t.setKubeletRelease(context.WithoutCancel(ctx), home, t.fullGates(framework.Gates{}).Kubelet, false); err != nil {
+				t.logf("give node %s its kubelet %s back: %v", t.node, home, err)
+			}
+		}
+	}()
 	ns, err := t.createNamespace(ctx)
 	if ns != "" {
 		defer t.deleteNamespace(ns)
@@ -317,14 +350,52 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 			}
 			t.gates.Kubelet = maps.Clone(configured)
 			t.logf("kubelet restarted with %s in %s", cellKey(framework.Gates{Kubelet: configured}), time.Since(begin).Round(100*time.Millisecond))
+		case s.KubeletRelease != "":
+			// [steps.kubelet-release]: the gates that release lacks leave the configuration.
+			configured = framework.GatesOfRelease(configured, s.KubeletRelease)
+			if err := t.setKubeletRelease(ctx, s.KubeletRelease, configured, true); err != nil {
+				return fmt.Errorf("step %d: %w", k, err)
+			}
 		default:
-			return fmt.Errorf("step %d: only gate changes and kubelet restarts are run in a timeline", k)
+			return fmt.Errorf("step %d: only gate changes, kubelet restarts and kubelet releases are run in a timeline", k)
 		}
 	}
 	for _, p := range pods {
 		p.fail(t.explain(ctx, p, t.finishPod(ctx, p)))
 	}
 	t.logf("timeline of %d cases through %d steps in %s", len(tl.runs()), len(tl.steps), time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// setKubeletRelease replaces the node's kubelet by one of release with gates (KubeletReleaser)
+// and waits until it reports them; with pods, it then waits for the volume manager to set their
+// volumes up again (kubeletSettle), as after a restart.
+func (t *Target) setKubeletRelease(ctx context.Context, release string, gates map[string]bool, pods bool) error {
+	kr, ok := t.opts.NodeControl.(KubeletReleaser)
+	if !ok {
+		return fmt.Errorf("node %s: this target cannot replace the kubelet", t.node)
+	}
+	begin := time.Now()
+	if err := kr.SetKubeletRelease(ctx, release, gates); err != nil {
+		return err
+	}
+	var got map[string]bool
+	err := waitFor(ctx, 90*time.Second, 500*time.Millisecond, "kubelet "+release+" of "+t.node+" back", func() (bool, error) {
+		var err error
+		got, err = t.featureGatesOnce(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics")
+		if err != nil {
+			return false, nil // restarting
+		}
+		return GatesMismatch(framework.Gates{Kubelet: gates}, framework.Gates{Kubelet: got}) == "", nil
+	})
+	if err != nil {
+		return err
+	}
+	t.gates.Kubelet, t.release = got, release
+	if pods {
+		time.Sleep(kubeletSettle)
+	}
+	t.logf("kubelet of node %s replaced by %s with %s in %s", t.node, release, cellKey(framework.Gates{Kubelet: gates}), time.Since(begin).Round(100*time.Millisecond))
 	return nil
 }
 

@@ -41,7 +41,7 @@ func TestTimelinesOfTheSkewArea(t *testing.T) {
 			n += len(rs)
 			for _, r := range rs {
 				// Every case starts where the history is in its own gates, with its own steps left.
-				g, settled := tl.at(k)
+				g, _, settled := tl.at(k)
 				if !settled || cellKey(g) != cellKey(tg.fullGates(r.c.Gates)) || stepsKey(tl.steps[k:]) != stepsKey(r.c.After) {
 					t.Errorf("case %q attached at step %d of a timeline that is elsewhere", r.c.Name, k)
 				}
@@ -76,7 +76,7 @@ func TestTimelineAt(t *testing.T) {
 	for k, want := range []struct {
 		api, kubelet, settled bool
 	}{{false, false, true}, {true, false, true}, {true, false, false}, {true, true, true}} {
-		g, settled := tl.at(k)
+		g, _, settled := tl.at(k)
 		if g.APIServer["G"] != want.api || g.Kubelet["G"] != want.kubelet || settled != want.settled {
 			t.Errorf("at(%d) = %v settled %v, want apiserver %v kubelet %v settled %v", k, g, settled, want.api, want.kubelet, want.settled)
 		}
@@ -97,5 +97,47 @@ func TestUnsettable(t *testing.T) {
 	want := "needs kubelet gate PreservePermissions=true, a gate this cluster's kubelet does not have"
 	if r := tg.unsettable(framework.Gates{Kubelet: map[string]bool{framework.GatePreservePermissions: true}}); r != want {
 		t.Errorf("a gate the cluster lacks, on: %q, want %q", r, want)
+	}
+}
+
+// TestTimelinesOfKubeletReleases: each kubelet-release history (a v1.37 pod through a downgrade
+// to an older kubelet and the re-upgrade) takes the pod created under that older kubelet at the
+// point after the downgrade: one timeline per older release, its two media together, all on
+// the node of the last release (v1.37), and at that point the kubelet runs the older release
+// with none of the v1.37 gates.
+func TestTimelinesOfKubeletReleases(t *testing.T) {
+	tg := &Target{gates: framework.Gates{
+		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
+		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
+	}}
+	var histories []*caseRun
+	for i, c := range catalogue.All() {
+		if framework.ChangesKubeletRelease(c) {
+			histories = append(histories, &caseRun{id: i, c: c})
+			if r := framework.ObservedReleases(c); r.Kubelet != framework.NewestRelease {
+				t.Errorf("case %q is observed under kubelet %s, want the re-upgraded %s", c.Name, r.Kubelet, framework.NewestRelease)
+			}
+		}
+	}
+	if len(histories) != 12 {
+		t.Fatalf("%d kubelet-release cases, want 12 (3 older releases x 2 media x created before and after the downgrade)", len(histories))
+	}
+	sortByHistory(histories)
+	var lines []*timeline
+	for _, r := range histories {
+		lines = attach(lines, r, tg.fullGates(r.c.Gates))
+	}
+	if len(lines) != 3 {
+		t.Fatalf("%d timelines, want 3", len(lines))
+	}
+	for _, tl := range lines {
+		if tl.release != framework.NewestRelease || len(tl.steps) != 2 || len(tl.created[0]) != 2 || len(tl.created[1]) != 2 {
+			t.Errorf("timeline from kubelet %s through %d steps, created %d/%d/%d", tl.release, len(tl.steps), len(tl.created[0]), len(tl.created[1]), len(tl.created[2]))
+			continue
+		}
+		g, release, settled := tl.at(1)
+		if !settled || release != tl.steps[0].KubeletRelease || len(g.Kubelet) != 0 || tl.created[1][0].c.Releases.Kubelet != release {
+			t.Errorf("after the downgrade: kubelet %s, gates %v, settled %v; created there under %s", release, g.Kubelet, settled, tl.created[1][0].c.Releases.Kubelet)
+		}
 	}
 }

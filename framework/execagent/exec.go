@@ -77,6 +77,9 @@ func (t *Node) Info() framework.TargetInfo {
 
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
 func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if framework.ChangesKubeletRelease(c) {
+		return false, "a kubeletRelease step replaces the kubelet by another release's: an agent is the kubelet of one release (kind@matrix and the reference run it)"
+	}
 	if framework.UpdatesSources(c) {
 		for _, v := range a.Pod.Spec.Volumes {
 			if v.Secret == nil && v.ConfigMap == nil && v.DownwardAPI == nil && v.Projected == nil {

@@ -143,8 +143,12 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 		return "", fmt.Errorf("kubelet %s: that is the kind node image's own kubelet, not built here", release)
 	}
 	dir := filepath.Dir(agentBin)
-	// The agent's key names the module the kubelet is built in.
-	bin := filepath.Join(dir, "kubelet-"+strings.TrimPrefix(filepath.Base(agentBin), "volperm-upstream-agent-"))
+	work := filepath.Join(dir, "src")
+	key, err := kubeletKey(work, release)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "kubelet-"+key[:16])
 	if _, err := os.Stat(bin); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(bin, now, now)
@@ -158,7 +162,6 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	work := filepath.Join(dir, "src")
 	if _, err := os.Stat(filepath.Join(work, "tools.go")); err != nil {
 		return "", fmt.Errorf("kubelet %s: the agent's module %s has no tools.go: remove %s and run again", release, work, agentBin)
 	}
@@ -173,6 +176,23 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 	}
 	prune(dir, filepath.Base(agentBin), filepath.Base(bin))
 	return bin, nil
+}
+
+// kubeletKey hashes what the kubelet is built from: the release, the Go toolchain and the
+// module versions of the generated module (its go.sum after tidy), not volperm's source, so a
+// change of the harness does not rebuild it.
+func kubeletKey(work, release string) (string, error) {
+	sum, err := os.ReadFile(filepath.Join(work, "go.sum"))
+	if err != nil {
+		return "", fmt.Errorf("kubelet %s: %w", release, err)
+	}
+	goVersion, err := osexec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("kubelet %s: %w", release, err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "kubelet %s\ngo %s\n%s", release, bytes.TrimSpace(goVersion), sum)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // VersionLDFlags are the -X flags that make a Kubernetes command report release as its version

@@ -56,6 +56,14 @@ type SourceUpdater interface {
 	UpdateSources(ctx context.Context, sources map[string]map[string]string) (Volumes, error)
 }
 
+// ReleaseChanger is a Pod whose node can replace its kubelet by one of another release (step 5,
+// kubeletRelease): the kubelet of release restarts with gates, the kubelet gates in force that
+// release has, and sets every volume up again. A Pod without it cannot run such a case (its
+// target says so in SupportsNode).
+type ReleaseChanger interface {
+	SetKubeletRelease(ctx context.Context, release string, gates map[string]bool) (Volumes, error)
+}
+
 // Chmoder is a Pod whose volumes are not on this machine (a cluster's node): it applies a chmod
 // step itself, as root in the pod, to path (a volume's Path joined with the step's path).
 type Chmoder interface {
@@ -115,6 +123,16 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 		case s.RestartKubelet:
 			if vols, err = p.Restart(ctx); err != nil {
 				return nil, fmt.Errorf("after[%d].restartKubelet: %w", i, err)
+			}
+		case s.KubeletRelease != "":
+			rc, ok := p.(ReleaseChanger)
+			if !ok {
+				return nil, fmt.Errorf("after[%d].kubeletRelease: this target's node cannot replace its kubelet", i)
+			}
+			// [steps.kubelet-release]: the gates that release lacks leave the configuration.
+			kubelet = framework.GatesOfRelease(kubelet, s.KubeletRelease)
+			if vols, err = rc.SetKubeletRelease(ctx, s.KubeletRelease, maps.Clone(kubelet)); err != nil {
+				return nil, fmt.Errorf("after[%d].kubeletRelease: %w", i, err)
 			}
 		case len(s.UpdateSources) > 0:
 			u, ok := p.(SourceUpdater)

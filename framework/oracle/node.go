@@ -15,8 +15,11 @@ const ok = framework.SetUpOK
 
 // kubelet is the node model: the host, the gates in force and every volume of the pod.
 type kubelet struct {
-	gates    map[string]bool
-	pod      *corev1.Pod
+	gates map[string]bool
+	pod   *corev1.Pod
+	// admitted is the pod as the apiserver stored it, before the kubelet's release decoded it
+	// ([steps.kubelet-release] decodes it again).
+	admitted *corev1.Pod
 	preserve map[string]bool
 	host     *node
 	sources  map[string]map[string]string
@@ -62,8 +65,9 @@ func newKubelet(c *framework.Case, adm admitted, t *tracer) *kubelet {
 	for name, on := range c.Gates.Kubelet {
 		k.gates[name] = on
 	}
+	k.admitted = adm.pod.DeepCopy()
 	// docs/spec.md "Releases": the kubelet decodes the pod as its release knows it.
-	kubeletDecode(c, adm.pod, t)
+	kubeletDecode(c.Releases.Of(false), adm.pod, t)
 	for i := range adm.pod.Spec.Volumes {
 		v := &adm.pod.Spec.Volumes[i]
 		k.vols = append(k.vols, &volume{spec: v, typ: typeName(&v.VolumeSource)})
@@ -129,6 +133,21 @@ func (k *kubelet) step(s framework.Step) {
 	case s.RestartKubelet:
 		for _, v := range k.vols {
 			k.tr.hit(rule.StepRestart, withMedium([]rule.Cond{cond(rule.Type, v.typ)}, &v.spec.VolumeSource)...)
+		}
+		k.setUpAll()
+	case s.KubeletRelease != "":
+		// [steps.kubelet-release]: the gates that release lacks leave the configuration; the
+		// new kubelet decodes the stored pod as its release knows it and sets every volume up
+		// again (a ready emptyDir is left as it is).
+		for _, v := range k.vols {
+			k.tr.hit(rule.StepKubeletRelease, withMedium([]rule.Cond{cond(rule.Type, v.typ)}, &v.spec.VolumeSource)...)
+		}
+		k.gates = framework.GatesOfRelease(k.gates, s.KubeletRelease)
+		pod := k.admitted.DeepCopy()
+		kubeletDecode(s.KubeletRelease, pod, k.tr)
+		k.pod = pod
+		for i, v := range k.vols {
+			v.spec = &pod.Spec.Volumes[i]
 		}
 		k.setUpAll()
 	case len(s.UpdateSources) > 0:

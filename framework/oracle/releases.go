@@ -66,8 +66,8 @@ func decodeRequest(c *framework.Case, pod, old *corev1.Pod, t *tracer) (warnings
 // kubeletDecode is [releases.kubelet-unknown-field]: a kubelet of a release without a field
 // never sees it in the pod it sets up (its client drops unknown fields silently): an emptyDir
 // mode is then ignored, as with the kubelet gate off.
-func kubeletDecode(c *framework.Case, pod *corev1.Pod, t *tracer) {
-	for _, p := range unknownFields(pod, c.Releases.Of(false)) {
+func kubeletDecode(release string, pod *corev1.Pod, t *tracer) {
+	for _, p := range unknownFields(pod, release) {
 		var i int
 		fmt.Sscanf(p, "spec.volumes[%d]", &i)
 		if ed := pod.Spec.Volumes[i].EmptyDir; ed != nil {

@@ -163,5 +163,13 @@ func (p *Pod) UpdateSources(ctx context.Context, sources map[string]map[string]s
 // first SetUp left on disk is all it knows (lifecycle.Pod).
 func (p *Pod) Restart(ctx context.Context) (lifecycle.Volumes, error) { return p.SetUp(ctx) }
 
+// SetKubeletRelease is a kubelet of release, with gates, on the same state: its SetUp of every
+// volume again, the pod decoded as release knows it (lifecycle.ReleaseChanger).
+func (p *Pod) SetKubeletRelease(ctx context.Context, release string, g map[string]bool) (lifecycle.Volumes, error) {
+	p.k.SetRelease(release)
+	p.k.SetGates(gates.Set(g))
+	return p.SetUp(ctx)
+}
+
 // TearDown unmounts and removes every volume (lifecycle.Pod).
 func (p *Pod) TearDown(context.Context) error { return p.k.TearDown(p.pod) }

@@ -50,6 +50,7 @@ const (
 	StepSetGates        ID = "steps.set-gates"
 	StepRestart         ID = "steps.restart"
 	StepUpdateSources   ID = "steps.update-sources"
+	StepKubeletRelease  ID = "steps.kubelet-release"
 	HostFixtures        ID = "fixtures.host"
 	SnapshotAbsent      ID = "snapshot.hostpath-absent"
 	ProbeDAC            ID = "probes.dac"
@@ -167,6 +168,8 @@ var All = []Rule{
 		[]Need{{Dim: Medium}, {Dim: Type}}},
 	{StepUpdateSources, "The order of events", "updateSources: the objects' data change; the kubelet's sync sets up the AtomicWriter volumes again, writing only a changed payload",
 		[]Need{{Dim: Type, Only: atomicTypes}}},
+	{StepKubeletRelease, "The order of events", "kubeletRelease: the kubelet of another release, with the gates in force it has, sets every volume up again, decoding the pod as its release knows it",
+		[]Need{{Dim: Medium, Only: []string{"default", "Memory"}}}},
 	{HostFixtures, "The order of events", "host fixtures: parents 0755 root-owned, then objects, then symlinks; default modes per type", nil},
 
 	{SnapshotAbsent, "Snapshot", "a hostPath with nothing there after a set-up that succeeded is 'absent'",

@@ -143,6 +143,21 @@ func (k *Kubelet) SetGates(g gates.Set) {
 	k.gates = g
 }
 
+// SetRelease makes the kubelet one of release ("v1.36"; "" = the newest): the binary replaced,
+// the process restarted on the same state; it applies from the next SetUp on (docs/spec.md
+// [steps.kubelet-release]).
+func (k *Kubelet) SetRelease(r string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.release = r
+}
+
+func (k *Kubelet) currentRelease() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.release
+}
+
 func (k *Kubelet) currentGates() gates.Set {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -161,8 +176,9 @@ func (k *Kubelet) Sync(p *Pod) []VolumeResult { return k.setUp(p, true) }
 
 func (k *Kubelet) setUp(p *Pod, remountOnly bool) []VolumeResult {
 	g := k.currentGates()
+	rel := k.currentRelease()
 	switch {
-	case k.release == "" || k.release == release.Newest:
+	case rel == "" || rel == release.Newest:
 	case mutant.On(mutant.ReleaseKubeletKnowsAll):
 		// A fork that backported KEP-5502's field without its gate.
 		on := gates.Set{gates.EmptyDirVolumeMode: true}
@@ -173,7 +189,7 @@ func (k *Kubelet) setUp(p *Pod, remountOnly bool) []VolumeResult {
 		// docs/spec.md "Releases": a kubelet never sees a field its release does not know.
 		q := *p
 		q.Pod = p.Pod.DeepCopy()
-		release.Decode(k.release, q.Pod)
+		release.Decode(rel, q.Pod)
 		p = &q
 	}
 	out := make([]VolumeResult, 0, len(p.Pod.Spec.Volumes))

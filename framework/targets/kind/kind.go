@@ -249,6 +249,9 @@ func (t *Target) supportsOn(kubelet string) func(c *framework.Case) (bool, strin
 		if r := cluster.ReleasesMismatch(c, nodeimage.KubernetesVersion, kubelet); r != "" {
 			return false, r
 		}
+		if framework.ChangesKubeletRelease(c) && len(t.opts.KubeletReleases) == 0 {
+			return false, "a kubeletRelease step replaces the node's kubelet by another release's: kind@matrix has the kubelets of other releases, this cluster only its own"
+		}
 		return t.supports(c)
 	}
 }
@@ -517,10 +520,18 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		return nil, fmt.Errorf("kind target: cluster %s has no control-plane node", lc.name)
 	}
 	lc.apiserverNode = controlPlane.String()
+	ks := kubelets{full: map[string]string{}, binaries: t.opts.KubeletBinaries}
+	for _, r := range t.opts.KubeletReleases {
+		ks.full[minorOf(r)] = r
+	}
 	newTarget := func(kubelet nodes.Node) (*cluster.Target, error) {
+		var nc cluster.NodeControl = nodeControl{apiserver: controlPlane, kubelet: kubelet}
+		if len(t.opts.KubeletReleases) > 0 {
+			nc = releaseControl{nodeControl: nodeControl{apiserver: controlPlane, kubelet: kubelet}, kubelets: ks}
+		}
 		// Pinned to the kubelet's node: in kind a node's container and its Node object share the name.
 		ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
-			NodeControl: nodeControl{apiserver: controlPlane, kubelet: kubelet}, Node: kubelet.String(), Reconfigure: !t.opts.PerCell,
+			NodeControl: nc, Node: kubelet.String(), Reconfigure: !t.opts.PerCell,
 			SharedAPIServer: len(t.opts.KubeletReleases) > 1, PodPerCase: t.opts.PodPerCase,
 			InstallFlexDriver: true, Timeouts: t.opts.Timeouts, Ephemeral: !t.opts.Keep})
 		if err != nil {
@@ -582,7 +593,7 @@ func (t *Target) installKubelets(ctx context.Context, lc *liveCluster, controlPl
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := installKubelet(w, release, bin); err != nil {
+			if err := installKubelet(w, release, bin, nil); err != nil {
 				errs[i] = err
 				return
 			}

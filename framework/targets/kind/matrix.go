@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -125,25 +126,40 @@ var (
 // systemd unit's ExecStart (kind's images/base/files/etc/systemd/system/kubelet.service).
 const kubeletBinary = "/usr/bin/kubelet"
 
-// installKubelet makes node run the kubelet of release from bin: the binary replaces the
-// node's (renamed into place, the running one keeps its inode), the configuration keeps only
-// the feature gates that release has (a kubelet refuses a gate it does not know), and the
-// kubelet restarts. kubeletVersion then waits until the Node reports the release.
-func installKubelet(node nodes.Node, release, bin string) error {
-	f, err := os.Open(bin)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+// ownKubelet is where a worker keeps the node image's kubelet before it first replaces it, so
+// that a kubeletRelease step can give it back.
+var ownKubelet = "/usr/local/bin/kubelet-" + nodeimage.KubernetesVersion
+
+// installKubelet makes node run the kubelet of release: bin copied in ("" = the node image's own,
+// kept at ownKubelet), renamed over the node's (the running one keeps its inode); the
+// configuration's feature gates become gates, or with gates nil keep only the ones that release
+// has (a kubelet refuses a gate it does not know); then the kubelet restarts. kubeletVersion then
+// waits until the Node reports the release.
+func installKubelet(node nodes.Node, release, bin string, gates map[string]bool) error {
 	tmp := kubeletBinary + ".volperm"
-	if err := node.Command("sh", "-c", `cat > "$1" && chmod 0755 "$1" && "$1" --version`, "sh", tmp).SetStdin(f).Run(); err != nil {
-		return fmt.Errorf("copy the kubelet of %s into %s: %w", release, node, err)
+	keep := node.Command("sh", "-c", `[ -e "$1" ] || cp "$2" "$1"`, "sh", ownKubelet, kubeletBinary)
+	if err := keep.Run(); err != nil {
+		return fmt.Errorf("keep the kubelet of %s on %s: %w", nodeimage.KubernetesVersion, node, err)
+	}
+	if bin == "" {
+		if err := node.Command("cp", ownKubelet, tmp).Run(); err != nil {
+			return fmt.Errorf("the kubelet of %s on %s: %w", release, node, err)
+		}
+	} else {
+		f, err := os.Open(bin)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := node.Command("sh", "-c", `cat > "$1" && chmod 0755 "$1" && "$1" --version`, "sh", tmp).SetStdin(f).Run(); err != nil {
+			return fmt.Errorf("copy the kubelet of %s into %s: %w", release, node, err)
+		}
 	}
 	var raw bytes.Buffer
 	if err := node.Command("cat", kubeletConfig).SetStdout(&raw).Run(); err != nil {
 		return fmt.Errorf("read %s on %s: %w", kubeletConfig, node, err)
 	}
-	out, err := gatesOfRelease(raw.Bytes(), release)
+	out, err := kubeletConfigGates(raw.Bytes(), release, gates)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", kubeletConfig, node, err)
 	}
@@ -155,6 +171,62 @@ func installKubelet(node nodes.Node, release, bin string) error {
 	}
 	return nil
 }
+
+// kubeletConfigGates is a kubelet configuration whose featureGates are gates, or, with gates nil,
+// gatesOfRelease.
+func kubeletConfigGates(raw []byte, release string, gates map[string]bool) ([]byte, error) {
+	if gates == nil {
+		return gatesOfRelease(raw, release)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		return nil, err
+	}
+	cfg["featureGates"] = gates
+	return yaml.Marshal(cfg)
+}
+
+// kubelets are the kubelet releases a kind@matrix cluster has: "v1.N" -> v1.N.P, and the binary
+// of each but the node image's own ("").
+type kubelets struct {
+	full     map[string]string
+	binaries map[string]string
+}
+
+// releaseControl is the nodeControl of a kind@matrix worker: it can also give the node the
+// kubelet of any release the cluster has (cluster.KubeletReleaser), for kubeletRelease steps.
+type releaseControl struct {
+	nodeControl
+	kubelets kubelets
+}
+
+// KubeletReleases are the releases ("v1.N") the cluster has kubelets of.
+func (r releaseControl) KubeletReleases() []string {
+	var out []string
+	for m := range r.kubelets.full {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SetKubeletRelease installs the kubelet of release with gates and waits until the API reports
+// it.
+func (r releaseControl) SetKubeletRelease(ctx context.Context, release string, gates map[string]bool) error {
+	full, ok := r.kubelets.full[release]
+	if !ok {
+		return fmt.Errorf("no kubelet of %s in this cluster (it has %s)", release, strings.Join(r.KubeletReleases(), ", "))
+	}
+	if gates == nil {
+		gates = map[string]bool{}
+	}
+	if err := installKubelet(r.kubelet, full, r.kubelets.binaries[full], gates); err != nil {
+		return err
+	}
+	return kubeletVersion(ctx, r.apiserver, r.kubelet, full)
+}
+
+var _ cluster.KubeletReleaser = releaseControl{}
 
 // gatesOfRelease is a kubelet configuration without the feature gates volperm knows that
 // release lacks (framework.ReleaseHas).
