@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -548,12 +549,24 @@ func (c *Case) validateHost() error {
 	return nil
 }
 
-// validateSourceKeys checks the object names of sources (Case.Sources, a step's updateSources).
+// validateSourceKeys checks the object names of sources (Case.Sources, a step's updateSources)
+// and their data keys, which an apiserver accepts only as ConfigMap keys (apimachinery
+// validation.IsConfigMapKey: at most 253 of [-._a-zA-Z0-9], not "." or ".."). A fuzzed key of
+// 1,200 characters was accepted once and could not be written back (YAML keys stop at 1,024).
 func validateSourceKeys(field string, sources map[string]map[string]string) error {
 	for _, k := range sortedKeys(sources) {
 		kind, name, _ := strings.Cut(k, "/")
 		if (kind != "secret" && kind != "configmap") || name == "" || strings.Contains(name, "/") {
 			return fmt.Errorf("%s[%q]: key must be \"secret/NAME\" or \"configmap/NAME\"", field, k)
+		}
+		for _, key := range sortedKeys(sources[k]) {
+			if msgs := validation.IsConfigMapKey(key); len(msgs) > 0 {
+				shown := key
+				if len(shown) > 40 {
+					shown = shown[:40] + "..."
+				}
+				return fmt.Errorf("%s[%q][%q]: not a valid data key: %s", field, k, shown, strings.Join(msgs, "; "))
+			}
 		}
 	}
 	return nil
