@@ -92,9 +92,11 @@ type NodeControl interface {
 	SetKubeletGates(ctx context.Context, gates map[string]bool) error
 	// RestartKubelet restarts the kubelet (the target then waits until it answers).
 	RestartKubelet(ctx context.Context) error
-	// SetAPIServerGates restarts the apiserver with these feature gates (the target then
-	// waits until it reports them).
-	SetAPIServerGates(ctx context.Context, gates map[string]bool) error
+	// SetAPIServerGates gives the cluster an apiserver with these feature gates and returns
+	// its endpoint (host:port; "" = the kubeconfig's server), and whether that apiserver was
+	// restarted for it (then the kubelet's watch of it backs off: reconfigure). The target sends
+	// its requests there from then on (endpoint.go) and waits until it reports the gates.
+	SetAPIServerGates(ctx context.Context, gates map[string]bool) (endpoint string, restarted bool, err error)
 }
 
 // KubeletReleaser is a NodeControl that can also replace the node's kubelet by one of another
@@ -110,13 +112,15 @@ type KubeletReleaser interface {
 
 // Target runs cases on a cluster.
 type Target struct {
-	opts    Options
-	config  *rest.Config
-	client  kubernetes.Interface
-	meta    metadata.Interface
-	disco   *discovery.DiscoveryClient
-	node    string
-	version string
+	opts   Options
+	config *rest.Config
+	client kubernetes.Interface
+	meta   metadata.Interface
+	disco  *discovery.DiscoveryClient
+	// endpoint is the apiserver the clients talk to (endpoint.go).
+	endpoint *endpoint
+	node     string
+	version  string
 	// kubeletVersion is what the node's kubelet reports (Node.status.nodeInfo.kubeletVersion).
 	kubeletVersion string
 	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
@@ -257,6 +261,8 @@ func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 50, 100
+	ep := &endpoint{}
+	ep.wrap(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: %w", err)
@@ -272,7 +278,7 @@ func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: %w", err)
 	}
-	t := &Target{opts: opts, config: cfg, client: cs, meta: meta, disco: disco,
+	t := &Target{opts: opts, config: cfg, client: cs, meta: meta, disco: disco, endpoint: ep,
 		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
 	t.ready = t.readyz
 	// The batch asks supports first: its cases need not be asked again.

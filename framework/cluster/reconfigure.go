@@ -409,10 +409,13 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 	apiserverRestarted := false
 	if !maps.Equal(want.APIServer, t.gates.APIServer) {
 		start := time.Now()
-		if err := t.opts.NodeControl.SetAPIServerGates(ctx, want.APIServer); err != nil {
+		ep, restarted, err := t.opts.NodeControl.SetAPIServerGates(ctx, want.APIServer)
+		if err != nil {
 			return err
 		}
-		err := waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+cellKey(framework.Gates{APIServer: want.APIServer}), func() (bool, error) {
+		previous := t.endpoint.get()
+		t.endpoint.set(ep)
+		err = waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+cellKey(framework.Gates{APIServer: want.APIServer}), func() (bool, error) {
 			got, err := t.featureGatesOnce(ctx, "/metrics")
 			if err != nil || GatesMismatch(framework.Gates{APIServer: want.APIServer}, framework.Gates{APIServer: got}) != "" {
 				return false, nil // restarting, or the old one still answers
@@ -423,11 +426,19 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 			return err == nil, nil
 		})
 		if err != nil {
+			t.endpoint.set(previous) // the apiserver of the gates in force still serves
 			return err
 		}
 		t.gates.APIServer = maps.Clone(want.APIServer)
-		apiserverRestarted = true
-		t.logf("apiserver restarted with %s in %s", cellKey(framework.Gates{APIServer: want.APIServer}), time.Since(start).Round(100*time.Millisecond))
+		apiserverRestarted = restarted
+		where := "the kubeconfig's apiserver"
+		if ep != "" {
+			where = "the apiserver at " + ep
+		}
+		if restarted {
+			where += ", restarted,"
+		}
+		t.logf("%s serves %s, in %s", where, cellKey(framework.Gates{APIServer: want.APIServer}), time.Since(start).Round(100*time.Millisecond))
 	}
 	if !maps.Equal(want.Kubelet, t.gates.Kubelet) {
 		start := time.Now()

@@ -524,10 +524,11 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	for _, r := range t.opts.KubeletReleases {
 		ks.full[minorOf(r)] = r
 	}
+	extra := &apiservers{byKey: map[string]string{}} // one set per cluster: the workers share the apiserver
 	newTarget := func(kubelet nodes.Node) (*cluster.Target, error) {
-		var nc cluster.NodeControl = nodeControl{apiserver: controlPlane, kubelet: kubelet}
+		var nc cluster.NodeControl = nodeControl{apiserver: controlPlane, kubelet: kubelet, extra: extra}
 		if len(t.opts.KubeletReleases) > 0 {
-			nc = releaseControl{nodeControl: nodeControl{apiserver: controlPlane, kubelet: kubelet}, kubelets: ks}
+			nc = releaseControl{nodeControl: nodeControl{apiserver: controlPlane, kubelet: kubelet, extra: extra}, kubelets: ks}
 		}
 		// Pinned to the kubelet's node: in kind a node's container and its Node object share the name.
 		ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
@@ -621,6 +622,13 @@ func (t *Target) deleteCluster(name string) {
 		for _, ct := range lc.targets {
 			if err := ct.Close(); err != nil {
 				t.logf("cluster %s: %v", lc.name, err)
+			}
+		}
+		// The apiservers of other gate settings go too: the kept cluster is the kind-config's.
+		if lc.apiserverNode != "" {
+			rm := exec.Command("docker", "exec", lc.apiserverNode, "sh", "-c", "rm -f /etc/kubernetes/manifests/volperm-apiserver-*.yaml")
+			if out, err := rm.CombinedOutput(); err != nil {
+				t.logf("cluster %s: remove the extra apiservers: %v %s", lc.name, err, out)
 			}
 		}
 		t.logf("keeping cluster %s (kubeconfig %s)", lc.name, lc.kubeconfig)

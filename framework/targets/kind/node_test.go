@@ -100,3 +100,34 @@ func TestGatesOfRelease(t *testing.T) {
 		t.Errorf("v1.37 configuration:\n%s\n%v: want EmptyDirVolumeMode kept", out, err)
 	}
 }
+
+// An apiserver per gate setting: the kubeadm manifest made a second apiserver on another port,
+// with its own name, the gates, no endpoint reconciler, and probes on its port.
+func TestExtraAPIServer(t *testing.T) {
+	kubeadm := strings.Replace(manifest, "    - --tls-private-key-file=/etc/kubernetes/pki/apiserver.key\n",
+		"    - --tls-private-key-file=/etc/kubernetes/pki/apiserver.key\n    - --secure-port=6443\n", 1)
+	kubeadm = strings.Replace(kubeadm, "    name: kube-apiserver\n",
+		"    name: kube-apiserver\n    ports:\n    - containerPort: 6443\n      name: probe-port\n      protocol: TCP\n    livenessProbe:\n      httpGet:\n        host: 172.18.0.2\n        path: /livez\n        port: 6443\n        scheme: HTTPS\n    readinessProbe:\n      httpGet:\n        path: /readyz\n        port: 6443\n        scheme: HTTPS\n", 1)
+	out, err := extraAPIServer([]byte(kubeadm), map[string]bool{"EmptyDirVolumeMode": true}, 6444)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, want := range []string{"name: volperm-apiserver-6444\n", "component: volperm-apiserver\n", "- --secure-port=6444\n",
+		"- --endpoint-reconciler-type=none\n", "- --feature-gates=EmptyDirVolumeMode=true\n", "--advertise-address=172.18.0.2"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("extra apiserver lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "6443") || strings.Count(s, "port: 6444") != 2 || !strings.Contains(s, "containerPort: 6444") {
+		t.Errorf("extra apiserver still names port 6443 or has not both probes on 6444:\n%s", s)
+	}
+	g, err := manifestGates([]byte(kubeadm))
+	if err != nil || len(g) != 1 || g["EmptyDirVolumeMode"] {
+		t.Errorf("manifestGates = %v, %v", g, err)
+	}
+	// Unset gates are their defaults (off): {} and EmptyDirVolumeMode=false are one setting.
+	if !sameGates(g, map[string]bool{}) || sameGates(g, map[string]bool{"EmptyDirVolumeMode": true}) {
+		t.Error("sameGates does not compare by defaults")
+	}
+}
