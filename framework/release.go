@@ -81,6 +81,9 @@ func ReleaseMinor(r string) int {
 	return n
 }
 
+// MinorRelease is the "v1.N" of a version "v1.N" or "v1.N.P[-...]": the release as cases name it.
+func MinorRelease(version string) string { return fmt.Sprintf("v1.%d", ReleaseMinor(version)) }
+
 // validate says what is wrong with r: an unknown release, or a kubelet newer than its apiserver
 // or more than MaxKubeletSkew minors older.
 func (r Releases) validate() error {

@@ -64,10 +64,6 @@ type Options struct {
 	// group of cases needs, and runs gate steps (Case.After) on the apiserver too: see
 	// reconfigure.go. Without it, a case runs only on the gates the cluster has.
 	Reconfigure bool
-	// SharedAPIServer says that other targets on the same cluster (kind@matrix: one per worker)
-	// move the apiserver's gates between this target's batches: each batch reads them first
-	// (reconfigure.go).
-	SharedAPIServer bool
 	// PodPerCase gives every case a probe pod of its own (to measure what batching saves).
 	PodPerCase bool
 	// InstallFlexDriver installs the harness's flexVolume driver (fixturedriver) in the node's
@@ -92,11 +88,11 @@ type NodeControl interface {
 	SetKubeletGates(ctx context.Context, gates map[string]bool) error
 	// RestartKubelet restarts the kubelet (the target then waits until it answers).
 	RestartKubelet(ctx context.Context) error
-	// SetAPIServerGates gives the cluster an apiserver with these feature gates and returns
-	// its endpoint (host:port; "" = the kubeconfig's server), and whether that apiserver was
-	// restarted for it (then the kubelet's watch of it backs off: reconfigure). The target sends
-	// its requests there from then on (endpoint.go) and waits until it reports the gates.
-	SetAPIServerGates(ctx context.Context, gates map[string]bool) (endpoint string, restarted bool, err error)
+	// SetAPIServerGates gives the cluster an apiserver with these feature gates, without
+	// restarting the one the node's kubelet watches, and returns its endpoint (host:port; "" =
+	// the kubeconfig's server). The target sends its requests there from then on (endpoint.go)
+	// and waits until it reports the gates.
+	SetAPIServerGates(ctx context.Context, gates map[string]bool) (endpoint string, err error)
 }
 
 // KubeletReleaser is a NodeControl that can also replace the node's kubelet by one of another
@@ -233,7 +229,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 		return nil, fmt.Errorf("cluster target: node %s: %w", t.node, err)
 	}
 	t.kubeletVersion = node.Status.NodeInfo.KubeletVersion
-	t.release = minorOf(t.kubeletVersion)
+	t.release = framework.MinorRelease(t.kubeletVersion)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -462,21 +458,18 @@ func GatesMismatch(want, have framework.Gates) string {
 // (framework.ObservedReleases): the node's own release is where its history ends.
 func ReleasesMismatch(c *framework.Case, apiserver, kubelet string) string {
 	r := framework.ObservedReleases(c)
-	if r.APIServer == minorOf(apiserver) && r.Kubelet == minorOf(kubelet) {
+	if r.APIServer == framework.MinorRelease(apiserver) && r.Kubelet == framework.MinorRelease(kubelet) {
 		return ""
 	}
 	return fmt.Sprintf("needs kube-apiserver %s and kubelet %s; the cluster runs kube-apiserver %s and kubelet %s", r.APIServer, r.Kubelet, apiserver, kubelet)
 }
-
-// minorOf is the "v1.N" of a version "v1.N.P[-...]", as cases name releases.
-func minorOf(version string) string { return fmt.Sprintf("v1.%d", framework.ReleaseMinor(version)) }
 
 // Releases are the releases of the cluster's apiserver and the node's kubelet, when volperm
 // knows them (framework.SupportedReleases; "" otherwise): framework.RunAsReleases makes the cases
 // that name none cells of these.
 func (t *Target) Releases() framework.Releases {
 	known := func(v string) string {
-		if m := minorOf(v); slices.Contains(framework.SupportedReleases, m) {
+		if m := framework.MinorRelease(v); slices.Contains(framework.SupportedReleases, m) {
 			return m
 		}
 		return ""

@@ -84,16 +84,6 @@ func flips(a, b framework.Gates) int {
 
 // observeReconfiguring runs the timelines, then the cells nearest first.
 func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
-	if t.opts.SharedAPIServer {
-		if err := t.syncAPIServerGates(ctx); err != nil {
-			for _, r := range runs {
-				if r.err == nil {
-					r.err = err
-				}
-			}
-			return
-		}
-	}
 	var plain, histories []*caseRun
 	for _, r := range runs {
 		switch {
@@ -147,27 +137,6 @@ func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
 		t.observeRuns(ctx, cell)
 		t.logf("cell %s: %d cases in %s", k, len(cell), time.Since(start).Round(100*time.Millisecond))
 	}
-}
-
-// syncAPIServerGates reads the gates of an apiserver that another target may have restarted
-// since this one's last batch (Options.SharedAPIServer). When they changed, this node's kubelet
-// is restarted (nothing of the harness runs on it between batches): its watch failed while the
-// apiserver was down and backs off, which the next pod would wait for (reconfigure).
-func (t *Target) syncAPIServerGates(ctx context.Context) error {
-	got, err := t.featureGates(ctx, "/metrics")
-	if err != nil {
-		return fmt.Errorf("apiserver feature gates: %w", err)
-	}
-	if maps.Equal(got, t.gates.APIServer) {
-		return nil
-	}
-	t.gates.APIServer = got
-	start := time.Now()
-	if err := t.restartKubeletOnly(ctx, t.gates.Kubelet); err != nil {
-		return err
-	}
-	t.logf("apiserver gates moved by another target (%s): kubelet restarted to watch it at once, in %s", cellKey(framework.Gates{APIServer: got}), time.Since(start).Round(100*time.Millisecond))
-	return nil
 }
 
 // sortByHistory puts the longest histories first, for attach.
@@ -271,7 +240,7 @@ func stepsKey(s []framework.Step) string {
 // end.
 func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 	start := time.Now()
-	home := minorOf(t.kubeletVersion)
+	home := framework.MinorRelease(t.kubeletVersion)
 	if tl.release != home {
 		// Created under another kubelet: the apiserver first, then that kubelet with the
 		// start's gates it has. The history ends on the node's own release (a matrix routes a
@@ -399,17 +368,15 @@ func (t *Target) setKubeletRelease(ctx context.Context, release string, gates ma
 	return nil
 }
 
-// reconfigure gives the cluster gates want (full maps, fullGates): the apiserver first, then
-// the kubelet, each only if it changes, each waited for until it reports the gates. With idle
-// (no pod of the harness on the node) the kubelet is restarted after an apiserver restart even
-// when its gates stay: its pod watch has been failing while the apiserver was down and backs off
-// (client-go reflector: up to 30 s), so the next pod would wait for it; a fresh kubelet watches
-// at once. With pods on the node that would be a kubelet restart the case did not ask for.
+// reconfigure gives the cluster gates want (full maps, fullGates): the apiserver of those gates
+// first (the target's requests go there from then on: endpoint.go), then the kubelet, each only
+// if it changes, each waited for until it reports the gates. With idle (no pod of the harness on
+// the node) the kubelet is only restarted; with pods, the volume manager is given time to set
+// their volumes up again.
 func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle bool) error {
-	apiserverRestarted := false
 	if !maps.Equal(want.APIServer, t.gates.APIServer) {
 		start := time.Now()
-		ep, restarted, err := t.opts.NodeControl.SetAPIServerGates(ctx, want.APIServer)
+		ep, err := t.opts.NodeControl.SetAPIServerGates(ctx, want.APIServer)
 		if err != nil {
 			return err
 		}
@@ -418,7 +385,7 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 		err = waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+cellKey(framework.Gates{APIServer: want.APIServer}), func() (bool, error) {
 			got, err := t.featureGatesOnce(ctx, "/metrics")
 			if err != nil || GatesMismatch(framework.Gates{APIServer: want.APIServer}, framework.Gates{APIServer: got}) != "" {
-				return false, nil // restarting, or the old one still answers
+				return false, nil // starting, or not serving those gates yet
 			}
 			rctx, cancel := context.WithTimeout(ctx, callTimeout)
 			defer cancel()
@@ -430,13 +397,9 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 			return err
 		}
 		t.gates.APIServer = maps.Clone(want.APIServer)
-		apiserverRestarted = restarted
 		where := "the kubeconfig's apiserver"
 		if ep != "" {
 			where = "the apiserver at " + ep
-		}
-		if restarted {
-			where += ", restarted,"
 		}
 		t.logf("%s serves %s, in %s", where, cellKey(framework.Gates{APIServer: want.APIServer}), time.Since(start).Round(100*time.Millisecond))
 	}
@@ -454,12 +417,6 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 		}
 		t.gates.Kubelet = maps.Clone(want.Kubelet)
 		t.logf("kubelet restarted with %s in %s", cellKey(framework.Gates{Kubelet: want.Kubelet}), time.Since(start).Round(100*time.Millisecond))
-	} else if apiserverRestarted && idle {
-		start := time.Now()
-		if err := t.restartKubeletOnly(ctx, t.gates.Kubelet); err != nil {
-			return err
-		}
-		t.logf("kubelet restarted to watch the new apiserver at once, in %s", time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
 }

@@ -98,24 +98,37 @@ func agent(ctx context.Context, release string, log io.Writer) (string, error) {
 		return "", fmt.Errorf("upstream agent cache: %w", err)
 	}
 	bin := filepath.Join(dir, "volperm-upstream-agent-"+key[:16])
-	if _, err := os.Stat(bin); err == nil {
-		now := time.Now()
-		_ = os.Chtimes(bin, now, now) // in use: not pruned for a day
-		return bin, nil
-	}
-	unlock, err := lock(filepath.Join(dir, "lock"))
+	err = cached(dir, bin, func() error {
+		if err := build(ctx, src, release, filepath.Join(dir, "src"), bin, log); err != nil {
+			return err
+		}
+		prune(dir, filepath.Base(bin))
+		return nil
+	})
 	if err != nil {
 		return "", err
 	}
+	return bin, nil
+}
+
+// cached makes sure bin, a build in the release's cache dir, exists: one that does is marked in
+// use (not pruned for a day); else produce builds it, under the dir's lock, unless another
+// volperm built it while this one waited for the lock.
+func cached(dir, bin string, produce func() error) error {
+	if _, err := os.Stat(bin); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(bin, now, now) // in use: not pruned for a day
+		return nil
+	}
+	unlock, err := lock(filepath.Join(dir, "lock"))
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	if _, err := os.Stat(bin); err == nil {
-		return bin, nil // another volperm built it while this one waited
+		return nil // another volperm built it while this one waited
 	}
-	if err := build(ctx, src, release, filepath.Join(dir, "src"), bin, log); err != nil {
-		return "", err
-	}
-	prune(dir, filepath.Base(bin))
-	return bin, nil
+	return produce()
 }
 
 // Kubelet returns the path of the kubelet command of release ("v1.34.4"), building it first
@@ -149,32 +162,25 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 		return "", err
 	}
 	bin := filepath.Join(dir, "kubelet-"+key[:16])
-	if _, err := os.Stat(bin); err == nil {
-		now := time.Now()
-		_ = os.Chtimes(bin, now, now)
-		return bin, nil
-	}
-	unlock, err := lock(filepath.Join(dir, "lock"))
+	err = cached(dir, bin, func() error {
+		if _, err := os.Stat(filepath.Join(work, "tools.go")); err != nil {
+			return fmt.Errorf("kubelet %s: the agent's module %s has no tools.go: remove %s and run again", release, work, agentBin)
+		}
+		tmp := bin + ".tmp"
+		defer os.Remove(tmp)
+		if err := goCmd(ctx, work, log, "building the kubelet of Kubernetes "+release+" (its packages are mostly compiled for the agent: about a minute)",
+			"build", "-ldflags", "-s -w "+VersionLDFlags(release), "-o", tmp, "k8s.io/kubernetes/cmd/kubelet"); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, bin); err != nil {
+			return err
+		}
+		prune(dir, filepath.Base(agentBin), filepath.Base(bin))
+		return nil
+	})
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if _, err := os.Stat(filepath.Join(work, "tools.go")); err != nil {
-		return "", fmt.Errorf("kubelet %s: the agent's module %s has no tools.go: remove %s and run again", release, work, agentBin)
-	}
-	tmp := bin + ".tmp"
-	defer os.Remove(tmp)
-	if err := goCmd(ctx, work, log, "building the kubelet of Kubernetes "+release+" (its packages are mostly compiled for the agent: about a minute)",
-		"build", "-ldflags", "-s -w "+VersionLDFlags(release), "-o", tmp, "k8s.io/kubernetes/cmd/kubelet"); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", err
-	}
-	prune(dir, filepath.Base(agentBin), filepath.Base(bin))
 	return bin, nil
 }
 

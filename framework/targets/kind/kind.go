@@ -522,7 +522,7 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	lc.apiserverNode = controlPlane.String()
 	ks := kubelets{full: map[string]string{}, binaries: t.opts.KubeletBinaries}
 	for _, r := range t.opts.KubeletReleases {
-		ks.full[minorOf(r)] = r
+		ks.full[framework.MinorRelease(r)] = r
 	}
 	extra := &apiservers{byKey: map[string]string{}} // one set per cluster: the workers share the apiserver
 	newTarget := func(kubelet nodes.Node) (*cluster.Target, error) {
@@ -533,7 +533,7 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		// Pinned to the kubelet's node: in kind a node's container and its Node object share the name.
 		ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
 			NodeControl: nc, Node: kubelet.String(), Reconfigure: !t.opts.PerCell,
-			SharedAPIServer: len(t.opts.KubeletReleases) > 1, PodPerCase: t.opts.PodPerCase,
+			PodPerCase:        t.opts.PodPerCase,
 			InstallFlexDriver: true, Timeouts: t.opts.Timeouts, Ephemeral: !t.opts.Keep})
 		if err != nil {
 			return nil, fmt.Errorf("kind target: cluster %s: %w", lc.name, err)

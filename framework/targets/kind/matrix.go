@@ -25,8 +25,7 @@ import (
 // then a worker of another release has its kubelet binary replaced by that release's and
 // restarted, as kubeadm's kinder skew jobs run older kubelets under a newer control plane. Each
 // kubelet release's cells (framework.Matrix) run on its worker, through a cluster target pinned
-// to it; the apiserver is shared, each target reads its gates before a batch
-// (cluster.Options.SharedAPIServer).
+// to it; the apiservers are the cluster's, one per gate setting (node.go SetAPIServerGates).
 
 // MatrixArg is the argument of the release-skew cluster: kind@matrix.
 const MatrixArg = "matrix"
@@ -47,19 +46,16 @@ func MatrixReleases(releases []string) []string {
 	return out
 }
 
-// minorOf is "v1.N" of "v1.N.P".
-func minorOf(release string) string { return fmt.Sprintf("v1.%d", framework.ReleaseMinor(release)) }
-
 // Matrix is the target's cells, one per kubelet release, all on the target's one cluster
 // (created by the first batch): framework.Matrix hands each cell its cases. Its Close closes t.
 func (t *Target) Matrix() *framework.Matrix {
-	api := minorOf(nodeimage.KubernetesVersion)
+	api := framework.MinorRelease(nodeimage.KubernetesVersion)
 	by := map[framework.Releases]framework.Target{}
 	var cells []framework.Releases
 	for _, r := range t.opts.KubeletReleases {
 		c := &cell{t: t, release: r}
 		c.batch = cluster.NewBatch(c.observeBatch, t.supportsOn(r))
-		rel := framework.Releases{APIServer: api, Kubelet: minorOf(r)}
+		rel := framework.Releases{APIServer: api, Kubelet: framework.MinorRelease(r)}
 		by[rel] = c
 		cells = append(cells, rel)
 	}
@@ -155,35 +151,19 @@ func installKubelet(node nodes.Node, release, bin string, gates map[string]bool)
 			return fmt.Errorf("copy the kubelet of %s into %s: %w", release, node, err)
 		}
 	}
-	var raw bytes.Buffer
-	if err := node.Command("cat", kubeletConfig).SetStdout(&raw).Run(); err != nil {
-		return fmt.Errorf("read %s on %s: %w", kubeletConfig, node, err)
-	}
-	out, err := kubeletConfigGates(raw.Bytes(), release, gates)
+	err := editKubeletConfig(node, func(raw []byte) ([]byte, error) {
+		if gates == nil {
+			return gatesOfRelease(raw, release)
+		}
+		return withKubeletGates(raw, gates)
+	})
 	if err != nil {
-		return fmt.Errorf("%s on %s: %w", kubeletConfig, node, err)
-	}
-	if err := node.Command("cp", "/dev/stdin", kubeletConfig).SetStdin(bytes.NewReader(out)).Run(); err != nil {
-		return fmt.Errorf("write %s on %s: %w", kubeletConfig, node, err)
+		return err
 	}
 	if err := node.Command("sh", "-c", `mv "$1" "$2" && systemctl restart kubelet`, "sh", tmp, kubeletBinary).Run(); err != nil {
 		return fmt.Errorf("start the kubelet of %s on %s: %w", release, node, err)
 	}
 	return nil
-}
-
-// kubeletConfigGates is a kubelet configuration whose featureGates are gates, or, with gates nil,
-// gatesOfRelease.
-func kubeletConfigGates(raw []byte, release string, gates map[string]bool) ([]byte, error) {
-	if gates == nil {
-		return gatesOfRelease(raw, release)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		return nil, err
-	}
-	cfg["featureGates"] = gates
-	return yaml.Marshal(cfg)
 }
 
 // kubelets are the kubelet releases a kind@matrix cluster has: "v1.N" -> v1.N.P, and the binary
@@ -229,20 +209,15 @@ func (r releaseControl) SetKubeletRelease(ctx context.Context, release string, g
 var _ cluster.KubeletReleaser = releaseControl{}
 
 // gatesOfRelease is a kubelet configuration without the feature gates volperm knows that
-// release lacks (framework.ReleaseHas).
+// release lacks (framework.GatesOfRelease), the rest kept.
 func gatesOfRelease(raw []byte, release string) ([]byte, error) {
-	var cfg map[string]any
+	var cfg struct {
+		FeatureGates map[string]bool `json:"featureGates"`
+	}
 	if err := yaml.Unmarshal(raw, &cfg); err != nil {
 		return nil, err
 	}
-	if g, ok := cfg["featureGates"].(map[string]any); ok {
-		for name := range g {
-			if _, known := framework.KnownGates[name]; known && !framework.ReleaseHas(release, name) {
-				delete(g, name)
-			}
-		}
-	}
-	return yaml.Marshal(cfg)
+	return withKubeletGates(raw, framework.GatesOfRelease(cfg.FeatureGates, release))
 }
 
 // kubeletVersion waits until the API reports node's kubelet as release and Ready (asked with

@@ -33,23 +33,33 @@ type nodeControl struct {
 
 // SetKubeletGates rewrites featureGates of the kubelet's configuration file.
 func (n nodeControl) SetKubeletGates(_ context.Context, gates map[string]bool) error {
+	return editKubeletConfig(n.kubelet, func(raw []byte) ([]byte, error) { return withKubeletGates(raw, gates) })
+}
+
+// editKubeletConfig rewrites node's kubelet configuration file with edit.
+func editKubeletConfig(node nodes.Node, edit func(raw []byte) ([]byte, error)) error {
 	var raw bytes.Buffer
-	if err := n.kubelet.Command("cat", kubeletConfig).SetStdout(&raw).Run(); err != nil {
-		return fmt.Errorf("read %s on %s: %w", kubeletConfig, n.kubelet, err)
+	if err := node.Command("cat", kubeletConfig).SetStdout(&raw).Run(); err != nil {
+		return fmt.Errorf("read %s on %s: %w", kubeletConfig, node, err)
 	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(raw.Bytes(), &cfg); err != nil {
-		return fmt.Errorf("%s on %s: %w", kubeletConfig, n.kubelet, err)
-	}
-	cfg["featureGates"] = gates
-	out, err := yaml.Marshal(cfg)
+	out, err := edit(raw.Bytes())
 	if err != nil {
-		return err
+		return fmt.Errorf("%s on %s: %w", kubeletConfig, node, err)
 	}
-	if err := n.kubelet.Command("cp", "/dev/stdin", kubeletConfig).SetStdin(bytes.NewReader(out)).Run(); err != nil {
-		return fmt.Errorf("write %s on %s: %w", kubeletConfig, n.kubelet, err)
+	if err := node.Command("cp", "/dev/stdin", kubeletConfig).SetStdin(bytes.NewReader(out)).Run(); err != nil {
+		return fmt.Errorf("write %s on %s: %w", kubeletConfig, node, err)
 	}
 	return nil
+}
+
+// withKubeletGates is a kubelet configuration whose featureGates are gates, the rest kept.
+func withKubeletGates(raw []byte, gates map[string]bool) ([]byte, error) {
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		return nil, err
+	}
+	cfg["featureGates"] = gates
+	return yaml.Marshal(cfg)
 }
 
 // RestartKubelet restarts the kubelet's systemd unit.
@@ -84,23 +94,23 @@ const firstExtraPort = 6444
 // --endpoint-reconciler-type=none so that the kubernetes Service keeps naming the kubeadm one),
 // made once per setting and reached at the node's IP. Nothing is restarted: measured here, an
 // apiserver restart per flip took 14-19 s and made the kubelet's watch back off.
-func (n nodeControl) SetAPIServerGates(_ context.Context, gates map[string]bool) (string, bool, error) {
+func (n nodeControl) SetAPIServerGates(_ context.Context, gates map[string]bool) (string, error) {
 	var raw bytes.Buffer
 	if err := n.apiserver.Command("cat", apiserverManifest).SetStdout(&raw).Run(); err != nil {
-		return "", false, fmt.Errorf("read %s on %s: %w", apiserverManifest, n.apiserver, err)
+		return "", fmt.Errorf("read %s on %s: %w", apiserverManifest, n.apiserver, err)
 	}
 	main, err := manifestGates(raw.Bytes())
 	if err != nil {
-		return "", false, fmt.Errorf("%s on %s: %w", apiserverManifest, n.apiserver, err)
+		return "", fmt.Errorf("%s on %s: %w", apiserverManifest, n.apiserver, err)
 	}
 	if sameGates(main, gates) {
-		return "", false, nil
+		return "", nil
 	}
 	key := gateFlag(gates)
 	n.extra.mu.Lock()
 	defer n.extra.mu.Unlock()
 	if ep, ok := n.extra.byKey[key]; ok {
-		return ep, false, nil
+		return ep, nil
 	}
 	if n.extra.next == 0 {
 		n.extra.next = firstExtraPort
@@ -108,47 +118,37 @@ func (n nodeControl) SetAPIServerGates(_ context.Context, gates map[string]bool)
 	port := n.extra.next
 	ip, _, err := n.apiserver.IP()
 	if err != nil || ip == "" {
-		return "", false, fmt.Errorf("IP of %s: %v", n.apiserver, err)
+		return "", fmt.Errorf("IP of %s: %v", n.apiserver, err)
 	}
 	out, err := extraAPIServer(raw.Bytes(), gates, port)
 	if err != nil {
-		return "", false, fmt.Errorf("%s on %s: %w", apiserverManifest, n.apiserver, err)
+		return "", fmt.Errorf("%s on %s: %w", apiserverManifest, n.apiserver, err)
 	}
 	path := fmt.Sprintf("/etc/kubernetes/manifests/volperm-apiserver-%d.yaml", port)
 	tmp := fmt.Sprintf("/etc/kubernetes/volperm-apiserver-%d.yaml", port)
 	if err := n.apiserver.Command("sh", "-c", `cat > "$1" && mv "$1" "$2"`, "sh", tmp, path).SetStdin(bytes.NewReader(out)).Run(); err != nil {
-		return "", false, fmt.Errorf("write %s on %s: %w", path, n.apiserver, err)
+		return "", fmt.Errorf("write %s on %s: %w", path, n.apiserver, err)
 	}
 	n.extra.next++
 	ep := net.JoinHostPort(ip, strconv.Itoa(port))
 	n.extra.byKey[key] = ep
-	return ep, false, nil
+	return ep, nil
 }
 
 // manifestGates are the gates of the --feature-gates flag of an apiserver manifest.
 func manifestGates(manifest []byte) (map[string]bool, error) {
-	var pod corev1.Pod
-	if err := yaml.Unmarshal(manifest, &pod); err != nil {
-		return nil, err
-	}
 	gates := map[string]bool{}
-	for _, c := range pod.Spec.Containers {
-		if c.Name != "kube-apiserver" {
-			continue
-		}
+	_, err := editAPIServer(manifest, func(_ *corev1.Pod, c *corev1.Container) {
 		for _, a := range c.Command {
-			v, ok := strings.CutPrefix(a, "--feature-gates=")
-			if !ok {
-				continue
-			}
-			for _, kv := range strings.Split(v, ",") {
-				k, val, _ := strings.Cut(kv, "=")
-				gates[k] = val == "true"
+			if v, ok := strings.CutPrefix(a, "--feature-gates="); ok {
+				for _, kv := range strings.Split(v, ",") {
+					k, val, _ := strings.Cut(kv, "=")
+					gates[k] = val == "true"
+				}
 			}
 		}
-		return gates, nil
-	}
-	return nil, fmt.Errorf("no kube-apiserver container")
+	})
+	return gates, err
 }
 
 // sameGates says whether a and b set every gate volperm knows alike (unset: its default).
@@ -170,35 +170,14 @@ func sameGates(a, b map[string]bool) bool {
 }
 
 // extraAPIServer is the kubeadm apiserver manifest made a second apiserver with gates on port:
-// its own name and label, its secure port in the flag and the probes, and no endpoint
-// reconciler.
+// its own name and label, its secure port in the flag, the container port and the probes, and
+// no endpoint reconciler.
 func extraAPIServer(manifest []byte, gates map[string]bool, port int) ([]byte, error) {
-	withGates, err := withFeatureGates(manifest, gates)
-	if err != nil {
-		return nil, err
-	}
-	var pod corev1.Pod
-	if err := yaml.Unmarshal(withGates, &pod); err != nil {
-		return nil, err
-	}
-	pod.Name = fmt.Sprintf("volperm-apiserver-%d", port)
-	pod.Labels = map[string]string{"component": "volperm-apiserver", "tier": "control-plane"}
-	delete(pod.Annotations, "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint")
-	found := false
-	for i, c := range pod.Spec.Containers {
-		if c.Name != "kube-apiserver" {
-			continue
-		}
-		found = true
-		var cmd []string
-		for _, a := range c.Command {
-			if strings.HasPrefix(a, "--secure-port=") || strings.HasPrefix(a, "--endpoint-reconciler-type=") {
-				continue
-			}
-			cmd = append(cmd, a)
-		}
-		cmd = append(cmd, "--secure-port="+strconv.Itoa(port), "--endpoint-reconciler-type=none")
-		c.Command = cmd
+	return editAPIServer(manifest, func(pod *corev1.Pod, c *corev1.Container) {
+		pod.Name = fmt.Sprintf("volperm-apiserver-%d", port)
+		pod.Labels = map[string]string{"component": "volperm-apiserver", "tier": "control-plane"}
+		delete(pod.Annotations, "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint")
+		c.Command = withFlags(c.Command, "--feature-gates="+gateFlag(gates), "--secure-port="+strconv.Itoa(port), "--endpoint-reconciler-type=none")
 		// kubeadm names the secure port (probe-port) for the probes: a host-network pod's
 		// container port is a host port, which the kubelet admits once per node.
 		for j := range c.Ports {
@@ -209,12 +188,47 @@ func extraAPIServer(manifest []byte, gates map[string]bool, port int) ([]byte, e
 				p.HTTPGet.Port = intstr.FromInt(port)
 			}
 		}
-		pod.Spec.Containers[i] = c
+	})
+}
+
+// editAPIServer applies edit to the kube-apiserver container of a static pod manifest (and its
+// pod) and returns the manifest.
+func editAPIServer(manifest []byte, edit func(pod *corev1.Pod, c *corev1.Container)) ([]byte, error) {
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(manifest, &pod); err != nil {
+		return nil, err
 	}
-	if !found {
-		return nil, fmt.Errorf("no kube-apiserver container")
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == "kube-apiserver" {
+			edit(&pod, &pod.Spec.Containers[i])
+			return yaml.Marshal(&pod)
+		}
 	}
-	return yaml.Marshal(&pod)
+	return nil, fmt.Errorf("no kube-apiserver container")
+}
+
+// withFlags is cmd with each of flags ("--name=value") in place of the same flag, appended in
+// the order given; a flag with an empty value ("--name=") is only removed.
+func withFlags(cmd []string, flags ...string) []string {
+	var out []string
+	for _, a := range cmd {
+		keep := true
+		for _, f := range flags {
+			name, _, _ := strings.Cut(f, "=")
+			if strings.HasPrefix(a, name+"=") {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	for _, f := range flags {
+		if !strings.HasSuffix(f, "=") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // gateFlag is gates as a --feature-gates value: sorted NAME=BOOL, comma-separated.
@@ -234,30 +248,7 @@ func gateFlag(gates map[string]bool) string {
 // withFeatureGates sets --feature-gates of the kube-apiserver container of a static pod
 // manifest to gates (sorted NAME=BOOL, comma-separated).
 func withFeatureGates(manifest []byte, gates map[string]bool) ([]byte, error) {
-	var pod corev1.Pod
-	if err := yaml.Unmarshal(manifest, &pod); err != nil {
-		return nil, err
-	}
-	flag := gateFlag(gates)
-	found := false
-	for i, c := range pod.Spec.Containers {
-		if c.Name != "kube-apiserver" {
-			continue
-		}
-		found = true
-		var cmd []string
-		for _, a := range c.Command {
-			if !strings.HasPrefix(a, "--feature-gates=") {
-				cmd = append(cmd, a)
-			}
-		}
-		if flag != "" {
-			cmd = append(cmd, "--feature-gates="+flag)
-		}
-		pod.Spec.Containers[i].Command = cmd
-	}
-	if !found {
-		return nil, fmt.Errorf("no kube-apiserver container")
-	}
-	return yaml.Marshal(&pod)
+	return editAPIServer(manifest, func(_ *corev1.Pod, c *corev1.Container) {
+		c.Command = withFlags(c.Command, "--feature-gates="+gateFlag(gates))
+	})
 }

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/execagent"
@@ -79,7 +78,7 @@ func NewMatrix(opts framework.TargetOptions) (framework.Target, error) {
 			return fail(err)
 		}
 		closers = append(closers, n)
-		apis[minorOf(release)], nodes[minorOf(release)] = a, n
+		apis[framework.MinorRelease(release)], nodes[framework.MinorRelease(release)] = a, n
 	}
 	by := map[framework.Releases]framework.Target{}
 	var cells []framework.Releases
@@ -132,7 +131,7 @@ func NewAPIServer(opts framework.TargetOptions) (*APIServer, error) {
 }
 
 // Release is the apiserver's minor release (framework.OfRelease).
-func (a *APIServer) Release() string { return minorOf(a.release) }
+func (a *APIServer) Release() string { return framework.MinorRelease(a.release) }
 
 // Info names the release and how its agent is driven.
 func (a *APIServer) Info() framework.TargetInfo { return info(a.release, a.APIServer.Info(), 1) }
@@ -235,7 +234,7 @@ func (p *pool[T]) close() error {
 }
 
 // Release is the kubelet's minor release (framework.OfRelease).
-func (n *Node) Release() string { return minorOf(n.release) }
+func (n *Node) Release() string { return framework.MinorRelease(n.release) }
 
 // KnownDifference explains a case the upstream kubelet is expected to fail (framework/knowndiff).
 func (n *Node) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
@@ -287,7 +286,7 @@ func gateSupport(release string, g map[string]bool) (bool, string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	minor := minorOf(release)
+	minor := framework.MinorRelease(release)
 	for _, name := range names {
 		if _, known := framework.KnownGates[name]; !known {
 			return false, fmt.Sprintf("unknown feature gate %q", name)
@@ -301,13 +300,4 @@ func gateSupport(release string, g map[string]bool) (bool, string) {
 		}
 	}
 	return true, ""
-}
-
-// minorOf is "v1.N" of "v1.N.P".
-func minorOf(release string) string {
-	parts := strings.SplitN(release, ".", 3)
-	if len(parts) < 2 {
-		return release
-	}
-	return parts[0] + "." + parts[1]
 }
