@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/volperm/volperm/hostfeature"
@@ -21,6 +22,16 @@ type Matrix struct {
 	by    map[Releases]Target
 	// closers are what the cells share (the halves): closed once each, in order.
 	closers []io.Closer
+	// parallel: Prepare prepares the cells at once (InParallel).
+	parallel bool
+}
+
+// InParallel makes Prepare prepare every cell at once: for cells that share no mutable state
+// and each have a machine of their own (kind@matrix: a worker per kubelet release, an
+// apiserver per gate setting). In-process cells share the CPUs and gain nothing.
+func (m *Matrix) InParallel() *Matrix {
+	m.parallel = true
+	return m
 }
 
 // NewMatrix builds the matrix name of the targets by cell (Releases with both fields set), in
@@ -91,15 +102,33 @@ func (m *Matrix) Prepare(ctx context.Context, cases []*Case) error {
 			byCell[t] = append(byCell[t], c)
 		}
 	}
-	for _, r := range m.cells {
+	errs := make([]error, len(m.cells))
+	var wg sync.WaitGroup
+	for i, r := range m.cells {
 		t := m.by[r]
-		if b, ok := t.(Batcher); ok && len(byCell[t]) > 0 {
+		b, ok := t.(Batcher)
+		if !ok || len(byCell[t]) == 0 {
+			continue
+		}
+		prepare := func() {
 			if err := b.Prepare(ctx, byCell[t]); err != nil {
-				return fmt.Errorf("cell %s x %s: %w", r.APIServer, r.Kubelet, err)
+				errs[i] = fmt.Errorf("cell %s x %s: %w", r.APIServer, r.Kubelet, err)
 			}
 		}
+		if !m.parallel {
+			if prepare(); errs[i] != nil {
+				return errs[i]
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prepare()
+		}()
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // ObserveTime asks c's cell (ObserveTimer).

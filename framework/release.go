@@ -133,6 +133,29 @@ func SkewLabels(r Releases) []string {
 // validation (kubectl's default); "" is Warn, what client-go sends.
 const FieldValidationStrict = "Strict"
 
+// NotInReleases says why c cannot exist in the releases of target, a pair of one older release
+// (Releases()): c names no releases and sets a gate those releases lack, which they refuse as
+// a flag, so RunAsReleases left it as it is. "" when c can be a cell of them, names its own
+// releases, or target is of the newest releases. Such a case is not run even where every case
+// is required: it is not one the target fails to run but one its releases cannot have
+// (docs/releases.md "What a release means").
+func NotInReleases(target Target, c *Case) string {
+	rt, ok := target.(interface{ Releases() Releases })
+	if !ok || c.Releases != (Releases{}) {
+		return ""
+	}
+	r := rt.Releases()
+	if !r.Skewed() {
+		return ""
+	}
+	cell := c.DeepCopy()
+	cell.Releases = r
+	if err := cell.validateReleases(); err != nil {
+		return fmt.Sprintf("not a case of kube-apiserver %s x kubelet %s, the releases of this target: %v", r.Of(true), r.Of(false), err)
+	}
+	return ""
+}
+
 // RunAsReleases returns cases made cells of the releases target runs (docs/releases.md "What a
 // release means"). When a half of target is of one older release (Pair.Releases:
 // `upstream@v1.36.3`, `upstream@v1.37.1+upstream@v1.34.4`), a case that names no releases becomes

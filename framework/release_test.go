@@ -61,12 +61,25 @@ func TestRunAsReleases(t *testing.T) {
 			t.Errorf("Supports(%s) = %v %q, want %q", c.Name, ok, why, want)
 		}
 	}
+	// The gated case is not the pair's failure but not a case of its releases: not run even
+	// where every case is required (the suites skip it); the others are cases of the pair.
+	if why := NotInReleases(p, gated); !strings.Contains(why, "not a case of kube-apiserver v1.36 x kubelet v1.34") || !strings.Contains(why, "EmptyDirVolumeMode") {
+		t.Errorf("NotInReleases(gated) = %q", why)
+	}
+	for _, c := range []*Case{plain, named} {
+		if why := NotInReleases(p, c); why != "" {
+			t.Errorf("NotInReleases(%s) = %q, want \"\"", c.Name, why)
+		}
+	}
 	// A pair of the newest release (or of halves that run any) leaves every case as it is.
 	newest := NewPair("new", releasedAPI{fakeAPI{allow: true}, NewestRelease}, fakeNode{observed: &n, support: true})
 	c := &Case{Name: "plain", Pod: podWithVolumes("v")}
 	c = RunAsReleases(newest, []*Case{c})[0]
 	if c.Releases != (Releases{}) {
 		t.Errorf("the newest release's pair made the case a cell of %+v", c.Releases)
+	}
+	if why := NotInReleases(newest, &Case{Name: "gated", Pod: podWithVolumes("v"), Gates: Gates{APIServer: map[string]bool{GateEmptyDirVolumeMode: false}}}); why != "" {
+		t.Errorf("NotInReleases(the newest release's pair, a gated case) = %q", why)
 	}
 	if ok, why := newest.Supports(&Case{Name: "old kubelet", Pod: podWithVolumes("v"), Releases: Releases{Kubelet: "v1.36"}}); ok {
 		t.Errorf("a kubelet that runs the newest only ran a v1.36 cell (%q)", why)

@@ -233,6 +233,9 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 		}
 		ginkgo.Skip(m.Error())
 	}
+	if reason := framework.NotInReleases(cfg.Target, c); reason != "" {
+		ginkgo.Skip(reason) // not the target's failure: its releases cannot have the case
+	}
 	if ok, reason := cfg.Target.Supports(c); !ok {
 		if cfg.Require {
 			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %s (this run requires every case: CI=true or %s names cases)", name, reason, hostfeature.EnvRequire))

@@ -11,25 +11,32 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/targets/kind"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
 // runCluster is `volperm cluster image`: build (or find in the cache) the probe image and the
-// Kubernetes v1.37 kind node image that preloads it, offline, and print both tags and the step
+// kind node image of a Kubernetes release (default nodeimage.KubernetesVersion) that preloads it, offline, and print both tags and the step
 // timings as JSON. Progress goes to stderr, one line per step.
 func runCluster(s streams, args []string) int {
 	if len(args) == 0 || args[0] != "image" {
-		return fail(s, "cluster", usagef("want a subcommand: volperm cluster image [--cache DIR] [--mirror URL]"))
+		return fail(s, "cluster", usagef("want a subcommand: volperm cluster image [--kubernetes-version v1.N.P] [--cache DIR] [--mirror URL]"))
 	}
 	fs := flag.NewFlagSet("cluster image", flag.ContinueOnError)
 	var opts nodeimage.Options
 	fs.StringVar(&opts.CacheDir, "cache", "", "artifact cache (default $XDG_CACHE_HOME/volperm/kindnode or ~/.cache/volperm/kindnode)")
 	fs.StringVar(&opts.Mirror, "mirror", "", "Debian mirror for debootstrap (default http://deb.debian.org/debian)")
+	fs.StringVar(&opts.Release, "kubernetes-version", "", "the Kubernetes release of the node image, v1.N.P of a supported minor (default "+nodeimage.KubernetesVersion+"), cached per release")
 	if code, done := parseSubcommand(s, "cluster image", "build (or find in the cache) the kind node image and the probe image", fs, args[1:]); done {
 		return code
 	}
 	opts.Log = s.err
+	if opts.Release != "" {
+		if err := k8srelease.CheckRelease(opts.Release); err != nil {
+			return fail(s, "cluster image", usagef("--kubernetes-version: %v", err))
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	images, err := kind.BuildImages(ctx, opts)

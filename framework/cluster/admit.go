@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,18 +54,37 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string) {
 		pod.Spec.Containers[i].ImagePullPolicy = corev1.PullNever
 	}
 	var stored *corev1.Pod
+	var warned *warningCollector
+	// The case's fieldValidation ("" = the apiserver's default, Warn, as client-go sends);
+	// docs/spec.md [releases.apiserver-unknown-field].
+	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: c.FieldValidation}
 	err := t.call(ctx, func(ctx context.Context) (err error) {
-		stored, err = t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		ctx, warned = withWarnings(ctx) // the last attempt's
+		client := t.admitClient
+		if client == nil {
+			client = t.client
+		}
+		stored, err = client.CoreV1().Pods(ns).Create(ctx, pod, opts)
 		return err
 	})
 	r.setAdmission(err)
 	if err != nil {
 		return
 	}
-	// v1.37 pkg/api/pod/util.go dropDisabledFields: the fields the gate-off apiserver cleared.
-	if r.obs.Admission.Dropped, err = execproto.DroppedFields(pod.Spec.Volumes, stored.Spec.Volumes); err != nil {
+	warnings, unknown := warned.unknownFields()
+	r.obs.Admission.Warnings = warnings
+	// v1.37 pkg/api/pod/util.go dropDisabledFields: the fields the gate-off apiserver cleared;
+	// a field the apiserver's release does not know is not kept either, but it was not dropped:
+	// it is an unknown field, warned about.
+	dropped, err := execproto.DroppedFields(pod.Spec.Volumes, stored.Spec.Volumes)
+	if err != nil {
 		r.err = fmt.Errorf("admission: %w", err)
 		return
+	}
+	for _, d := range dropped {
+		if !slices.Contains(unknown, d) {
+			r.obs.Admission.Dropped = append(r.obs.Admission.Dropped, d)
+		}
 	}
 	if !c.AdmissionOnly {
 		r.pod = stored
@@ -90,7 +110,10 @@ func (r *caseRun) setAdmission(err error) {
 		return
 	}
 	var down *APIServerDownError
-	if errors.As(err, &down) || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+	// A rejection is Invalid (validation), Forbidden (admission) or, for a body the apiserver's
+	// release cannot decode strictly, BadRequest (k8s.io/apiserver handlers/create.go
+	// transformDecodeError: "... strict decoding error: unknown field ...").
+	if errors.As(err, &down) || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) && !strictDecodingError(err) {
 		r.err = fmt.Errorf("admission: %w", err)
 		return
 	}
@@ -98,4 +121,10 @@ func (r *caseRun) setAdmission(err error) {
 	if errs := policyErrors(err.Error()); errs != nil {
 		r.obs.Admission.Errors = errs
 	}
+}
+
+// strictDecodingError says whether err is the apiserver's refusal of a body with a field its
+// release does not know, under fieldValidation Strict.
+func strictDecodingError(err error) bool {
+	return apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "strict decoding error")
 }

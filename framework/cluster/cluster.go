@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -111,8 +112,10 @@ type Target struct {
 	opts   Options
 	config *rest.Config
 	client kubernetes.Interface
-	meta   metadata.Interface
-	disco  *discovery.DiscoveryClient
+	// admitClient sends JSON (New); nil = client.
+	admitClient kubernetes.Interface
+	meta        metadata.Interface
+	disco       *discovery.DiscoveryClient
 	// endpoint is the apiserver the clients talk to (endpoint.go).
 	endpoint *endpoint
 	node     string
@@ -257,15 +260,26 @@ func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 50, 100
+	cfg.WarningHandlerWithContext = warningHandler{} // admission's warnings (warnings.go)
 	ep := &endpoint{}
 	ep.wrap(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: %w", err)
 	}
+	// Admission sends the case's object as JSON, as kubectl and a manifest do: client-go's
+	// generated clients send built-in types as protobuf, whose fields an apiserver of an older
+	// release does not know it ignores without a warning or a strict refusal (docs/releases.md
+	// "Node images of other releases").
+	jsonCfg := rest.CopyConfig(cfg)
+	jsonCfg.ContentType = runtime.ContentTypeJSON
+	admitClient, err := kubernetes.NewForConfig(jsonCfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: %w", err)
+	}
 	// Cleanup lists every namespaced resource through it: not the deprecation warning of each.
 	quiet := rest.CopyConfig(cfg)
-	quiet.WarningHandler = rest.NoWarnings{}
+	quiet.WarningHandler, quiet.WarningHandlerWithContext = rest.NoWarnings{}, nil
 	meta, err := metadata.NewForConfig(quiet)
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: %w", err)
@@ -274,7 +288,7 @@ func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: %w", err)
 	}
-	t := &Target{opts: opts, config: cfg, client: cs, meta: meta, disco: disco, endpoint: ep,
+	t := &Target{opts: opts, config: cfg, client: cs, admitClient: admitClient, meta: meta, disco: disco, endpoint: ep,
 		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
 	t.ready = t.readyz
 	// The batch asks supports first: its cases need not be asked again.

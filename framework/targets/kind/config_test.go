@@ -2,6 +2,7 @@ package kind
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -77,5 +78,46 @@ func TestClusterName(t *testing.T) {
 	}
 	if n := clusterName("faults", "emptydir-on"); n != "volperm-faults-emptydir-on" {
 		t.Error(n)
+	}
+}
+
+// A cluster of a release without volperm's v1.37 gates gets configs without them: its
+// apiserver and kubelet would refuse the flag (framework.GatesOfRelease); everything else of
+// the config stays, and the default release's configs are not touched.
+func TestConfigOfRelease(t *testing.T) {
+	cfgs, err := Configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfgs {
+		same, err := configOfRelease(c, "v1.37.1")
+		if err != nil || string(same.Raw) != string(c.Raw) {
+			t.Errorf("%s for v1.37.1: changed (%v)", c.Name, err)
+		}
+		old, err := configOfRelease(c, "v1.36.3")
+		if err != nil {
+			t.Fatalf("%s for v1.36.3: %v", c.Name, err)
+		}
+		raw := string(old.Raw)
+		for _, gone := range []string{"EmptyDirVolumeMode", "AtomicWriteVolumeUserFields", "feature-gates"} {
+			if strings.Contains(raw, gone) {
+				t.Errorf("%s for v1.36.3 still names %s:\n%s", c.Name, gone, raw)
+			}
+		}
+		for _, kept := range []string{"skipPhases", "failCgroupV1", "disableDefaultCNI", "restrict_oom_score_adj", "control-plane"} {
+			if !strings.Contains(raw, kept) {
+				t.Errorf("%s for v1.36.3 lost %s:\n%s", c.Name, kept, raw)
+			}
+		}
+		reread, err := configGates(old.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := old.Gates.APIServer["EmptyDirVolumeMode"]; ok {
+			t.Errorf("%s for v1.36.3: gates %v still have EmptyDirVolumeMode", c.Name, old.Gates)
+		}
+		if !reflect.DeepEqual(framework.GatesOfRelease(reread.Kubelet, "v1.36.3"), old.Gates.Kubelet) {
+			t.Errorf("%s for v1.36.3: gates %v, the config reads %v", c.Name, old.Gates, reread)
+		}
 	}
 }

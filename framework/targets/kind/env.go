@@ -1,15 +1,21 @@
 package kind
 
-import "github.com/volperm/volperm/framework"
+import (
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
+)
 
 // The target's flags (volperm run, observe, diff); it also reads cluster.FlagProbeImage.
 const (
 	FlagNodeImage = "node-image"
 	FlagKeep      = "keep"
+	// FlagKubernetesVersion is the release of the node image (nodeimage.Options.Release).
+	FlagKubernetesVersion = "kubernetes-version"
 )
 
 func init() {
 	framework.RegisterTargetFlag(framework.TargetFlag{Name: FlagNodeImage, Owner: Name, Usage: "kind node image (built offline and cached when empty: volperm cluster image)"})
+	framework.RegisterTargetFlag(framework.TargetFlag{Name: FlagKubernetesVersion, Owner: Name, Usage: "the Kubernetes release of the kind cluster, v1.N.P of a supported minor (default " + nodeimage.KubernetesVersion + "); its node image is built offline and cached per release; with kind@matrix, the control plane's release"})
 	framework.RegisterTargetFlag(framework.TargetFlag{Name: FlagKeep, Owner: Name, Bool: true, Usage: "keep the clusters the kind target created"})
 	framework.RegisterEnv(framework.EnvVar{Name: "XDG_CACHE_HOME", Owner: Name, Meaning: "where the node image's built components are cached: $XDG_CACHE_HOME/volperm/kindnode (default ~/.cache)"})
 }

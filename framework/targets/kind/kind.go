@@ -62,6 +62,9 @@ type Options struct {
 	// but the node image's (k8srelease.Kubelet). Each release's cells run on its worker.
 	KubeletReleases []string
 	KubeletBinaries map[string]string
+	// Release is the Kubernetes release of NodeImage ("" = nodeimage.KubernetesVersion): the
+	// apiserver's, and the kubelets' but those of KubeletReleases.
+	Release string
 	// NameTag goes into the clusters' names, volperm-TAG-CONFIG ("" = volperm-CONFIG), so that
 	// two kind targets on one machine do not collide.
 	NameTag string
@@ -145,12 +148,89 @@ func configGates(raw []byte) (framework.Gates, error) {
 	return g, nil
 }
 
+// configOfRelease is cfg for a cluster of release: the feature gates volperm knows that the
+// release lacks are left out of the apiserver's --feature-gates and the KubeletConfiguration's
+// featureGates (its components refuse a gate they do not know: framework.GatesOfRelease), and
+// out of cfg.Gates. The default release's configs are returned as they are.
+func configOfRelease(cfg Config, release string) (Config, error) {
+	if release == nodeimage.KubernetesVersion {
+		return cfg, nil
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(cfg.Raw, &doc); err != nil {
+		return cfg, err
+	}
+	patches, _ := doc["kubeadmConfigPatches"].([]any)
+	for i, p := range patches {
+		text, _ := p.(string)
+		var patch map[string]any
+		if err := yaml.Unmarshal([]byte(text), &patch); err != nil {
+			return cfg, fmt.Errorf("kubeadmConfigPatches: %w", err)
+		}
+		changed := false
+		switch patch["kind"] {
+		case "ClusterConfiguration":
+			api, _ := patch["apiServer"].(map[string]any)
+			args, _ := api["extraArgs"].([]any)
+			var keep []any
+			for _, a := range args {
+				arg, _ := a.(map[string]any)
+				if arg["name"] != "feature-gates" {
+					keep = append(keep, a)
+					continue
+				}
+				value, _ := arg["value"].(string)
+				var gates []string
+				for _, kv := range strings.Split(value, ",") {
+					name, _, _ := strings.Cut(kv, "=")
+					if _, known := framework.KnownGates[name]; !known || framework.ReleaseHas(release, name) {
+						gates = append(gates, kv)
+					}
+				}
+				changed = true
+				if len(gates) > 0 {
+					arg["value"] = strings.Join(gates, ",")
+					keep = append(keep, arg)
+				}
+			}
+			if changed {
+				api["extraArgs"] = keep
+			}
+		case "KubeletConfiguration":
+			if fg, ok := patch["featureGates"].(map[string]any); ok {
+				for name := range fg {
+					if _, known := framework.KnownGates[name]; known && !framework.ReleaseHas(release, name) {
+						delete(fg, name)
+						changed = true
+					}
+				}
+			}
+		}
+		if changed {
+			out, err := yaml.Marshal(patch)
+			if err != nil {
+				return cfg, err
+			}
+			patches[i] = string(out)
+		}
+	}
+	raw, err := yaml.Marshal(doc)
+	if err != nil {
+		return cfg, err
+	}
+	return Config{Name: cfg.Name, Raw: raw, Gates: framework.Gates{
+		APIServer: framework.GatesOfRelease(cfg.Gates.APIServer, release),
+		Kubelet:   framework.GatesOfRelease(cfg.Gates.Kubelet, release)}}, nil
+}
+
 // Target runs cases on kind clusters it creates.
 type Target struct {
 	opts    Options
 	configs []Config
 	dir     string // kubeconfigs, made with the first cluster
 
+	// startMu makes choosing the one cluster's config and creating it one step (shared).
+	startMu  sync.Mutex
 	mu       sync.Mutex
 	provider *kindcluster.Provider
 	live     map[string]*liveCluster // by config name
@@ -178,6 +258,10 @@ type liveCluster struct {
 	// (Options.KubeletReleases); targets is every cluster target on the cluster.
 	byRelease map[string]*cluster.Target
 	targets   []*cluster.Target
+	// ready is closed when the creation has ended, err its error: callers of cluster that
+	// came while another created it (the cells of kind@matrix, prepared in parallel) wait.
+	ready chan struct{}
+	err   error
 }
 
 // New reads the configs; clusters are created when cases need them.
@@ -192,10 +276,25 @@ func New(opts Options) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kind target: %w", err)
 	}
+	for i := range cfgs {
+		if cfgs[i], err = configOfRelease(cfgs[i], opts.release()); err != nil {
+			return nil, fmt.Errorf("kind target: kind-config/%s.yaml for Kubernetes %s: %w", cfgs[i].Name, opts.release(), err)
+		}
+	}
 	t := &Target{opts: opts, configs: cfgs, live: map[string]*liveCluster{}}
-	t.batch = cluster.NewBatch(t.ObserveBatch, t.supportsOn(nodeimage.KubernetesVersion))
+	t.batch = cluster.NewBatch(t.ObserveBatch, t.supportsOn(t.release()))
 	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
 	return t, nil
+}
+
+// release is the Kubernetes release of the node image.
+func (t *Target) release() string { return t.opts.release() }
+
+// Releases are the cluster's, the node image's release for both components: the cases that
+// name none run as its cells (framework.RunAsReleases), the v1.37 ones as they are.
+func (t *Target) Releases() framework.Releases {
+	m := framework.MinorRelease(t.release())
+	return framework.Releases{APIServer: m, Kubelet: m}
 }
 
 // Info names the target and its images.
@@ -211,7 +310,7 @@ func (t *Target) Info() framework.TargetInfo {
 	t.mu.Lock()
 	d["podStarts"] = strconv.Itoa(t.podStarts)
 	t.mu.Unlock()
-	return framework.TargetInfo{Name: Name, Details: d}
+	return framework.TargetInfo{Name: Name, Version: t.release(), Details: d}
 }
 
 // countPods adds n probe pods to the target's count.
@@ -235,7 +334,7 @@ func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
 }
 
 // nodeGates are the volperm gates the v1.37 components have (v1.37 pkg/features): the only
-// ones a reconfigured cluster can turn on.
+// ones a reconfigured cluster can turn on, those of its release (framework.GatesOfRelease).
 var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true, framework.GateAtomicWriteVolumeUserFields: true}
 
 // Supports says whether the target runs c (asked once per case: a prepared case was).
@@ -246,7 +345,7 @@ func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Sup
 // kubelet can run c.
 func (t *Target) supportsOn(kubelet string) func(c *framework.Case) (bool, string) {
 	return func(c *framework.Case) (bool, string) {
-		if r := cluster.ReleasesMismatch(c, nodeimage.KubernetesVersion, kubelet); r != "" {
+		if r := cluster.ReleasesMismatch(c, t.release(), kubelet); r != "" {
 			return false, r
 		}
 		if framework.ChangesKubeletRelease(c) && len(t.opts.KubeletReleases) == 0 {
@@ -264,13 +363,14 @@ func (t *Target) supports(c *framework.Case) (bool, string) {
 			return false, why
 		}
 	} else {
+		gates := framework.GatesOfRelease(nodeGates, t.release())
 		for _, comp := range []struct {
 			name  string
 			gates map[string]bool
 		}{{"apiserver", c.Gates.APIServer}, {"kubelet", c.Gates.Kubelet}} {
 			for g, on := range comp.gates {
-				if on && !nodeGates[g] {
-					return false, fmt.Sprintf("needs %s gate %s=true, not a gate of Kubernetes %s", comp.name, g, nodeimage.KubernetesVersion)
+				if on && !gates[g] {
+					return false, fmt.Sprintf("needs %s gate %s=true, not a gate of Kubernetes %s", comp.name, g, t.release())
 				}
 			}
 		}
@@ -299,7 +399,7 @@ func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cl
 	if len(cases) == 0 {
 		return out
 	}
-	lc, err := t.cluster(ctx, t.startConfig(cases))
+	lc, err := t.shared(ctx, cases)
 	if err != nil {
 		for i := range out {
 			out[i].Err = err
@@ -319,7 +419,7 @@ func (t *Target) Cluster(ctx context.Context, cases []*framework.Case) (*cluster
 	if t.opts.PerCell {
 		return nil, errors.New("kind target: one cluster per config has no single cluster")
 	}
-	lc, err := t.cluster(ctx, t.startConfig(cases))
+	lc, err := t.shared(ctx, cases)
 	if err != nil {
 		return nil, err
 	}
@@ -371,6 +471,14 @@ func withWorkers(raw []byte, n int) ([]byte, error) {
 	}
 	cfg["nodes"] = nodes
 	return yaml.Marshal(cfg)
+}
+
+// shared is the target's one cluster, created from the config cases need most (startConfig) by
+// the first caller; the others (the cells of kind@matrix, prepared at once) wait for it.
+func (t *Target) shared(ctx context.Context, cases []*framework.Case) (*liveCluster, error) {
+	t.startMu.Lock()
+	defer t.startMu.Unlock()
+	return t.cluster(ctx, t.startConfig(cases))
 }
 
 // startConfig is the kind-config whose gates most cases need (the first config when none
@@ -440,12 +548,21 @@ func (t *Target) observePerCell(ctx context.Context, cases []*framework.Case) []
 	return out
 }
 
-// cluster returns the live cluster of config name, creating it. The lock is not held while
-// kind creates it, so that Close (an interrupted run) can delete it meanwhile.
+// cluster returns the live cluster of config name, creating it (once: a second caller waits
+// for the first's creation and gets its result). The lock is not held while kind creates it, so
+// that Close (an interrupted run) can delete it meanwhile.
 func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error) {
 	t.mu.Lock()
 	if lc := t.live[name]; lc != nil {
 		t.mu.Unlock()
+		select {
+		case <-lc.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if lc.err != nil {
+			return nil, lc.err
+		}
 		return lc, nil
 	}
 	var cfg Config
@@ -467,7 +584,7 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		}
 		t.dir = dir
 	}
-	lc := &liveCluster{name: clusterName(t.opts.NameTag, name)}
+	lc := &liveCluster{name: clusterName(t.opts.NameTag, name), ready: make(chan struct{})}
 	// The sweeper finds the kubeconfig from the cluster's name (sweep.go).
 	lc.kubeconfig = filepath.Join(t.dir, strings.TrimPrefix(lc.name, "volperm-")+".kubeconfig")
 	// Registered before Create: a failed or interrupted create leaves a node container to delete.
@@ -477,10 +594,22 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	t.state.Clusters = append(t.state.Clusters, lc.name)
 	t.state.MadeNetwork = t.madeNetwork
 	if err := writeState(t.dir, t.state); err != nil {
+		lc.err = err
+		close(lc.ready)
 		t.mu.Unlock()
 		return nil, err
 	}
 	t.mu.Unlock()
+	lc.err = t.create(ctx, lc, cfg, name)
+	close(lc.ready)
+	if lc.err != nil {
+		return nil, lc.err
+	}
+	return lc, nil
+}
+
+// create makes the cluster lc of config cfg (named name) and its cluster targets.
+func (t *Target) create(ctx context.Context, lc *liveCluster, cfg Config, name string) error {
 	start := time.Now()
 	workers := t.opts.Workers
 	if len(t.opts.KubeletReleases) > 0 {
@@ -488,19 +617,19 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	}
 	raw, err := withWorkers(cfg.Raw, workers)
 	if err != nil {
-		return nil, fmt.Errorf("kind target: kind-config/%s.yaml: %w", name, err)
+		return fmt.Errorf("kind target: kind-config/%s.yaml: %w", name, err)
 	}
 	t.logf("creating cluster %s (config %s, %d workers, image %s)", lc.name, name, workers, t.opts.NodeImage)
 	err = t.provider.Create(lc.name, kindcluster.CreateWithRawConfig(raw), kindcluster.CreateWithNodeImage(t.opts.NodeImage),
 		kindcluster.CreateWithKubeconfigPath(lc.kubeconfig), kindcluster.CreateWithWaitForReady(2*time.Minute),
 		kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	if err != nil {
-		return nil, fmt.Errorf("kind target: create cluster %s: %w", lc.name, err)
+		return fmt.Errorf("kind target: create cluster %s: %w", lc.name, err)
 	}
 	t.logf("cluster %s created in %s", lc.name, time.Since(start).Round(100*time.Millisecond))
 	all, err := t.provider.ListNodes(lc.name)
 	if err != nil || len(all) != 1+workers {
-		return nil, fmt.Errorf("kind target: cluster %s: want %d nodes, have %d (%v)", lc.name, 1+workers, len(all), err)
+		return fmt.Errorf("kind target: cluster %s: want %d nodes, have %d (%v)", lc.name, 1+workers, len(all), err)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].String() < all[j].String() })
 	var controlPlane nodes.Node
@@ -508,7 +637,7 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	for _, n := range all {
 		role, err := n.Role()
 		if err != nil {
-			return nil, fmt.Errorf("kind target: cluster %s: node %s: %w", lc.name, n, err)
+			return fmt.Errorf("kind target: cluster %s: node %s: %w", lc.name, n, err)
 		}
 		if role == "control-plane" {
 			controlPlane = n
@@ -517,7 +646,7 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		}
 	}
 	if controlPlane == nil {
-		return nil, fmt.Errorf("kind target: cluster %s has no control-plane node", lc.name)
+		return fmt.Errorf("kind target: cluster %s has no control-plane node", lc.name)
 	}
 	lc.apiserverNode = controlPlane.String()
 	ks := kubelets{full: map[string]string{}, binaries: t.opts.KubeletBinaries}
@@ -526,9 +655,10 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 	}
 	extra := &apiservers{byKey: map[string]string{}} // one set per cluster: the workers share the apiserver
 	newTarget := func(kubelet nodes.Node) (*cluster.Target, error) {
-		var nc cluster.NodeControl = nodeControl{apiserver: controlPlane, kubelet: kubelet, extra: extra}
+		control := nodeControl{apiserver: controlPlane, kubelet: kubelet, extra: extra, release: t.release()}
+		var nc cluster.NodeControl = control
 		if len(t.opts.KubeletReleases) > 0 {
-			nc = releaseControl{nodeControl: nodeControl{apiserver: controlPlane, kubelet: kubelet, extra: extra}, kubelets: ks}
+			nc = releaseControl{nodeControl: control, kubelets: ks}
 		}
 		// Pinned to the kubelet's node: in kind a node's container and its Node object share the name.
 		ct, err := cluster.New(ctx, cluster.Options{Kubeconfig: lc.kubeconfig, ProbeImage: t.opts.ProbeImage, Log: t.opts.Log,
@@ -553,26 +683,26 @@ func (t *Target) cluster(ctx context.Context, name string) (*liveCluster, error)
 		}
 		lc.kubeletNode = kubelet.String()
 		if lc.target, err = newTarget(kubelet); err != nil {
-			return nil, err
+			return err
 		}
-		return lc, nil
+		return nil
 	}
 	if err := t.installKubelets(ctx, lc, controlPlane, workerNodes); err != nil {
-		return nil, err
+		return err
 	}
 	lc.byRelease = map[string]*cluster.Target{}
 	for i, w := range workerNodes {
 		ct, err := newTarget(w)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		release := t.opts.KubeletReleases[i]
 		if _, got := ct.Versions(); got != release {
-			return nil, fmt.Errorf("kind target: cluster %s: worker %s runs kubelet %s, want %s", lc.name, w, got, release)
+			return fmt.Errorf("kind target: cluster %s: worker %s runs kubelet %s, want %s", lc.name, w, got, release)
 		}
 		lc.byRelease[release] = ct
 	}
-	return lc, nil
+	return nil
 }
 
 // installKubelets gives the i-th worker the kubelet of KubeletReleases[i] (matrix.go), all at
@@ -584,7 +714,7 @@ func (t *Target) installKubelets(ctx context.Context, lc *liveCluster, controlPl
 	for i, w := range workers {
 		release := t.opts.KubeletReleases[i]
 		bin := t.opts.KubeletBinaries[release]
-		if release == nodeimage.KubernetesVersion {
+		if release == t.release() {
 			continue // the node image's own
 		}
 		if bin == "" {
@@ -728,3 +858,11 @@ func (i infoLogger) Enabled() bool            { return i.on }
 
 // KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
 func (t *Target) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
+
+// release is the Kubernetes release of Options.NodeImage.
+func (o Options) release() string {
+	if o.Release != "" {
+		return o.Release
+	}
+	return nodeimage.KubernetesVersion
+}

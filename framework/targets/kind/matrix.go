@@ -16,7 +16,6 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/knowndiff"
-	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
 // Release skew on real nodes (kind@matrix, docs/releases.md "Release skew on kind"): one
@@ -30,12 +29,12 @@ import (
 // MatrixArg is the argument of the release-skew cluster: kind@matrix.
 const MatrixArg = "matrix"
 
-// MatrixReleases are the kubelet releases of kind@matrix, newest first: the node image's and
-// each given release the skew policy allows under it (kubelet not newer, at most
-// framework.MaxKubeletSkew minors older).
-func MatrixReleases(releases []string) []string {
-	api := framework.ReleaseMinor(nodeimage.KubernetesVersion)
-	out := []string{nodeimage.KubernetesVersion}
+// MatrixReleases are the kubelet releases of kind@matrix whose control plane runs release,
+// newest first: release and each given release the skew policy allows under it (kubelet not
+// newer, at most framework.MaxKubeletSkew minors older).
+func MatrixReleases(release string, releases []string) []string {
+	api := framework.ReleaseMinor(release)
+	out := []string{release}
 	for i := len(releases) - 1; i >= 0; i-- {
 		r := releases[i]
 		m := framework.ReleaseMinor(r)
@@ -49,7 +48,7 @@ func MatrixReleases(releases []string) []string {
 // Matrix is the target's cells, one per kubelet release, all on the target's one cluster
 // (created by the first batch): framework.Matrix hands each cell its cases. Its Close closes t.
 func (t *Target) Matrix() *framework.Matrix {
-	api := framework.MinorRelease(nodeimage.KubernetesVersion)
+	api := framework.MinorRelease(t.release())
 	by := map[framework.Releases]framework.Target{}
 	var cells []framework.Releases
 	for _, r := range t.opts.KubeletReleases {
@@ -59,7 +58,9 @@ func (t *Target) Matrix() *framework.Matrix {
 		by[rel] = c
 		cells = append(cells, rel)
 	}
-	return framework.NewMatrix(Name, cells, by, []io.Closer{t})
+	// In parallel: each cell has its worker, the apiservers are one per gate setting (started
+	// once, under a lock), and the first cell to come creates the cluster the others wait for.
+	return framework.NewMatrix(Name, cells, by, []io.Closer{t}).InParallel()
 }
 
 // cell is the cases of one kubelet release: they run on that release's worker.
@@ -71,7 +72,7 @@ type cell struct {
 
 func (c *cell) Info() framework.TargetInfo {
 	return framework.TargetInfo{Name: Name, Version: c.release, Details: map[string]string{
-		"apiserver": nodeimage.KubernetesVersion, "kubelet": c.release, "nodeImage": c.t.opts.NodeImage}}
+		"apiserver": c.t.release(), "kubelet": c.release, "nodeImage": c.t.opts.NodeImage}}
 }
 
 func (c *cell) Supports(k *framework.Case) (bool, string) { return c.batch.Supports(k) }
@@ -95,7 +96,7 @@ func (c *cell) observeBatch(ctx context.Context, cases []*framework.Case) []clus
 	if len(cases) == 0 {
 		return out
 	}
-	lc, err := c.t.cluster(ctx, c.t.startConfig(cases))
+	lc, err := c.t.shared(ctx, cases)
 	if err == nil && lc.byRelease[c.release] == nil {
 		err = fmt.Errorf("kind target: cluster %s has no worker of kubelet %s", lc.name, c.release)
 	}
@@ -124,7 +125,7 @@ const kubeletBinary = "/usr/bin/kubelet"
 
 // ownKubelet is where a worker keeps the node image's kubelet before it first replaces it, so
 // that a kubeletRelease step can give it back.
-var ownKubelet = "/usr/local/bin/kubelet-" + nodeimage.KubernetesVersion
+const ownKubelet = "/usr/local/bin/kubelet-of-node-image"
 
 // installKubelet makes node run the kubelet of release: bin copied in ("" = the node image's own,
 // kept at ownKubelet), renamed over the node's (the running one keeps its inode); the
@@ -135,7 +136,7 @@ func installKubelet(node nodes.Node, release, bin string, gates map[string]bool)
 	tmp := kubeletBinary + ".volperm"
 	keep := node.Command("sh", "-c", `[ -e "$1" ] || cp "$2" "$1"`, "sh", ownKubelet, kubeletBinary)
 	if err := keep.Run(); err != nil {
-		return fmt.Errorf("keep the kubelet of %s on %s: %w", nodeimage.KubernetesVersion, node, err)
+		return fmt.Errorf("keep the node image's kubelet on %s: %w", node, err)
 	}
 	if bin == "" {
 		if err := node.Command("cp", ownKubelet, tmp).Run(); err != nil {

@@ -29,10 +29,14 @@ type nodeControl struct {
 	apiserver, kubelet nodes.Node
 	// extra are the cluster's apiservers by gate setting (SetAPIServerGates).
 	extra *apiservers
+	// release is the cluster's Kubernetes release: a gate it lacks is never written into a
+	// flag or a configuration, which its components would refuse (framework.GatesOfRelease).
+	release string
 }
 
 // SetKubeletGates rewrites featureGates of the kubelet's configuration file.
 func (n nodeControl) SetKubeletGates(_ context.Context, gates map[string]bool) error {
+	gates = framework.GatesOfRelease(gates, n.release)
 	return editKubeletConfig(n.kubelet, func(raw []byte) ([]byte, error) { return withKubeletGates(raw, gates) })
 }
 
@@ -95,6 +99,7 @@ const firstExtraPort = 6444
 // made once per setting and reached at the node's IP. Nothing is restarted: measured here, an
 // apiserver restart per flip took 14-19 s and made the kubelet's watch back off.
 func (n nodeControl) SetAPIServerGates(_ context.Context, gates map[string]bool) (string, error) {
+	gates = framework.GatesOfRelease(gates, n.release)
 	var raw bytes.Buffer
 	if err := n.apiserver.Command("cat", apiserverManifest).SetStdout(&raw).Run(); err != nil {
 		return "", fmt.Errorf("read %s on %s: %w", apiserverManifest, n.apiserver, err)

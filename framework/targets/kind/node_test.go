@@ -72,10 +72,17 @@ func TestParseArg(t *testing.T) {
 
 // kind@matrix: the node image's kubelet, then every older release the skew policy allows.
 func TestMatrixReleases(t *testing.T) {
-	got := MatrixReleases([]string{"v1.33.9", "v1.34.4", "v1.35.4", "v1.36.3", nodeimage.KubernetesVersion})
+	all := []string{"v1.33.9", "v1.34.4", "v1.35.4", "v1.36.3", nodeimage.KubernetesVersion}
+	got := MatrixReleases(nodeimage.KubernetesVersion, all)
 	want := []string{nodeimage.KubernetesVersion, "v1.36.3", "v1.35.4", "v1.34.4"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("MatrixReleases = %v, want %v (v1.33 is four minors older than v1.37)", got, want)
+	}
+	// A control plane of v1.36 (--kubernetes-version): no newer kubelet, v1.33 allowed.
+	got = MatrixReleases("v1.36.3", all)
+	want = []string{"v1.36.3", "v1.35.4", "v1.34.4", "v1.33.9"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("MatrixReleases(v1.36.3) = %v, want %v", got, want)
 	}
 	var o Options
 	if err := parseArg(MatrixArg, &o); err != nil || len(o.KubeletReleases) != 4 {

@@ -29,7 +29,7 @@ func parseArg(arg string, o *Options) error {
 		case "pod-per-case":
 			o.PodPerCase = true
 		case MatrixArg:
-			o.KubeletReleases = MatrixReleases(k8srelease.Releases)
+			o.KubeletReleases = MatrixReleases(o.release(), k8srelease.Releases)
 		default:
 			return fmt.Errorf("kind target: unknown option %q in %q: write kind, kind:per-cell, kind:pod-per-case, kind:per-cell,pod-per-case or kind@matrix", w, "kind:"+arg)
 		}
@@ -48,13 +48,18 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 		return nil, fmt.Errorf("kind target: %w", err)
 	}
 	opts := Options{Keep: o.Flag(FlagKeep) == "true", Log: os.Stderr, Timeouts: timeouts,
-		NodeImage: o.Flag(FlagNodeImage), ProbeImage: o.Flag(cluster.FlagProbeImage)}
+		NodeImage: o.Flag(FlagNodeImage), ProbeImage: o.Flag(cluster.FlagProbeImage), Release: o.Flag(FlagKubernetesVersion)}
+	if opts.Release != "" {
+		if err := k8srelease.CheckRelease(opts.Release); err != nil {
+			return nil, fmt.Errorf("kind target: --%s: %w", FlagKubernetesVersion, err)
+		}
+	}
 	if err := parseArg(o.Arg, &opts); err != nil {
 		return nil, err
 	}
 	if opts.NodeImage == "" || opts.ProbeImage == "" {
 		// The command owns the signals: a Ctrl-C during the build cancels o.Interrupt.
-		images, err := BuildImages(o.InterruptContext(), nodeimage.Options{Log: os.Stderr})
+		images, err := BuildImages(o.InterruptContext(), nodeimage.Options{Log: os.Stderr, Release: opts.Release})
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +75,7 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 	}
 	opts.KubeletBinaries = map[string]string{}
 	for _, r := range opts.KubeletReleases {
-		if r == nodeimage.KubernetesVersion {
+		if r == opts.release() {
 			continue
 		}
 		if opts.KubeletBinaries[r], err = k8srelease.Kubelet(o.InterruptContext(), r, os.Stderr); err != nil {

@@ -44,12 +44,12 @@ type componentImage struct {
 func (b *builder) componentImageList() []componentImage {
 	var imgs []componentImage
 	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		imgs = append(imgs, componentImage{tag: "registry.k8s.io/" + c + ":" + KubernetesVersion,
-			binary: filepath.Join(b.cache, "kubernetes", c), keyFrom: "kubernetes"})
+		imgs = append(imgs, componentImage{tag: "registry.k8s.io/" + c + ":" + b.release,
+			binary: filepath.Join(b.kubeDir, c), keyFrom: "kubernetes"})
 	}
 	imgs = append(imgs,
-		componentImage{tag: "registry.k8s.io/etcd:" + EtcdImageTag, binary: filepath.Join(b.cache, "etcd", "etcd"), keyFrom: "etcd"},
-		componentImage{tag: "registry.k8s.io/pause:" + PauseImageTag, binary: filepath.Join(b.cache, "pause", "pause"), keyFrom: "pause",
+		componentImage{tag: "registry.k8s.io/etcd:" + b.etcdTag, binary: filepath.Join(b.etcdDir, "etcd"), keyFrom: "etcd"},
+		componentImage{tag: "registry.k8s.io/pause:" + b.pauseTag, binary: filepath.Join(b.cache, "pause", "pause"), keyFrom: "pause",
 			changes: []string{`ENTRYPOINT ["/pause"]`}})
 	return imgs
 }
@@ -269,8 +269,8 @@ func (b *builder) nodeEntries(ctx context.Context) ([]entry, error) {
 		if rel == "etc/containerd/config.toml" {
 			// kind build node-image writes the sandbox image it preloads into the config.
 			data = bytes.Replace(data, []byte(`sandbox_image = "registry.k8s.io/pause:3.10"`),
-				[]byte(`sandbox_image = "registry.k8s.io/pause:`+PauseImageTag+`"`), 1)
-			if !bytes.Contains(data, []byte(PauseImageTag)) {
+				[]byte(`sandbox_image = "registry.k8s.io/pause:`+b.pauseTag+`"`), 1)
+			if !bytes.Contains(data, []byte(`registry.k8s.io/pause:`+b.pauseTag+`"`)) {
 				return fmt.Errorf("%s: no sandbox_image line to set", p)
 			}
 		}
@@ -299,9 +299,9 @@ func (b *builder) nodeEntries(ctx context.Context) ([]entry, error) {
 	}
 	add(entry{path: "etc/containerd/cri-base.json", mode: 0o644, data: spec})
 	for _, c := range []string{"kubeadm", "kubelet", "kubectl"} {
-		add(entry{path: "usr/bin/" + c, mode: 0o755, src: filepath.Join(b.cache, "kubernetes", c)})
+		add(entry{path: "usr/bin/" + c, mode: 0o755, src: filepath.Join(b.kubeDir, c)})
 	}
-	add(entry{path: "kind/version", mode: 0o644, data: []byte(KubernetesVersion + "\n")})
+	add(entry{path: "kind/version", mode: 0o644, data: []byte(b.release + "\n")})
 	add(entry{path: "kind/manifests/default-storage.yaml", mode: 0o644, data: []byte(defaultStorage)})
 	add(entry{path: "kind/manifests/default-cni.yaml", mode: 0o644, data: []byte("# volperm: clusters set networking.disableDefaultCNI; the bridge conflist is in /etc/cni/net.d\n")})
 	// Directories first (parents before children), with the modes the Dockerfile gives them.
@@ -392,7 +392,7 @@ func (b *builder) nodeBase(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	b.keys["node-base"] = k
-	tag := "volperm/kindnode-base:" + KubernetesVersion + "-" + k[:12]
+	tag := "volperm/kindnode-base:" + b.release + "-" + k[:12]
 	b.result.Image = tag
 	if b.imageKey(ctx, tag) == k {
 		return true, nil
@@ -424,7 +424,7 @@ func (b *builder) preload(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	tag := "volperm/kindnode:" + KubernetesVersion + "-" + k[:12]
+	tag := "volperm/kindnode:" + b.release + "-" + k[:12]
 	b.result.Image = tag
 	if b.imageKey(ctx, tag) == k {
 		return true, nil
@@ -481,19 +481,19 @@ func (b *builder) preload(ctx context.Context) (bool, error) {
 		"--change", "LABEL "+keyLabel+"="+k, name, tag)
 }
 
-// prune removes the node images this builder made from other inputs (other tags of
-// volperm/kindnode and volperm/kindnode-base carrying keyLabel). An image a container still
-// uses stays.
+// prune removes the node images of this release this builder made from other inputs (other
+// tags RELEASE-KEY of volperm/kindnode and volperm/kindnode-base carrying keyLabel); the images
+// of other releases stay. An image a container still uses stays.
 func (b *builder) prune(ctx context.Context) (bool, error) {
 	out, err := b.output(ctx, "", "docker", "images", "--filter", "label="+keyLabel, "--format", "{{.Repository}}:{{.Tag}}")
 	if err != nil {
 		return false, err
 	}
-	keep := map[string]bool{b.result.Image: true, "volperm/kindnode-base:" + KubernetesVersion + "-" + b.keys["node-base"][:12]: true}
+	keep := map[string]bool{b.result.Image: true, "volperm/kindnode-base:" + b.release + "-" + b.keys["node-base"][:12]: true}
 	cached := true
 	for _, img := range strings.Fields(out) {
-		repo, _, _ := strings.Cut(img, ":")
-		if keep[img] || (repo != "volperm/kindnode" && repo != "volperm/kindnode-base") {
+		repo, tag, _ := strings.Cut(img, ":")
+		if keep[img] || (repo != "volperm/kindnode" && repo != "volperm/kindnode-base") || !strings.HasPrefix(tag, b.release+"-") {
 			continue
 		}
 		cached = false

@@ -1,8 +1,10 @@
 // Package nodeimage builds volperm's kind node image offline, from source and Debian packages:
-// Kubernetes v1.37.1 commands, etcd and a pause binary compiled here, a debootstrap rootfs with
-// kind's base image files, the control-plane images preloaded into the node's containerd. Every
-// step keeps its artifact in a cache directory (or in Docker, by tag) and is skipped when the
-// inputs it was made from are unchanged.
+// the Kubernetes commands of a release, etcd and a pause binary compiled here, a debootstrap
+// rootfs with kind's base image files, the control-plane images preloaded into the node's
+// containerd. Every step keeps its artifact in a cache directory (or in Docker, by tag) and is
+// skipped when the inputs it was made from are unchanged. The default release (KubernetesVersion)
+// is built in build/kindnode; another supported one (Options.Release) in a module generated for
+// it (release.go), with the etcd and pause tags its kubeadm asks for.
 package nodeimage
 
 import (
@@ -22,15 +24,12 @@ import (
 	"github.com/volperm/volperm/framework/k8srelease"
 )
 
-// Versions of what the image holds. KubernetesVersion must match build/kindnode/go.mod.
+// Versions of what the image holds. KubernetesVersion must match build/kindnode/go.mod (a test
+// checks). The etcd and pause tags are the ones the release's kubeadm lists (kubeadmImages).
 const (
 	KubernetesVersion = "v1.37.1"
 	// KindVersion is the sigs.k8s.io/kind module whose images/base/files the node image uses.
 	KindVersion = "v0.33.0"
-	// EtcdImageTag is the tag kubeadm v1.37 expects (cmd/kubeadm/app/constants DefaultEtcdVersion).
-	EtcdImageTag = "3.7.0-0"
-	// PauseImageTag is kubeadm v1.37's constants.PauseVersion; containerd's sandbox_image.
-	PauseImageTag = "3.10.2"
 	// Suite is the Debian release of the rootfs.
 	Suite = "bookworm"
 )
@@ -58,6 +57,9 @@ type Options struct {
 	Preload []string
 	// Log receives one progress line per step event (nil = os.Stderr).
 	Log io.Writer
+	// Release is the Kubernetes release of the node ("" = KubernetesVersion): any release
+	// k8srelease.CheckRelease accepts; cached per release.
+	Release string
 }
 
 // StepTiming is how long one step took and whether its cached artifact was used.
@@ -76,15 +78,20 @@ type Result struct {
 
 // builder carries one Build's state from step to step.
 type builder struct {
-	opts      Options
-	cache     string
-	module    string
-	goVersion string
-	kindDir   string
-	keys      map[string]string
-	result    Result
-	steps     int
-	current   int
+	opts    Options
+	cache   string
+	module  string // build/kindnode: pause, and the default release's commands and etcd
+	release string
+	// kubeModule is the module the release's commands are built in, kubeDir where they go.
+	kubeModule, kubeDir string
+	// etcdTag and pauseTag are the tags the release's kubeadm pulls; etcdDir holds etcd.
+	etcdTag, pauseTag, etcdDir string
+	goVersion                  string
+	kindDir                    string
+	keys                       map[string]string
+	result                     Result
+	steps                      int
+	current                    int
 }
 
 // DefaultCacheDir is where artifacts go when Options.CacheDir is empty (framework.CacheDir).
@@ -111,7 +118,13 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Mirror == "" {
 		opts.Mirror = "http://deb.debian.org/debian"
 	}
-	b := &builder{opts: opts, keys: map[string]string{}}
+	b := &builder{opts: opts, keys: map[string]string{}, release: opts.Release}
+	if b.release == "" {
+		b.release = KubernetesVersion
+	}
+	if err := k8srelease.CheckRelease(b.release); err != nil {
+		return nil, fmt.Errorf("node image: %w", err)
+	}
 	var err error
 	if b.cache = opts.CacheDir; b.cache == "" {
 		if b.cache, err = DefaultCacheDir(); err != nil {
@@ -136,7 +149,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	}{
 		{"tools", b.tools},
 		{"rootfs", b.rootfs},
+		{"module", b.releaseModule},
 		{"kubernetes", b.kubernetes},
+		{"kubeadm-images", b.kubeadmImages},
 		{"etcd", b.etcd},
 		{"pause", b.pause},
 		{"component-images", b.componentImages},
@@ -266,50 +281,51 @@ var KubernetesCommands = []string{"kubeadm", "kubelet", "kubectl", "kube-apiserv
 
 func (b *builder) ldflags() string {
 	// kubeadm and kind read the version from these (hack/lib/version.sh kube::version::ldflags).
-	return "-s -w " + k8srelease.VersionLDFlags(KubernetesVersion)
+	return "-s -w " + k8srelease.VersionLDFlags(b.release)
 }
 
-func (b *builder) moduleKey(extra ...string) (string, error) {
-	parts := []string{b.goVersion, "file:" + filepath.Join(b.module, "go.mod"), "file:" + filepath.Join(b.module, "go.sum")}
+// moduleKey hashes the Go toolchain, the go.mod and go.sum of module, and extra.
+func (b *builder) moduleKey(module string, extra ...string) (string, error) {
+	parts := []string{b.goVersion, "file:" + filepath.Join(module, "go.mod"), "file:" + filepath.Join(module, "go.sum")}
 	return key(append(parts, extra...)...)
 }
 
-func (b *builder) goBuild(ctx context.Context, out, ldflags string, pkgs ...string) error {
+func (b *builder) goBuild(ctx context.Context, module, out, ldflags string, pkgs ...string) error {
 	args := append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", out}, pkgs...)
-	return b.run(ctx, b.module, []string{"CGO_ENABLED=0"}, "go", args...)
+	return b.run(ctx, module, []string{"CGO_ENABLED=0"}, "go", args...)
 }
 
 func (b *builder) kubernetes(ctx context.Context) (bool, error) {
-	k, err := b.moduleKey(b.ldflags(), strings.Join(KubernetesCommands, ","))
+	k, err := b.moduleKey(b.kubeModule, b.ldflags(), strings.Join(KubernetesCommands, ","))
 	if err != nil {
 		return false, err
 	}
-	return b.cachedDir("kubernetes", k, func(dir string) error {
+	name := "kubernetes"
+	if b.release != KubernetesVersion {
+		name += "-" + b.release
+	}
+	b.kubeDir = filepath.Join(b.cache, name)
+	cached, err := b.cachedDir(name, k, func(dir string) error {
 		var pkgs []string
 		for _, c := range KubernetesCommands {
 			pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
 		}
-		return b.goBuild(ctx, dir+"/", b.ldflags(), pkgs...)
+		if b.release != KubernetesVersion {
+			b.logf("kubernetes: compiling the commands of Kubernetes %s (cold: about 10 minutes on 2 cores)", b.release)
+		}
+		return b.goBuild(ctx, b.kubeModule, dir+"/", b.ldflags(), pkgs...)
 	})
-}
-
-func (b *builder) etcd(ctx context.Context) (bool, error) {
-	k, err := b.moduleKey("etcd")
-	if err != nil {
-		return false, err
-	}
-	return b.cachedDir("etcd", k, func(dir string) error {
-		return b.goBuild(ctx, filepath.Join(dir, "etcd"), "-s -w", "go.etcd.io/etcd/server/v3")
-	})
+	b.keys["kubernetes"] = k
+	return cached, err
 }
 
 func (b *builder) pause(ctx context.Context) (bool, error) {
-	k, err := b.moduleKey("pause", "file:"+filepath.Join(b.module, "pause", "main.go"))
+	k, err := b.moduleKey(b.module, "pause", "file:"+filepath.Join(b.module, "pause", "main.go"))
 	if err != nil {
 		return false, err
 	}
 	return b.cachedDir("pause", k, func(dir string) error {
-		return b.goBuild(ctx, filepath.Join(dir, "pause"), "-s -w", "./pause")
+		return b.goBuild(ctx, b.module, filepath.Join(dir, "pause"), "-s -w", "./pause")
 	})
 }
 
