@@ -160,10 +160,10 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 		}()
 	}
 	wg.Wait()
-	// Kubelet restarts disturb every pod of the node: cases with steps run alone, afterwards.
-	for _, p := range withSteps {
-		p.fail(t.explain(ctx, p, t.runPod(ctx, p)))
-		t.deletePod(p)
+	// Kubelet restarts disturb every pod of the node: cases with steps run afterwards, a step
+	// group at a time (stepgroups.go: pods whose steps share their restarts).
+	for _, g := range stepGroups(withSteps) {
+		t.runStepGroup(ctx, g)
 	}
 	return nil
 }

@@ -22,7 +22,13 @@ const kubeletSettle = 5 * time.Second
 // gates written to the node's configuration, kubelet restarts. restore, to be called once the
 // pod has been observed, gives the kubelet the cluster's own gates back.
 func (t *Target) runSteps(ctx context.Context, p *probePod) (restore func(), err error) {
-	sp := &stepPod{t: t, p: p, vols: lifecycle.Volumes{}}
+	return t.runStepsIn(ctx, p, nil)
+}
+
+// runStepsIn is runSteps for a pod of a step group (stepgroups.go): its kubelet restarts are
+// the group's rounds; round nil: its own.
+func (t *Target) runStepsIn(ctx context.Context, p *probePod, round *restartRound) (restore func(), err error) {
+	sp := &stepPod{t: t, p: p, vols: lifecycle.Volumes{}, round: round}
 	r := p.runs[0]
 	for _, v := range r.vols {
 		sp.vols[r.pod.Spec.Volumes[v.index].Name] = lifecycle.Volume{Path: path.Join("/volumes", v.unique)}
@@ -44,6 +50,8 @@ type stepPod struct {
 	vols lifecycle.Volumes
 	// gates are the kubelet's gates in force since a setGates step (nil: the cluster's own).
 	gates map[string]bool
+	// round shares the kubelet restarts with the pod's step group (nil: alone).
+	round *restartRound
 }
 
 var (
@@ -79,6 +87,9 @@ func (s *stepPod) SetGates(ctx context.Context, gates map[string]bool) error {
 // Restart restarts the kubelet, waits until it reports the gates in force and lets it set the
 // pod's volumes up again (in the same place).
 func (s *stepPod) Restart(ctx context.Context) (lifecycle.Volumes, error) {
+	if s.round != nil {
+		return s.vols, s.round.arrive(ctx)
+	}
 	want := s.gates
 	if want == nil {
 		want = s.t.gates.Kubelet

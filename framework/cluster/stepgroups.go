@@ -1,0 +1,185 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"sync"
+)
+
+// A kubelet restart disturbs every pod of the node, so the pods of cases with steps run after
+// the others (observeIn). They used to run one at a time, each with a kubelet restart of its
+// own and the volume manager's settle time (steps.go kubeletSettle): on kind the fsGroup area's
+// fourteen such cases took two minutes. Pods whose cases' steps are only chmods and kubelet
+// restarts, in the same order of kinds, form a step group: they start together, each goes
+// through its own case's steps (framework/lifecycle), and each restart happens once for the
+// group, when every pod still in it has reached it (restartRound). Every case still sees
+// exactly the history its steps say: its chmods, then as many restarts as it names, then the
+// observation. Steps of other kinds (gate writes, kubelet releases, source updates) keep a pod
+// to itself, as before.
+
+// stepShape is the order of step kinds of p's case ("CR": a chmod, then a restart), "" when
+// p must run alone: a hostPath pod, a pod of several cases, or a step that is neither.
+func stepShape(p *probePod) string {
+	if p.hostPath || len(p.runs) != 1 {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range p.runs[0].c.After {
+		switch {
+		case s.Chmod != nil && s.SetGates == nil && !s.RestartKubelet && s.KubeletRelease == "" && len(s.UpdateSources) == 0:
+			b.WriteByte('C')
+		case s.RestartKubelet && s.Chmod == nil && s.SetGates == nil && s.KubeletRelease == "" && len(s.UpdateSources) == 0:
+			b.WriteByte('R')
+		default:
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// stepGroups splits pods into groups of one shape (in the order their shapes first appear),
+// each pod that must run alone a group of its own.
+func stepGroups(pods []*probePod) [][]*probePod {
+	var groups [][]*probePod
+	index := map[string]int{}
+	for _, p := range pods {
+		shape := stepShape(p)
+		if shape == "" {
+			groups = append(groups, []*probePod{p})
+			continue
+		}
+		i, ok := index[shape]
+		if !ok {
+			i = len(groups)
+			index[shape] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], p)
+	}
+	return groups
+}
+
+// restartRound makes the kubelet restarts of a step group's pods one restart per round: a
+// round's restart runs when every member has arrived (or left the group), once, and each
+// arrival returns its error.
+type restartRound struct {
+	restart func(ctx context.Context) error
+
+	mu      sync.Mutex
+	members int
+	arrived int
+	done    chan struct{} // closed when this round's restart has run
+	results []roundResult // the rounds run so far
+}
+
+func newRestartRound(members int, restart func(ctx context.Context) error) *restartRound {
+	return &restartRound{restart: restart, members: members, done: make(chan struct{})}
+}
+
+// arrive waits until the round's restart has run (the last member to arrive runs it) and
+// returns its error; ctx ending returns at once (the round still runs for the others).
+func (r *restartRound) arrive(ctx context.Context) error {
+	r.mu.Lock()
+	r.arrived++
+	done := r.done
+	if r.arrived == r.members {
+		r.fire(ctx) // unlocks
+	} else {
+		r.mu.Unlock()
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.errOf(done)
+}
+
+// leave takes a member out of the group (its pod did not run, failed a step, or is done with
+// its steps): when the others are all waiting, their round runs now.
+func (r *restartRound) leave(ctx context.Context) {
+	r.mu.Lock()
+	r.members--
+	if r.arrived > 0 && r.arrived == r.members {
+		r.fire(ctx) // unlocks
+		return
+	}
+	r.mu.Unlock()
+}
+
+// fire runs the round's restart with the lock released, then starts the next round. Called
+// with r.mu held; returns with it released.
+func (r *restartRound) fire(ctx context.Context) {
+	done := r.done
+	r.arrived = 0
+	r.done = make(chan struct{})
+	r.mu.Unlock()
+	err := r.restart(context.WithoutCancel(ctx))
+	r.mu.Lock()
+	r.results = append(r.results, roundResult{done: done, err: err})
+	r.mu.Unlock()
+	close(done)
+}
+
+type roundResult struct {
+	done chan struct{}
+	err  error
+}
+
+// errOf is the error of the round whose done channel is done. Called with r.mu held.
+func (r *restartRound) errOf(done chan struct{}) error {
+	for _, res := range r.results {
+		if res.done == done {
+			return res.err
+		}
+	}
+	return nil
+}
+
+// runStepGroup runs a step group: every pod started at once, each through its case's steps
+// with the group's shared restarts, observed, deleted.
+func (t *Target) runStepGroup(ctx context.Context, pods []*probePod) {
+	if len(pods) == 1 {
+		p := pods[0]
+		p.fail(t.explain(ctx, p, t.runPod(ctx, p)))
+		t.deletePod(p)
+		return
+	}
+	round := newRestartRound(len(pods), func(ctx context.Context) error { return t.restartKubelet(ctx, t.gates.Kubelet) })
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, t.opts.Parallel)
+	for _, p := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := t.runGroupPod(ctx, p, round, sem)
+			p.fail(t.explain(ctx, p, err))
+			t.deletePod(p)
+		}()
+	}
+	wg.Wait()
+}
+
+// runGroupPod is runPod for a member of a step group: it leaves the group once it will not
+// arrive at another restart.
+func (t *Target) runGroupPod(ctx context.Context, p *probePod, round *restartRound, sem chan struct{}) error {
+	sem <- struct{}{}
+	err := t.startPod(ctx, p)
+	<-sem
+	if err != nil || !p.running {
+		round.leave(ctx)
+		if err != nil {
+			return err
+		}
+		return t.finishPod(ctx, p)
+	}
+	restore, err := t.runStepsIn(ctx, p, round)
+	round.leave(ctx)
+	restore() // nothing to give back: a group's steps write no gates
+	if err != nil {
+		return err
+	}
+	return t.finishPod(ctx, p)
+}
