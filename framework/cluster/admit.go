@@ -60,11 +60,7 @@ func (r *caseRun) admit(ctx context.Context, t *Target, ns string) {
 	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: c.FieldValidation}
 	err := t.call(ctx, func(ctx context.Context) (err error) {
 		ctx, warned = withWarnings(ctx) // the last attempt's
-		client := t.admitClient
-		if client == nil {
-			client = t.client
-		}
-		stored, err = client.CoreV1().Pods(ns).Create(ctx, pod, opts)
+		stored, err = t.admitClient.CoreV1().Pods(ns).Create(ctx, pod, opts)
 		return err
 	})
 	r.setAdmission(err)

@@ -112,7 +112,7 @@ type Target struct {
 	opts   Options
 	config *rest.Config
 	client kubernetes.Interface
-	// admitClient sends JSON (New); nil = client.
+	// admitClient is client sending JSON (newTarget), for admission.
 	admitClient kubernetes.Interface
 	meta        metadata.Interface
 	disco       *discovery.DiscoveryClient

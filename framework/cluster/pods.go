@@ -134,16 +134,28 @@ func containerFailure(p *corev1.Pod) error {
 
 // runPod creates p, waits until it runs (or its volumes fail to mount), applies its case's
 // steps, observes it, and fills the observations of its cases.
-func (t *Target) runPod(ctx context.Context, p *probePod) error {
-	if err := t.startPod(ctx, p); err != nil {
-		return err
+func (t *Target) runPod(ctx context.Context, p *probePod) error { return t.runPodIn(ctx, p, nil, nil) }
+
+// runPodIn is runPod for a pod of a step group (stepgroups.go), whose kubelet restarts are the
+// group's rounds: it leaves the group once it will not reach another restart. sem, when set,
+// bounds the pods starting at once (never held across a restart, which waits for the others).
+// round and sem nil: a pod alone.
+func (t *Target) runPodIn(ctx context.Context, p *probePod, round *restartRound, sem chan struct{}) error {
+	if sem != nil {
+		sem <- struct{}{}
 	}
-	if p.running && len(p.runs) == 1 && len(p.runs[0].c.After) > 0 {
-		restore, err := t.runSteps(ctx, p)
+	err := t.startPod(ctx, p)
+	if sem != nil {
+		<-sem
+	}
+	if err == nil && p.running && len(p.runs) == 1 && len(p.runs[0].c.After) > 0 {
+		var restore func()
+		restore, err = t.runSteps(ctx, p, round)
 		defer restore()
-		if err != nil {
-			return err
-		}
+	}
+	round.leave(ctx)
+	if err != nil {
+		return err
 	}
 	return t.finishPod(ctx, p)
 }

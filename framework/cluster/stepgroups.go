@@ -68,12 +68,17 @@ type restartRound struct {
 	mu      sync.Mutex
 	members int
 	arrived int
-	done    chan struct{} // closed when this round's restart has run
-	results []roundResult // the rounds run so far
+	current *round
+}
+
+// round is one restart of a step group: done is closed once it has run, with err.
+type round struct {
+	done chan struct{}
+	err  error
 }
 
 func newRestartRound(members int, restart func(ctx context.Context) error) *restartRound {
-	return &restartRound{restart: restart, members: members, done: make(chan struct{})}
+	return &restartRound{restart: restart, members: members, current: &round{done: make(chan struct{})}}
 }
 
 // arrive waits until the round's restart has run (the last member to arrive runs it) and
@@ -81,25 +86,27 @@ func newRestartRound(members int, restart func(ctx context.Context) error) *rest
 func (r *restartRound) arrive(ctx context.Context) error {
 	r.mu.Lock()
 	r.arrived++
-	done := r.done
+	cur := r.current
 	if r.arrived == r.members {
 		r.fire(ctx) // unlocks
 	} else {
 		r.mu.Unlock()
 	}
 	select {
-	case <-done:
+	case <-cur.done:
+		return cur.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.errOf(done)
 }
 
 // leave takes a member out of the group (its pod did not run, failed a step, or is done with
-// its steps): when the others are all waiting, their round runs now.
+// its steps): when the others are all waiting, their round runs now. A nil r (a pod alone)
+// has no group to leave.
 func (r *restartRound) leave(ctx context.Context) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	r.members--
 	if r.arrived > 0 && r.arrived == r.members {
@@ -109,77 +116,33 @@ func (r *restartRound) leave(ctx context.Context) {
 	r.mu.Unlock()
 }
 
-// fire runs the round's restart with the lock released, then starts the next round. Called
-// with r.mu held; returns with it released.
+// fire runs the current round's restart with the lock released, after starting the next round.
+// Called with r.mu held; returns with it released.
 func (r *restartRound) fire(ctx context.Context) {
-	done := r.done
+	cur := r.current
 	r.arrived = 0
-	r.done = make(chan struct{})
+	r.current = &round{done: make(chan struct{})}
 	r.mu.Unlock()
-	err := r.restart(context.WithoutCancel(ctx))
-	r.mu.Lock()
-	r.results = append(r.results, roundResult{done: done, err: err})
-	r.mu.Unlock()
-	close(done)
+	cur.err = r.restart(context.WithoutCancel(ctx))
+	close(cur.done)
 }
 
-type roundResult struct {
-	done chan struct{}
-	err  error
-}
-
-// errOf is the error of the round whose done channel is done. Called with r.mu held.
-func (r *restartRound) errOf(done chan struct{}) error {
-	for _, res := range r.results {
-		if res.done == done {
-			return res.err
-		}
-	}
-	return nil
-}
-
-// runStepGroup runs a step group: every pod started at once, each through its case's steps
-// with the group's shared restarts, observed, deleted.
+// runStepGroup runs a step group: every pod started at once (at most Options.Parallel at a
+// time), each through its case's steps with the group's shared restarts, observed, deleted.
 func (t *Target) runStepGroup(ctx context.Context, pods []*probePod) {
-	if len(pods) == 1 {
-		p := pods[0]
-		p.fail(t.explain(ctx, p, t.runPod(ctx, p)))
-		t.deletePod(p)
-		return
+	var round *restartRound
+	if len(pods) > 1 {
+		round = newRestartRound(len(pods), func(ctx context.Context) error { return t.restartKubelet(ctx, t.gates.Kubelet) })
 	}
-	round := newRestartRound(len(pods), func(ctx context.Context) error { return t.restartKubelet(ctx, t.gates.Kubelet) })
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, t.opts.Parallel)
 	for _, p := range pods {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := t.runGroupPod(ctx, p, round, sem)
-			p.fail(t.explain(ctx, p, err))
+			p.fail(t.explain(ctx, p, t.runPodIn(ctx, p, round, sem)))
 			t.deletePod(p)
 		}()
 	}
 	wg.Wait()
-}
-
-// runGroupPod is runPod for a member of a step group: it leaves the group once it will not
-// arrive at another restart.
-func (t *Target) runGroupPod(ctx context.Context, p *probePod, round *restartRound, sem chan struct{}) error {
-	sem <- struct{}{}
-	err := t.startPod(ctx, p)
-	<-sem
-	if err != nil || !p.running {
-		round.leave(ctx)
-		if err != nil {
-			return err
-		}
-		return t.finishPod(ctx, p)
-	}
-	restore, err := t.runStepsIn(ctx, p, round)
-	round.leave(ctx)
-	restore() // nothing to give back: a group's steps write no gates
-	if err != nil {
-		return err
-	}
-	return t.finishPod(ctx, p)
 }

@@ -19,15 +19,10 @@ const kubeletSettle = 5 * time.Second
 
 // runSteps applies the case's steps (docs/spec.md "order of events" 5) to its running pod, in
 // the spec's order through framework/lifecycle: chmod from the probe container as root, kubelet
-// gates written to the node's configuration, kubelet restarts. restore, to be called once the
-// pod has been observed, gives the kubelet the cluster's own gates back.
-func (t *Target) runSteps(ctx context.Context, p *probePod) (restore func(), err error) {
-	return t.runStepsIn(ctx, p, nil)
-}
-
-// runStepsIn is runSteps for a pod of a step group (stepgroups.go): its kubelet restarts are
-// the group's rounds; round nil: its own.
-func (t *Target) runStepsIn(ctx context.Context, p *probePod, round *restartRound) (restore func(), err error) {
+// gates written to the node's configuration, kubelet restarts (the step group's rounds, when
+// round is set: stepgroups.go). restore, to be called once the pod has been observed, gives the
+// kubelet the cluster's own gates back.
+func (t *Target) runSteps(ctx context.Context, p *probePod, round *restartRound) (restore func(), err error) {
 	sp := &stepPod{t: t, p: p, vols: lifecycle.Volumes{}, round: round}
 	r := p.runs[0]
 	for _, v := range r.vols {

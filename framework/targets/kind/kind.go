@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,13 +132,11 @@ func configGates(raw []byte) (framework.Gates, error) {
 				if a.Name != "feature-gates" {
 					continue
 				}
-				for _, kv := range strings.Split(a.Value, ",") {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || (v != "true" && v != "false") {
-						return g, fmt.Errorf("apiserver feature-gates %q: want NAME=true|false", kv)
-					}
-					g.APIServer[k] = v == "true"
+				gates, err := parseGateFlag(a.Value)
+				if err != nil {
+					return g, fmt.Errorf("apiserver %w", err)
 				}
+				maps.Copy(g.APIServer, gates)
 			}
 		case "KubeletConfiguration":
 			for k, v := range doc.FeatureGates {
@@ -175,21 +174,18 @@ func configOfRelease(cfg Config, release string) (Config, error) {
 			var keep []any
 			for _, a := range args {
 				arg, _ := a.(map[string]any)
+				value, _ := arg["value"].(string)
 				if arg["name"] != "feature-gates" {
 					keep = append(keep, a)
 					continue
 				}
-				value, _ := arg["value"].(string)
-				var gates []string
-				for _, kv := range strings.Split(value, ",") {
-					name, _, _ := strings.Cut(kv, "=")
-					if _, known := framework.KnownGates[name]; !known || framework.ReleaseHas(release, name) {
-						gates = append(gates, kv)
-					}
-				}
 				changed = true
-				if len(gates) > 0 {
-					arg["value"] = strings.Join(gates, ",")
+				gates, err := parseGateFlag(value)
+				if err != nil {
+					return cfg, err
+				}
+				if gates = framework.GatesOfRelease(gates, release); len(gates) > 0 {
+					arg["value"] = gateFlag(gates)
 					keep = append(keep, arg)
 				}
 			}
@@ -197,14 +193,11 @@ func configOfRelease(cfg Config, release string) (Config, error) {
 				api["extraArgs"] = keep
 			}
 		case "KubeletConfiguration":
-			if fg, ok := patch["featureGates"].(map[string]any); ok {
-				for name := range fg {
-					if _, known := framework.KnownGates[name]; known && !framework.ReleaseHas(release, name) {
-						delete(fg, name)
-						changed = true
-					}
-				}
+			out, err := gatesOfRelease([]byte(text), release)
+			if err != nil {
+				return cfg, err
 			}
+			patches[i] = string(out)
 		}
 		if changed {
 			out, err := yaml.Marshal(patch)

@@ -143,16 +143,17 @@ func (n nodeControl) SetAPIServerGates(_ context.Context, gates map[string]bool)
 // manifestGates are the gates of the --feature-gates flag of an apiserver manifest.
 func manifestGates(manifest []byte) (map[string]bool, error) {
 	gates := map[string]bool{}
+	var perr error
 	_, err := editAPIServer(manifest, func(_ *corev1.Pod, c *corev1.Container) {
 		for _, a := range c.Command {
 			if v, ok := strings.CutPrefix(a, "--feature-gates="); ok {
-				for _, kv := range strings.Split(v, ",") {
-					k, val, _ := strings.Cut(kv, "=")
-					gates[k] = val == "true"
-				}
+				gates, perr = parseGateFlag(v)
 			}
 		}
 	})
+	if err == nil {
+		err = perr
+	}
 	return gates, err
 }
 
@@ -248,6 +249,20 @@ func gateFlag(gates map[string]bool) string {
 		kv = append(kv, fmt.Sprintf("%s=%v", g, gates[g]))
 	}
 	return strings.Join(kv, ",")
+}
+
+// parseGateFlag reads a --feature-gates value, NAME=true|false comma-separated (gateFlag's
+// inverse).
+func parseGateFlag(v string) (map[string]bool, error) {
+	gates := map[string]bool{}
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || (val != "true" && val != "false") {
+			return nil, fmt.Errorf("feature-gates %q: want NAME=true|false", kv)
+		}
+		gates[k] = val == "true"
+	}
+	return gates, nil
 }
 
 // withFeatureGates sets --feature-gates of the kube-apiserver container of a static pod
