@@ -338,13 +338,17 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 
 // setKubeletRelease replaces the node's kubelet by one of release with gates (KubeletReleaser)
 // and waits until it reports them; with pods, it then waits for the volume manager to set their
-// volumes up again (kubeletSettle), as after a restart.
+// volumes up again (settle), as after a restart.
 func (t *Target) setKubeletRelease(ctx context.Context, release string, gates map[string]bool, pods bool) error {
 	kr, ok := t.opts.NodeControl.(KubeletReleaser)
 	if !ok {
 		return fmt.Errorf("node %s: this target cannot replace the kubelet", t.node)
 	}
 	begin := time.Now()
+	var before map[string]int
+	if pods {
+		before = t.mountedVolumes(ctx)
+	}
 	if err := kr.SetKubeletRelease(ctx, release, gates); err != nil {
 		return err
 	}
@@ -362,7 +366,9 @@ func (t *Target) setKubeletRelease(ctx context.Context, release string, gates ma
 	}
 	t.gates.Kubelet, t.release = got, release
 	if pods {
-		time.Sleep(kubeletSettle)
+		if err := t.settle(ctx, before); err != nil {
+			return err
+		}
 	}
 	t.logf("kubelet of node %s replaced by %s with %s in %s", t.node, release, cellKey(framework.Gates{Kubelet: gates}), time.Since(begin).Round(100*time.Millisecond))
 	return nil

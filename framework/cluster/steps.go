@@ -12,9 +12,11 @@ import (
 	"github.com/volperm/volperm/framework/probe/incontainer"
 )
 
-// kubeletSettle is how long the target waits after a kubelet restart for the volume manager to
-// set up the running pod's volumes again (v1.37 reconstruction marks them uncertain; the
-// reconciler mounts them again within a sync period).
+// kubeletSettle is the longest the target waits after a kubelet restart for the volume manager
+// to set up the running pods' volumes again (v1.37 reconstruction marks them uncertain; the
+// reconciler mounts them again within a sync period): it waits until every volume mounted before
+// the restart is mounted again (settle), usually about a second, and this long at most (the
+// fixed wait it used to be: a pod that went away meanwhile never comes back).
 const kubeletSettle = 5 * time.Second
 
 // runSteps applies the case's steps (docs/spec.md "order of events" 5) to its running pod, in
@@ -107,13 +109,13 @@ func (s *stepPod) TearDown(ctx context.Context) error {
 }
 
 // restartKubelet restarts the kubelet and waits until it reports want (its gates in force),
-// then lets the volume manager set the pod's volumes up again.
+// then until the volume manager has set the pods' volumes up again (settle).
 func (t *Target) restartKubelet(ctx context.Context, want map[string]bool) error {
+	before := t.mountedVolumes(ctx)
 	if err := t.restartKubeletOnly(ctx, want); err != nil {
 		return err
 	}
-	time.Sleep(kubeletSettle)
-	return nil
+	return t.settle(ctx, before)
 }
 
 // restartKubeletOnly restarts the kubelet and waits until it reports want.
