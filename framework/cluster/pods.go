@@ -140,7 +140,7 @@ func (t *Target) runPod(ctx context.Context, p *probePod) error { return t.runPo
 // group's rounds: it leaves the group once it will not reach another restart. sem, when set,
 // bounds the pods starting at once (never held across a restart, which waits for the others).
 // round and sem nil: a pod alone.
-func (t *Target) runPodIn(ctx context.Context, p *probePod, round *restartRound, sem chan struct{}) error {
+func (t *Target) runPodIn(ctx context.Context, p *probePod, round *rounds, sem chan struct{}) error {
 	if sem != nil {
 		sem <- struct{}{}
 	}

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"sort"
@@ -139,203 +138,6 @@ func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
 	}
 }
 
-// sortByHistory puts the longest histories first, for attach.
-func sortByHistory(runs []*caseRun) {
-	sort.SliceStable(runs, func(i, j int) bool { return len(runs[i].c.After) > len(runs[j].c.After) })
-}
-
-func hasGateSteps(c *framework.Case) bool {
-	for _, s := range c.After {
-		if s.SetGates != nil {
-			return true
-		}
-	}
-	return false
-}
-
-func hasChmodSteps(c *framework.Case) bool {
-	for _, s := range c.After {
-		if s.Chmod != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// timeline is one gate history: start (the gates, and the kubelet's release, "v1.N"), then
-// steps; created[k] are the cases whose pods are created before steps[k] (created[len(steps)]:
-// at the end).
-type timeline struct {
-	start   framework.Gates
-	release string
-	steps   []framework.Step
-	created [][]*caseRun
-}
-
-func (tl *timeline) runs() []*caseRun {
-	var out []*caseRun
-	for _, c := range tl.created {
-		out = append(out, c...)
-	}
-	return out
-}
-
-// at is the gates in force and the kubelet's release before steps[k], and whether the kubelet's
-// configuration is the one it runs (a kubelet gate set but not yet restarted is not a point a
-// case can start at).
-func (tl *timeline) at(k int) (framework.Gates, string, bool) {
-	g := framework.Gates{APIServer: maps.Clone(tl.start.APIServer), Kubelet: maps.Clone(tl.start.Kubelet)}
-	configured := maps.Clone(g.Kubelet)
-	release := tl.release
-	for _, s := range tl.steps[:k] {
-		switch {
-		case s.SetGates != nil:
-			maps.Copy(g.APIServer, s.SetGates.APIServer)
-			maps.Copy(configured, s.SetGates.Kubelet)
-		case s.RestartKubelet:
-			g.Kubelet = maps.Clone(configured)
-		case s.KubeletRelease != "":
-			release = s.KubeletRelease
-			configured = framework.GatesOfRelease(configured, release)
-			g.Kubelet = maps.Clone(configured)
-		}
-	}
-	return g, release, maps.Equal(configured, g.Kubelet)
-}
-
-// pointKey names a point of a history: the kubelet's release and the gates in force, of the
-// kubelet only those its release has.
-func pointKey(g framework.Gates, release string) string {
-	return release + " " + cellKey(framework.Gates{APIServer: g.APIServer, Kubelet: framework.GatesOfRelease(g.Kubelet, release)})
-}
-
-// attach puts r into the first timeline of which it is a later part (the same remaining steps
-// from a point where the gates and the kubelet's release are the ones r is created with), or
-// starts a new one. Longer histories should be attached first.
-func attach(lines []*timeline, r *caseRun, gates framework.Gates) []*timeline {
-	want := stepsKey(r.c.After)
-	created := r.c.Releases.Of(false)
-	for _, tl := range lines {
-		k := len(tl.steps) - len(r.c.After)
-		if k < 0 || stepsKey(tl.steps[k:]) != want {
-			continue
-		}
-		if g, release, settled := tl.at(k); settled && pointKey(g, release) == pointKey(gates, created) {
-			tl.created[k] = append(tl.created[k], r)
-			return lines
-		}
-	}
-	tl := &timeline{start: gates, release: created, steps: r.c.After, created: make([][]*caseRun, len(r.c.After)+1)}
-	tl.created[0] = []*caseRun{r}
-	return append(lines, tl)
-}
-
-func stepsKey(s []framework.Step) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// runTimeline goes through tl on the cluster: pods are created (and seen running or failing
-// to mount) at their point, the steps are applied for real, and every pod is observed at the
-// end.
-func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
-	start := time.Now()
-	home := framework.MinorRelease(t.kubeletVersion)
-	if tl.release != home {
-		// Created under another kubelet: the apiserver first, then that kubelet with the
-		// start's gates it has. The history ends on the node's own release (a matrix routes a
-		// case to the node of its last kubelet release); if it does not, the node gets it back.
-		if err := t.reconfigure(ctx, framework.Gates{APIServer: tl.start.APIServer, Kubelet: t.gates.Kubelet}, true); err != nil {
-			return err
-		}
-		if err := t.setKubeletRelease(ctx, tl.release, framework.GatesOfRelease(tl.start.Kubelet, tl.release), false); err != nil {
-			return err
-		}
-	} else if err := t.reconfigure(ctx, tl.start, true); err != nil {
-		return err
-	}
-	defer func() {
-		if t.release != home {
-			if err := t.setKubeletRelease(context.WithoutCancel(ctx), home, t.fullGates(framework.Gates{}).Kubelet, false); err != nil {
-				t.logf("give node %s its kubelet %s back: %v", t.node, home, err)
-			}
-		}
-	}()
-	ns, err := t.createNamespace(ctx)
-	if ns != "" {
-		defer t.deleteNamespace(ns)
-	}
-	if err != nil {
-		return err
-	}
-	configured := maps.Clone(t.gates.Kubelet)
-	defer func() {
-		// A kubelet gate set but never restarted: give the configuration back what runs.
-		if !maps.Equal(configured, t.gates.Kubelet) {
-			if err := t.opts.NodeControl.SetKubeletGates(context.WithoutCancel(ctx), t.gates.Kubelet); err != nil {
-				t.logf("restore kubelet configuration: %v", err)
-			}
-		}
-	}()
-	var pods []*probePod
-	for k := 0; k <= len(tl.steps); k++ {
-		if len(tl.created[k]) > 0 {
-			ps, cleanup, err := t.setUp(ctx, ns, fmt.Sprintf("t%d", k), tl.created[k])
-			cleanup()
-			if err != nil {
-				return err
-			}
-			t.count(len(ps))
-			for _, p := range ps {
-				if err := t.startPod(ctx, p); err != nil {
-					p.fail(t.explain(ctx, p, err))
-					continue
-				}
-				pods = append(pods, p)
-			}
-		}
-		if k == len(tl.steps) {
-			break
-		}
-		switch s := tl.steps[k]; {
-		case s.SetGates != nil && len(s.SetGates.APIServer) > 0:
-			g := framework.Gates{APIServer: maps.Clone(t.gates.APIServer), Kubelet: t.gates.Kubelet}
-			maps.Copy(g.APIServer, s.SetGates.APIServer)
-			if err := t.reconfigure(ctx, g, false); err != nil {
-				return fmt.Errorf("step %d: %w", k, err)
-			}
-			fallthrough
-		case s.SetGates != nil:
-			if len(s.SetGates.Kubelet) > 0 {
-				maps.Copy(configured, s.SetGates.Kubelet)
-				if err := t.opts.NodeControl.SetKubeletGates(ctx, configured); err != nil {
-					return fmt.Errorf("step %d: %w", k, err)
-				}
-			}
-		case s.RestartKubelet:
-			begin := time.Now()
-			if err := t.restartKubelet(ctx, configured); err != nil {
-				return fmt.Errorf("step %d: %w", k, err)
-			}
-			t.gates.Kubelet = maps.Clone(configured)
-			t.logf("kubelet restarted with %s in %s", cellKey(framework.Gates{Kubelet: configured}), time.Since(begin).Round(100*time.Millisecond))
-		case s.KubeletRelease != "":
-			// [steps.kubelet-release]: the gates that release lacks leave the configuration.
-			configured = framework.GatesOfRelease(configured, s.KubeletRelease)
-			if err := t.setKubeletRelease(ctx, s.KubeletRelease, configured, true); err != nil {
-				return fmt.Errorf("step %d: %w", k, err)
-			}
-		default:
-			return fmt.Errorf("step %d: only gate changes, kubelet restarts and kubelet releases are run in a timeline", k)
-		}
-	}
-	for _, p := range pods {
-		p.fail(t.explain(ctx, p, t.finishPod(ctx, p)))
-	}
-	t.logf("timeline of %d cases through %d steps in %s", len(tl.runs()), len(tl.steps), time.Since(start).Round(100*time.Millisecond))
-	return nil
-}
-
 // setKubeletRelease replaces the node's kubelet by one of release with gates (KubeletReleaser)
 // and waits until it reports them; with pods, it then waits for the volume manager to set their
 // volumes up again (settle), as after a restart.
@@ -345,9 +147,9 @@ func (t *Target) setKubeletRelease(ctx context.Context, release string, gates ma
 		return fmt.Errorf("node %s: this target cannot replace the kubelet", t.node)
 	}
 	begin := time.Now()
-	var before map[string]int
+	var before *kubeletState
 	if pods {
-		before = t.mountedVolumes(ctx)
+		before = t.kubeletNow(ctx)
 	}
 	if err := kr.SetKubeletRelease(ctx, release, gates); err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 // fourteen such cases took two minutes. Pods whose cases' steps are only chmods and kubelet
 // restarts, in the same order of kinds, form a step group: they start together, each goes
 // through its own case's steps (framework/lifecycle), and each restart happens once for the
-// group, when every pod still in it has reached it (restartRound). Every case still sees
+// group, when every pod still in it has reached it (rounds.go). Every case still sees
 // exactly the history its steps say: its chmods, then as many restarts as it names, then the
 // observation. Steps of other kinds (gate writes, kubelet releases, source updates) keep a pod
 // to itself, as before.
@@ -59,80 +59,12 @@ func stepGroups(pods []*probePod) [][]*probePod {
 	return groups
 }
 
-// restartRound makes the kubelet restarts of a step group's pods one restart per round: a
-// round's restart runs when every member has arrived (or left the group), once, and each
-// arrival returns its error.
-type restartRound struct {
-	restart func(ctx context.Context) error
-
-	mu      sync.Mutex
-	members int
-	arrived int
-	current *round
-}
-
-// round is one restart of a step group: done is closed once it has run, with err.
-type round struct {
-	done chan struct{}
-	err  error
-}
-
-func newRestartRound(members int, restart func(ctx context.Context) error) *restartRound {
-	return &restartRound{restart: restart, members: members, current: &round{done: make(chan struct{})}}
-}
-
-// arrive waits until the round's restart has run (the last member to arrive runs it) and
-// returns its error; ctx ending returns at once (the round still runs for the others).
-func (r *restartRound) arrive(ctx context.Context) error {
-	r.mu.Lock()
-	r.arrived++
-	cur := r.current
-	if r.arrived == r.members {
-		r.fire(ctx) // unlocks
-	} else {
-		r.mu.Unlock()
-	}
-	select {
-	case <-cur.done:
-		return cur.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// leave takes a member out of the group (its pod did not run, failed a step, or is done with
-// its steps): when the others are all waiting, their round runs now. A nil r (a pod alone)
-// has no group to leave.
-func (r *restartRound) leave(ctx context.Context) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	r.members--
-	if r.arrived > 0 && r.arrived == r.members {
-		r.fire(ctx) // unlocks
-		return
-	}
-	r.mu.Unlock()
-}
-
-// fire runs the current round's restart with the lock released, after starting the next round.
-// Called with r.mu held; returns with it released.
-func (r *restartRound) fire(ctx context.Context) {
-	cur := r.current
-	r.arrived = 0
-	r.current = &round{done: make(chan struct{})}
-	r.mu.Unlock()
-	cur.err = r.restart(context.WithoutCancel(ctx))
-	close(cur.done)
-}
-
 // runStepGroup runs a step group: every pod started at once (at most Options.Parallel at a
 // time), each through its case's steps with the group's shared restarts, observed, deleted.
 func (t *Target) runStepGroup(ctx context.Context, pods []*probePod) {
-	var round *restartRound
+	var round *rounds
 	if len(pods) > 1 {
-		round = newRestartRound(len(pods), func(ctx context.Context) error { return t.restartKubelet(ctx, t.gates.Kubelet) })
+		round = newRounds(len(pods), func(ctx context.Context, _ int) error { return t.restartKubelet(ctx, t.gates.Kubelet) })
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, t.opts.Parallel)

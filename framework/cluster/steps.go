@@ -24,19 +24,26 @@ const kubeletSettle = 5 * time.Second
 // gates written to the node's configuration, kubelet restarts (the step group's rounds, when
 // round is set: stepgroups.go). restore, to be called once the pod has been observed, gives the
 // kubelet the cluster's own gates back.
-func (t *Target) runSteps(ctx context.Context, p *probePod, round *restartRound) (restore func(), err error) {
-	sp := &stepPod{t: t, p: p, vols: lifecycle.Volumes{}, round: round}
-	r := p.runs[0]
-	for _, v := range r.vols {
-		sp.vols[r.pod.Spec.Volumes[v.index].Name] = lifecycle.Volume{Path: path.Join("/volumes", v.unique)}
-	}
+func (t *Target) runSteps(ctx context.Context, p *probePod, round *rounds) (restore func(), err error) {
+	sp := &stepPod{t: t, p: p, vols: caseVolumes(p), round: round}
 	restore = func() {
 		if err := sp.TearDown(context.WithoutCancel(ctx)); err != nil {
 			t.logf("restore kubelet gates: %v", err)
 		}
 	}
-	_, err = lifecycle.Steps(ctx, r.c, sp)
+	_, err = lifecycle.Steps(ctx, p.runs[0].c, sp)
 	return restore, err
+}
+
+// caseVolumes is where the volumes of p's (one) case are in its probe container, by the case's
+// volume names.
+func caseVolumes(p *probePod) lifecycle.Volumes {
+	vols := lifecycle.Volumes{}
+	r := p.runs[0]
+	for _, v := range r.vols {
+		vols[r.pod.Spec.Volumes[v.index].Name] = lifecycle.Volume{Path: path.Join("/volumes", v.unique)}
+	}
+	return vols
 }
 
 // stepPod is a running probe pod as framework/lifecycle drives it through a case's steps: its
@@ -48,7 +55,7 @@ type stepPod struct {
 	// gates are the kubelet's gates in force since a setGates step (nil: the cluster's own).
 	gates map[string]bool
 	// round shares the kubelet restarts with the pod's step group (nil: alone).
-	round *restartRound
+	round *rounds
 }
 
 var (
@@ -111,7 +118,7 @@ func (s *stepPod) TearDown(ctx context.Context) error {
 // restartKubelet restarts the kubelet and waits until it reports want (its gates in force),
 // then until the volume manager has set the pods' volumes up again (settle).
 func (t *Target) restartKubelet(ctx context.Context, want map[string]bool) error {
-	before := t.mountedVolumes(ctx)
+	before := t.kubeletNow(ctx)
 	if err := t.restartKubeletOnly(ctx, want); err != nil {
 		return err
 	}

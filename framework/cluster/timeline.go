@@ -1,0 +1,325 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/lifecycle"
+)
+
+// sortByHistory puts the longest histories first, for attach.
+func sortByHistory(runs []*caseRun) {
+	sort.SliceStable(runs, func(i, j int) bool { return len(runs[i].c.After) > len(runs[j].c.After) })
+}
+
+func hasGateSteps(c *framework.Case) bool {
+	for _, s := range c.After {
+		if s.SetGates != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func hasChmodSteps(c *framework.Case) bool {
+	for _, s := range c.After {
+		if s.Chmod != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// timeline is one gate history: start (the gates, and the kubelet's release, "v1.N"), then
+// steps; created[k] are the cases whose pods are created before steps[k] (created[len(steps)]:
+// at the end).
+type timeline struct {
+	start   framework.Gates
+	release string
+	steps   []framework.Step
+	created [][]*caseRun
+}
+
+func (tl *timeline) runs() []*caseRun {
+	var out []*caseRun
+	for _, c := range tl.created {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// at is the gates in force and the kubelet's release before steps[k], and whether the kubelet's
+// configuration is the one it runs (a kubelet gate set but not yet restarted is not a point a
+// case can start at).
+func (tl *timeline) at(k int) (framework.Gates, string, bool) {
+	g := framework.Gates{APIServer: maps.Clone(tl.start.APIServer), Kubelet: maps.Clone(tl.start.Kubelet)}
+	configured := maps.Clone(g.Kubelet)
+	release := tl.release
+	for _, s := range tl.steps[:k] {
+		switch {
+		case s.SetGates != nil:
+			maps.Copy(g.APIServer, s.SetGates.APIServer)
+			maps.Copy(configured, s.SetGates.Kubelet)
+		case s.RestartKubelet:
+			g.Kubelet = maps.Clone(configured)
+		case s.KubeletRelease != "":
+			release = s.KubeletRelease
+			configured = framework.GatesOfRelease(configured, release)
+			g.Kubelet = maps.Clone(configured)
+		}
+	}
+	return g, release, maps.Equal(configured, g.Kubelet)
+}
+
+// pointKey names a point of a history: the kubelet's release and the gates in force, of the
+// kubelet only those its release has.
+func pointKey(g framework.Gates, release string) string {
+	return release + " " + cellKey(framework.Gates{APIServer: g.APIServer, Kubelet: framework.GatesOfRelease(g.Kubelet, release)})
+}
+
+// attach puts r into the first timeline of which it is a later part (the same remaining steps
+// from a point where the gates and the kubelet's release are the ones r is created with), or
+// starts a new one. Longer histories should be attached first.
+func attach(lines []*timeline, r *caseRun, gates framework.Gates) []*timeline {
+	want := stepsKey(r.c.After)
+	created := r.c.Releases.Of(false)
+	for _, tl := range lines {
+		k := len(tl.steps) - len(r.c.After)
+		if k < 0 || stepsKey(tl.steps[k:]) != want {
+			continue
+		}
+		if g, release, settled := tl.at(k); settled && pointKey(g, release) == pointKey(gates, created) {
+			tl.created[k] = append(tl.created[k], r)
+			return lines
+		}
+	}
+	tl := &timeline{start: gates, release: created, steps: r.c.After, created: make([][]*caseRun, len(r.c.After)+1)}
+	tl.created[0] = []*caseRun{r}
+	return append(lines, tl)
+}
+
+func stepsKey(s []framework.Step) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// runTimeline goes through tl on the cluster: pods are created (and seen running or failing
+// to mount) at their point, and each running pod goes through its case's steps, the timeline's
+// from its point on, with framework/lifecycle (historyPod); each kubelet step runs once for
+// every pod, as a round (rounds.go) of which the timeline's driver, the loop below, is a member:
+// it creates the pods of a point before it arrives at the round of that point's step, and puts
+// the apiserver's gates of a step in force (they matter to the pods created after it, not to
+// those that exist: docs/spec.md "Order of events"). Every pod is observed at the end.
+func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
+	start := time.Now()
+	home := framework.MinorRelease(t.kubeletVersion)
+	if tl.release != home {
+		// Created under another kubelet: the apiserver first, then that kubelet with the
+		// start's gates it has. The history ends on the node's own release (a matrix routes a
+		// case to the node of its last kubelet release); if it does not, the node gets it back.
+		if err := t.reconfigure(ctx, framework.Gates{APIServer: tl.start.APIServer, Kubelet: t.gates.Kubelet}, true); err != nil {
+			return err
+		}
+		if err := t.setKubeletRelease(ctx, tl.release, framework.GatesOfRelease(tl.start.Kubelet, tl.release), false); err != nil {
+			return err
+		}
+	} else if err := t.reconfigure(ctx, tl.start, true); err != nil {
+		return err
+	}
+	defer func() {
+		if t.release != home {
+			if err := t.setKubeletRelease(context.WithoutCancel(ctx), home, t.fullGates(framework.Gates{}).Kubelet, false); err != nil {
+				t.logf("give node %s its kubelet %s back: %v", t.node, home, err)
+			}
+		}
+	}()
+	ns, err := t.createNamespace(ctx)
+	if ns != "" {
+		defer t.deleteNamespace(ns)
+	}
+	if err != nil {
+		return err
+	}
+	configured := maps.Clone(t.gates.Kubelet)
+	defer func() {
+		// A kubelet gate set but never restarted: give the configuration back what runs.
+		if !maps.Equal(configured, t.gates.Kubelet) {
+			if err := t.opts.NodeControl.SetKubeletGates(context.WithoutCancel(ctx), t.gates.Kubelet); err != nil {
+				t.logf("restore kubelet configuration: %v", err)
+			}
+		}
+	}()
+	var kubeletSteps []int
+	for k, s := range tl.steps {
+		if kubeletStep(s) {
+			kubeletSteps = append(kubeletSteps, k)
+		}
+	}
+	// The pods stop at their next arrival when the driver gives up; a round that has not run
+	// then does not run.
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	r := newRounds(1, func(ctx context.Context, i int) error {
+		if err := pctx.Err(); err != nil {
+			return err
+		}
+		k := kubeletSteps[i]
+		if err := t.kubeletStep(ctx, tl.steps[k], configured); err != nil {
+			return fmt.Errorf("step %d: %w", k, err)
+		}
+		return nil
+	})
+	var (
+		wg   sync.WaitGroup
+		pods []*probePod
+		errs []error
+	)
+	// driverDone ends the driver's part: it leaves the rounds and waits for every pod's steps.
+	driverDone := func() {
+		r.leave(ctx)
+		wg.Wait()
+	}
+	for k := 0; k <= len(tl.steps); k++ {
+		if len(tl.created[k]) > 0 {
+			ps, cleanup, err := t.setUp(ctx, ns, fmt.Sprintf("t%d", k), tl.created[k])
+			cleanup()
+			if err != nil {
+				stop()
+				driverDone()
+				return err
+			}
+			t.count(len(ps))
+			for _, p := range ps {
+				if err := t.startPod(ctx, p); err != nil {
+					p.fail(t.explain(ctx, p, err))
+					continue
+				}
+				pods = append(pods, p)
+				errs = append(errs, nil)
+				if !p.running {
+					continue // its volumes failed to mount: observed as it is
+				}
+				r.join()
+				wg.Add(1)
+				i, hp := len(errs)-1, &historyPod{vols: caseVolumes(p), steps: tl.steps, next: k, r: r}
+				go func() {
+					defer wg.Done()
+					_, errs[i] = lifecycle.Steps(pctx, p.runs[0].c, hp)
+					r.leave(ctx)
+				}()
+			}
+		}
+		if k == len(tl.steps) {
+			break
+		}
+		s := tl.steps[k]
+		if s.SetGates != nil && len(s.SetGates.APIServer) > 0 {
+			g := framework.Gates{APIServer: maps.Clone(t.gates.APIServer), Kubelet: t.gates.Kubelet}
+			maps.Copy(g.APIServer, s.SetGates.APIServer)
+			if err := t.reconfigure(ctx, g, false); err != nil {
+				stop()
+				driverDone()
+				return fmt.Errorf("step %d: %w", k, err)
+			}
+		}
+		if kubeletStep(s) {
+			if err := r.arrive(ctx); err != nil {
+				stop()
+				driverDone()
+				return err
+			}
+		}
+	}
+	driverDone()
+	for i, p := range pods {
+		err := errs[i]
+		if err == nil {
+			err = t.finishPod(ctx, p)
+		}
+		p.fail(t.explain(ctx, p, err))
+	}
+	t.logf("timeline of %d cases through %d steps in %s", len(tl.runs()), len(tl.steps), time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// kubeletStep says whether s acts on the kubelet, every pod of the node (a round of a timeline):
+// a setGates step with kubelet gates, a restart or a kubelet release. framework/lifecycle calls
+// a Pod for exactly these.
+func kubeletStep(s framework.Step) bool {
+	return (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) || s.RestartKubelet || s.KubeletRelease != ""
+}
+
+// kubeletStep applies s, a kubelet step of a timeline, to the node: kubelet gates written into
+// configured (the configuration, in force at the next restart), a restart with them, or the
+// kubelet of another release with those of them it has.
+func (t *Target) kubeletStep(ctx context.Context, s framework.Step, configured map[string]bool) error {
+	switch {
+	case s.SetGates != nil:
+		maps.Copy(configured, s.SetGates.Kubelet)
+		return t.opts.NodeControl.SetKubeletGates(ctx, configured)
+	case s.RestartKubelet:
+		begin := time.Now()
+		if err := t.restartKubelet(ctx, configured); err != nil {
+			return err
+		}
+		t.gates.Kubelet = maps.Clone(configured)
+		t.logf("kubelet restarted with %s in %s", cellKey(framework.Gates{Kubelet: configured}), time.Since(begin).Round(100*time.Millisecond))
+		return nil
+	case s.KubeletRelease != "":
+		// [steps.kubelet-release]: the gates that release lacks leave the configuration.
+		gates := framework.GatesOfRelease(configured, s.KubeletRelease)
+		maps.DeleteFunc(configured, func(name string, _ bool) bool { _, kept := gates[name]; return !kept })
+		return t.setKubeletRelease(ctx, s.KubeletRelease, configured, true)
+	}
+	return fmt.Errorf("only gate changes, kubelet restarts and kubelet releases are run in a timeline")
+}
+
+// historyPod is a running probe pod of a timeline as framework/lifecycle drives it through its
+// case's steps, steps[next:]: each of its kubelet steps arrives at the timeline's round that
+// applies it to the node, once for every pod; the timeline gives the kubelet its configuration
+// back at the end.
+type historyPod struct {
+	vols  lifecycle.Volumes
+	steps []framework.Step
+	next  int
+	r     *rounds
+}
+
+var _ lifecycle.ReleaseChanger = (*historyPod)(nil)
+
+// SetUp: the kubelet set the volumes up before the pod ran.
+func (h *historyPod) SetUp(context.Context) (lifecycle.Volumes, error) { return h.vols, nil }
+
+func (h *historyPod) SetGates(ctx context.Context, _ map[string]bool) error {
+	return h.arrive(ctx, "setGates", func(s framework.Step) bool { return s.SetGates != nil })
+}
+
+func (h *historyPod) Restart(ctx context.Context) (lifecycle.Volumes, error) {
+	return h.vols, h.arrive(ctx, "restartKubelet", func(s framework.Step) bool { return s.RestartKubelet })
+}
+
+func (h *historyPod) SetKubeletRelease(ctx context.Context, release string, _ map[string]bool) (lifecycle.Volumes, error) {
+	return h.vols, h.arrive(ctx, "kubeletRelease "+release, func(s framework.Step) bool { return s.KubeletRelease == release })
+}
+
+// TearDown: the pod is deleted with its namespace.
+func (h *historyPod) TearDown(context.Context) error { return nil }
+
+// arrive is the pod reaching its next kubelet step, which must be what framework/lifecycle asks
+// for (what): it waits for the step's round.
+func (h *historyPod) arrive(ctx context.Context, what string, is func(framework.Step) bool) error {
+	for h.next < len(h.steps) && !kubeletStep(h.steps[h.next]) {
+		h.next++
+	}
+	if h.next == len(h.steps) || !is(h.steps[h.next]) {
+		return fmt.Errorf("timeline: %s is not the pod's next kubelet step (step %d)", what, h.next)
+	}
+	h.next++
+	return h.r.arrive(ctx)
+}
