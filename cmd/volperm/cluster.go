@@ -16,19 +16,40 @@ import (
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
-// runCluster is `volperm cluster image`: build (or find in the cache) the probe image and the
-// kind node image of a Kubernetes release (default nodeimage.KubernetesVersion) that preloads it, offline, and print both tags and the step
-// timings as JSON. Progress goes to stderr, one line per step.
+// clusterUsage names the subcommands of `volperm cluster`.
+const clusterUsage = "want a subcommand: volperm cluster image [--kubernetes-version v1.N.P] | run --in-cluster | retrieve | remove | sonobuoy-plugin"
+
+// runCluster is `volperm cluster SUBCOMMAND`.
 func runCluster(s streams, args []string) int {
-	if len(args) == 0 || args[0] != "image" {
-		return fail(s, "cluster", usagef("want a subcommand: volperm cluster image [--kubernetes-version v1.N.P] [--cache DIR] [--mirror URL]"))
+	if len(args) == 0 {
+		return fail(s, "cluster", usagef(clusterUsage))
 	}
+	switch args[0] {
+	case "image":
+		return runClusterImage(s, args[1:])
+	case "run":
+		return runInCluster(s, args[1:])
+	case "retrieve":
+		return runRetrieve(s, args[1:])
+	case "remove":
+		return runRemove(s, args[1:])
+	case "sonobuoy-plugin":
+		return runSonobuoyPlugin(s, args[1:])
+	}
+	return fail(s, "cluster", usagef("unknown subcommand %q: %s", args[0], clusterUsage))
+}
+
+// runClusterImage is `volperm cluster image`: build (or find in the cache) the probe image and
+// the kind node image of a Kubernetes release (default nodeimage.KubernetesVersion) that
+// preloads it, offline, and print both tags and the step timings as JSON. Progress goes to
+// stderr, one line per step.
+func runClusterImage(s streams, args []string) int {
 	fs := flag.NewFlagSet("cluster image", flag.ContinueOnError)
 	var opts nodeimage.Options
 	fs.StringVar(&opts.CacheDir, "cache", "", "artifact cache (default $XDG_CACHE_HOME/volperm/kindnode or ~/.cache/volperm/kindnode)")
 	fs.StringVar(&opts.Mirror, "mirror", "", "Debian mirror for debootstrap (default http://deb.debian.org/debian)")
 	fs.StringVar(&opts.Release, "kubernetes-version", "", "the Kubernetes release of the node image, v1.N.P of a supported minor (default "+nodeimage.KubernetesVersion+"), cached per release")
-	if code, done := parseSubcommand(s, "cluster image", "build (or find in the cache) the kind node image and the probe image", fs, args[1:]); done {
+	if code, done := parseSubcommand(s, "cluster image", "build (or find in the cache) the kind node image and the probe image", fs, args); done {
 		return code
 	}
 	opts.Log = s.err
@@ -61,6 +82,7 @@ func runImage(s streams, args []string) int {
 	}
 	fs := flag.NewFlagSet("image save", flag.ContinueOnError)
 	out := fs.String("o", "", "the tarball to write (required)")
+	runner := fs.Bool("runner", false, "the runner image (volperm and the probe: an in-cluster run, Sonobuoy, hydrophone) instead of the probe image")
 	cache := fs.String("cache", "", "artifact cache (default $XDG_CACHE_HOME/volperm/kindnode or ~/.cache/volperm/kindnode)")
 	if code, done := parseSubcommand(s, "image save", "write the probe image as a tarball, for clusters without a registry this machine reaches", fs, args[1:]); done {
 		return code
@@ -78,7 +100,11 @@ func runImage(s streams, args []string) int {
 	if opts.ModuleDir, err = nodeimage.FindModuleDir(wd); err != nil {
 		return fail(s, "image save", err)
 	}
-	tag, err := nodeimage.BuildProbeImage(ctx, opts, filepath.Dir(filepath.Dir(opts.ModuleDir)))
+	build := nodeimage.BuildProbeImage
+	if *runner {
+		build = nodeimage.BuildRunnerImage
+	}
+	tag, err := build(ctx, opts, filepath.Dir(filepath.Dir(opts.ModuleDir)))
 	if err != nil {
 		return fail(s, "image save", err)
 	}

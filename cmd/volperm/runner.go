@@ -17,6 +17,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/incluster"
 	"github.com/volperm/volperm/suites"
 )
 
@@ -40,6 +41,9 @@ const (
 	runnerJUnit   = "junit_01.xml"
 	runnerTarball = "e2e.tar.gz"
 	runnerDone    = "done"
+	// runnerReleased ends a --hold (volperm runner --release, after volperm cluster retrieve
+	// fetched the results).
+	runnerReleased = "released"
 )
 
 // conformanceFocus is the go-runner's and hydrophone's default E2E_FOCUS: upstream's
@@ -57,11 +61,23 @@ func init() {
 	)
 }
 
+// runnerModes are `volperm runner`'s flags for an in-cluster run (framework/incluster): hold the
+// pod after the run until the results are fetched, fetch them, release the hold.
+type runnerModes struct {
+	hold           time.Duration
+	fetch, release bool
+}
+
 func newRunnerCommand(s streams) *command {
 	f := &runFlags{}
+	m := &runnerModes{}
 	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
+	fs.DurationVar(&m.hold, incluster.FlagHold, 0, "after the run, keep running until `volperm runner --release` or this long (an in-cluster run's pod: volperm cluster retrieve fetches its results meanwhile)")
+	fs.BoolVar(&m.fetch, incluster.FlagFetch, false, "write the finished run's e2e.tar.gz to stdout and exit (exit 3 while the run goes on)")
+	fs.BoolVar(&m.release, incluster.FlagRelease, false, "end the --hold of the run in this results dir and exit")
 	fs.StringVar(&f.target, "target", "cluster", "implementation under test (the cluster the runner's pod runs in, by default): "+targetList())
 	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+profileList()+"); default all")
+	fs.StringVar(&f.labelFilter, "label-filter", "", `Ginkgo label filter on area, profile and case labels, e.g. "hostpath && !runtime-defined" (with E2E_FOCUS \[Conformance\]: and conformance)`)
 	f.targetOpts.register(fs)
 	f.registerVerdictFlags(fs)
 	return &command{
@@ -69,21 +85,26 @@ func newRunnerCommand(s streams) *command {
 		summary: "volperm as a conformance image (Sonobuoy plugin, hydrophone): E2E_FOCUS, E2E_SKIP, E2E_PARALLEL, RESULTS_DIR in; e2e.log, junit_01.xml, e2e.tar.gz and done out",
 		flags:   fs,
 		env:     true,
-		run:     func() int { return runRunner(s, f) },
+		run: func() int {
+			switch {
+			case m.fetch:
+				return fetchResults(s)
+			case m.release:
+				return releaseResults(s)
+			}
+			code := runRunner(s, f)
+			if m.hold > 0 {
+				holdResults(s, m.hold)
+			}
+			return code
+		},
 	}
 }
 
 // runRunner runs `volperm run` as the environment says, with everything it prints also in
 // e2e.log, then leaves the files of the contract.
 func runRunner(s streams, f *runFlags) int {
-	dir := os.Getenv(envResultsDir)
-	if dir == "" {
-		dir = os.Getenv(envSonobuoyResultsDir)
-	}
-	if dir == "" {
-		dir = defaultResultsDir
-	}
-	dir, err := filepath.Abs(dir)
+	dir, err := resultsDir()
 	if err != nil {
 		return fail(s, "runner", err)
 	}
@@ -93,7 +114,11 @@ func runRunner(s streams, f *runFlags) int {
 	f.reportDir = dir
 	f.focus, f.skip = os.Getenv(envFocus), os.Getenv(envSkip)
 	if conformanceFocus[f.focus] {
-		f.focus, f.labelFilter = "", string(framework.ProfileConformance)
+		filter := string(framework.ProfileConformance)
+		if f.labelFilter != "" {
+			filter += " && (" + f.labelFilter + ")"
+		}
+		f.focus, f.labelFilter = "", filter
 	}
 	if v := os.Getenv(envParallel); v != "" {
 		n, err := parallelPods(v)
@@ -130,6 +155,74 @@ func runRunner(s streams, f *runFlags) int {
 		return max(code, exitFailed)
 	}
 	return code
+}
+
+// resultsDir is RESULTS_DIR, else SONOBUOY_RESULTS_DIR, else /tmp/results, absolute.
+func resultsDir() (string, error) {
+	dir := os.Getenv(envResultsDir)
+	if dir == "" {
+		dir = os.Getenv(envSonobuoyResultsDir)
+	}
+	if dir == "" {
+		dir = defaultResultsDir
+	}
+	return filepath.Abs(dir)
+}
+
+// fetchResults is `volperm runner --fetch`: the tarball done names, to stdout; exit
+// incluster.ExitNotDone while there is no done file.
+func fetchResults(s streams) int {
+	dir, err := resultsDir()
+	if err != nil {
+		return fail(s, "runner --fetch", err)
+	}
+	done, err := os.ReadFile(filepath.Join(dir, runnerDone))
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(s.err, "volperm runner --fetch: the run in %s has not finished\n", dir)
+		return incluster.ExitNotDone
+	}
+	if err != nil {
+		return fail(s, "runner --fetch", err)
+	}
+	f, err := os.Open(string(done))
+	if err != nil {
+		return fail(s, "runner --fetch", err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(s.out, f); err != nil {
+		return fail(s, "runner --fetch", err)
+	}
+	return exitOK
+}
+
+// releaseResults is `volperm runner --release`: the holding runner may end.
+func releaseResults(s streams) int {
+	dir, err := resultsDir()
+	if err != nil {
+		return fail(s, "runner --release", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, runnerReleased), nil, 0o644); err != nil {
+		return fail(s, "runner --release", err)
+	}
+	return exitOK
+}
+
+// holdResults waits until the results are released, or hold has passed.
+func holdResults(s streams, hold time.Duration) {
+	dir, err := resultsDir()
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(s.err, "volperm runner: holding the results in %s until they are fetched (volperm cluster retrieve), %s at most\n", dir, hold)
+	deadline := time.Now().Add(hold)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(dir, runnerReleased)); err == nil {
+			fmt.Fprintln(s.err, "volperm runner: results fetched")
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	fmt.Fprintf(s.err, "volperm runner: nobody fetched the results within %s\n", hold)
 }
 
 // parallelPods reads E2E_PARALLEL: a number of pods, y/true (0: the target's default), n/false (1).
@@ -214,7 +307,7 @@ func tarDir(dir, tarball string) (err error) {
 	gz := gzip.NewWriter(out)
 	tw := tar.NewWriter(gz)
 	walkErr := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || p == tarball || p == filepath.Join(dir, runnerDone) {
+		if err != nil || !d.Type().IsRegular() || p == tarball || p == filepath.Join(dir, runnerDone) || p == filepath.Join(dir, runnerReleased) {
 			return err
 		}
 		info, err := d.Info()

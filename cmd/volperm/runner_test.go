@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/hostfeature"
@@ -167,5 +170,89 @@ func TestParallelPods(t *testing.T) {
 		if _, err := parallelPods(v); err == nil {
 			t.Errorf("parallelPods(%q) accepted", v)
 		}
+	}
+}
+
+// The in-cluster run's modes of the runner (framework/incluster): --fetch answers "not done"
+// (exit incluster.ExitNotDone) until done names the tarball, then writes it; --release ends a
+// --hold.
+func TestRunnerFetchRelease(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envResultsDir, dir)
+	if code, out, errOut := runMain("runner", "--fetch"); code != 3 || out != "" || !strings.Contains(errOut, "has not finished") {
+		t.Errorf("--fetch before done: exit %d, %q, %q", code, out, errOut)
+	}
+	tarball := filepath.Join(dir, runnerTarball)
+	if err := os.WriteFile(tarball, []byte("TARBALL"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, runnerDone), []byte(tarball), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runMain("runner", "--fetch"); code != exitOK || out != "TARBALL" {
+		t.Errorf("--fetch after done: exit %d, %q", code, out)
+	}
+	held := make(chan struct{})
+	go func() {
+		holdResults(streams{out: io.Discard, err: io.Discard}, time.Minute)
+		close(held)
+	}()
+	if code, _, errOut := runMain("runner", "--release"); code != exitOK {
+		t.Fatalf("--release: exit %d, %s", code, errOut)
+	}
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("--release did not end the hold")
+	}
+}
+
+// manifests/sonobuoy-plugin.yaml is a Sonobuoy plugin of the runner image: a Job whose junit
+// results the worker collects from Sonobuoy's results dir (where `volperm runner` writes them,
+// given SONOBUOY_RESULTS_DIR), the conformance focus; `volperm cluster sonobuoy-plugin --image`
+// names the image in both places.
+func TestSonobuoyPlugin(t *testing.T) {
+	code, out, errOut := runMain("cluster", "sonobuoy-plugin", "--image", "volperm/volperm:0123456789ab")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var plugin struct {
+		Config map[string]string `json:"sonobuoy-config"`
+		Spec   struct {
+			Name            string   `json:"name"`
+			Image           string   `json:"image"`
+			ImagePullPolicy string   `json:"imagePullPolicy"`
+			Command         []string `json:"command"`
+			Args            []string `json:"args"`
+			Env             []struct{ Name, Value string }
+			VolumeMounts    []struct {
+				MountPath string `json:"mountPath"`
+				Name      string `json:"name"`
+			} `json:"volumeMounts"`
+		} `json:"spec"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(out), &plugin); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if plugin.Config["driver"] != "Job" || plugin.Config["result-format"] != "junit" || plugin.Config["plugin-name"] != "volperm" {
+		t.Errorf("sonobuoy-config %v", plugin.Config)
+	}
+	s := plugin.Spec
+	if s.Image != "volperm/volperm:0123456789ab" || s.ImagePullPolicy != "Never" || !slices.Equal(s.Command, []string{"/volperm"}) ||
+		!slices.Equal(s.Args, []string{"runner", "--probe-image", "volperm/volperm:0123456789ab"}) {
+		t.Errorf("spec image %s (%s), command %q, args %q", s.Image, s.ImagePullPolicy, s.Command, s.Args)
+	}
+	if len(s.VolumeMounts) != 1 || s.VolumeMounts[0].MountPath != "/tmp/sonobuoy/results" {
+		t.Errorf("volume mounts %+v: want Sonobuoy's results dir", s.VolumeMounts)
+	}
+	env := map[string]string{}
+	for _, e := range s.Env {
+		env[e.Name] = e.Value
+	}
+	if !conformanceFocus[env[envFocus]] {
+		t.Errorf("E2E_FOCUS %q: want the conformance focus", env[envFocus])
+	}
+	if code, _, errOut := runMain("cluster", "sonobuoy-plugin", "extra"); code != exitUsage || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("a stray argument: exit %d, %q", code, errOut)
 	}
 }

@@ -193,12 +193,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if opts.Kubeconfig != "" {
-		rules.ExplicitPath = opts.Kubeconfig
-	}
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
-	cfg, err := loader.ClientConfig()
+	cfg, rules, loader, err := loadConfig(opts.Kubeconfig, opts.Context)
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: kubeconfig: %w", err)
 	}
@@ -639,6 +634,32 @@ func waitFor(ctx context.Context, timeout, interval time.Duration, what string, 
 		case <-time.After(interval):
 		}
 	}
+}
+
+// loadConfig is the client configuration of kubeconfig and context ("": client-go's defaults:
+// $KUBECONFIG, ~/.kube/config, and in a pod the in-cluster configuration).
+func loadConfig(kubeconfig, context string) (*rest.Config, *clientcmd.ClientConfigLoadingRules, clientcmd.ClientConfig, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+	cfg, err := loader.ClientConfig()
+	return cfg, rules, loader, err
+}
+
+// Client is a clientset and its configuration for kubeconfig and context, as the cluster target
+// makes them (loadConfig), for volperm's other commands on a cluster.
+func Client(kubeconfig, context string) (*rest.Config, kubernetes.Interface, error) {
+	cfg, _, _, err := loadConfig(kubeconfig, context)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, c, nil
 }
 
 // KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).

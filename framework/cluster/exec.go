@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	// client-go v0.37's executors return k8s.io/streaming's UpgradeFailureError (v1.37 moved
 	// httpstream there): apimachinery's IsUpgradeFailure never matches it, and an exec through a
@@ -52,14 +54,21 @@ func execNotStarted(err error) bool {
 }
 
 func (t *Target) execOnce(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
-	req := t.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: "probe", Command: cmd, Stdin: in != nil, Stdout: true, Stderr: true},
+	return Exec(ctx, t.config, t.client, ns, pod, "probe", cmd, in)
+}
+
+// Exec runs cmd once in container of pod ns/pod, stdin from in (nil: none), and returns its
+// stdout: over WebSockets, or SPDY where the kubelet refuses them (as kubectl). A command that
+// exits non-zero is an error with its stderr.
+func Exec(ctx context.Context, config *rest.Config, client kubernetes.Interface, ns, pod, container string, cmd []string, in []byte) ([]byte, error) {
+	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: in != nil, Stdout: true, Stderr: true},
 			scheme.ParameterCodec)
-	ws, err := remotecommand.NewWebSocketExecutor(t.config, "GET", req.URL().String())
+	ws, err := remotecommand.NewWebSocketExecutor(config, "GET", req.URL().String())
 	if err != nil {
 		return nil, err
 	}
-	spdy, err := remotecommand.NewSPDYExecutor(t.config, "POST", req.URL())
+	spdy, err := remotecommand.NewSPDYExecutor(config, "POST", req.URL())
 	if err != nil {
 		return nil, err
 	}

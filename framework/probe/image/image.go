@@ -2,7 +2,10 @@
 // containers (container, cluster, kind): the static binary of cmd/volperm-probe (or
 // $VOLPERM_PROBE_BINARY) at /volperm-probe, /tmp, entrypoint /volperm-probe -wait, tagged
 // volperm/probe:<first 12 hex digits of the binary's sha256>, so that the same binary is the same
-// image whoever imports it, and a changed probe is a new one.
+// image whoever imports it, and a changed probe is a new one. The runner image (WithRunner) is
+// the same layer plus the static volperm binary at /volperm, entrypoint `/volperm runner`: the
+// in-cluster run's Job (volperm cluster run --in-cluster) and a Sonobuoy plugin or hydrophone
+// run it, and its probe pods run its /volperm-probe, so a cluster needs this one image only.
 package image
 
 import (
@@ -31,16 +34,53 @@ const (
 	Package = "github.com/volperm/volperm/cmd/volperm-probe"
 	// EnvBinary names a prebuilt static probe binary to use instead of building one.
 	EnvBinary = "VOLPERM_PROBE_BINARY"
+
+	// RunnerRepo is the runner image's repository.
+	RunnerRepo = "volperm/volperm"
+	// RunnerPath is where the runner image holds the volperm binary.
+	RunnerPath = "/volperm"
+	// RunnerPackage is volperm's main package.
+	RunnerPackage = "github.com/volperm/volperm/cmd/volperm"
 )
 
-// Changes are the image's configuration, as `docker import --change` takes it.
-var Changes = []string{`ENTRYPOINT ["` + Path + `"]`, `CMD ["-wait"]`}
-
-// Image is the probe image of one binary.
+// Image is the probe image of one binary, or the runner image (Runner set).
 type Image struct {
-	// Tag is Repo:<hash of Binary>.
+	// Tag is Repo:<hash of Binary>, or RunnerRepo:<hash of Binary and Runner>.
 	Tag    string
 	Binary []byte
+	// Runner is the volperm binary of a runner image.
+	Runner []byte
+}
+
+// Changes are the image's configuration, as `docker import --change` takes it.
+func (i Image) Changes() []string {
+	if i.Runner != nil {
+		return []string{`ENTRYPOINT ["` + RunnerPath + `"]`, `CMD ["runner"]`}
+	}
+	return []string{`ENTRYPOINT ["` + Path + `"]`, `CMD ["-wait"]`}
+}
+
+// WithRunner is the runner image of i's probe binary and the volperm binary runner.
+func (i Image) WithRunner(runner []byte) Image {
+	h := sha256.New()
+	h.Write(i.Binary)
+	h.Write(runner)
+	return Image{Tag: fmt.Sprintf("%s:%x", RunnerRepo, h.Sum(nil)[:6]), Binary: i.Binary, Runner: runner}
+}
+
+// BuildRunner returns the runner image: Build's probe binary and `go build` of RunnerPackage,
+// both static, from the volperm module at moduleDir ("" = the module holding the working
+// directory).
+func BuildRunner(ctx context.Context, moduleDir string) (Image, error) {
+	probe, err := Build(ctx, moduleDir)
+	if err != nil {
+		return Image{}, err
+	}
+	runner, err := goBuild(ctx, moduleDir, RunnerPackage)
+	if err != nil {
+		return Image{}, err
+	}
+	return probe.WithRunner(runner), nil
 }
 
 // Build returns the probe image of $VOLPERM_PROBE_BINARY or, unset, of `go build` (CGO_ENABLED=0,
@@ -60,7 +100,8 @@ func Of(bin []byte) Image {
 	return Image{Tag: fmt.Sprintf("%s:%x", Repo, sum[:6]), Binary: bin}
 }
 
-// Layer is the image's one layer, a tar of /volperm-probe (0755) and /tmp (1777).
+// Layer is the image's one layer, a tar of /volperm-probe (0755) and /tmp (1777), and of a
+// runner image /volperm (0755).
 func (i Image) Layer() ([]byte, error) {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
@@ -73,6 +114,14 @@ func (i Image) Layer() ([]byte, error) {
 	}
 	if _, err := tw.Write(i.Binary); err != nil {
 		return nil, err
+	}
+	if i.Runner != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(RunnerPath, "/"), Mode: 0o755, Size: int64(len(i.Runner)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(i.Runner); err != nil {
+			return nil, err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err
@@ -88,14 +137,20 @@ func binary(ctx context.Context, moduleDir string) ([]byte, error) {
 		}
 		return b, nil
 	}
+	return goBuild(ctx, moduleDir, Package)
+}
+
+// goBuild is the static binary of pkg (CGO_ENABLED=0, -trimpath, no VCS stamp: the same source
+// gives the same bytes) built in the volperm module at moduleDir ("" = the working directory's).
+func goBuild(ctx context.Context, moduleDir, pkg string) ([]byte, error) {
 	if moduleDir == "" {
 		gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 		if err != nil {
-			return nil, fmt.Errorf("build the probe binary: `go env GOMOD`: %w (install Go, or set %s to a static volperm-probe)", err, EnvBinary)
+			return nil, fmt.Errorf("build %s: `go env GOMOD`: %w (install Go, or set %s to a static volperm-probe)", pkg, err, EnvBinary)
 		}
 		mod := strings.TrimSpace(string(gomod))
 		if mod == "" || mod == os.DevNull {
-			return nil, fmt.Errorf("build the probe binary: the working directory is not inside the volperm module: run from the repository or set %s to a static volperm-probe", EnvBinary)
+			return nil, fmt.Errorf("build %s: the working directory is not inside the volperm module: run from the repository or set %s to a static volperm-probe", pkg, EnvBinary)
 		}
 		moduleDir = filepath.Dir(mod)
 	}
@@ -108,15 +163,15 @@ func binary(ctx context.Context, moduleDir string) ([]byte, error) {
 	if err := owner.Write(dir); err != nil {
 		return nil, err
 	}
-	out := filepath.Join(dir, "volperm-probe")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, Package)
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = moduleDir
 	// GOTMPDIR inside the marked dir: the compiler's work dirs go with it if this run is killed.
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOTMPDIR="+dir)
 	// The build dies with this run: a killed run leaves no compiler writing into its dir.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the probe binary in %s: %w: %s", cmd.Dir, err, strings.TrimSpace(string(msg)))
+		return nil, fmt.Errorf("build %s in %s: %w: %s", pkg, cmd.Dir, err, strings.TrimSpace(string(msg)))
 	}
 	return os.ReadFile(out)
 }

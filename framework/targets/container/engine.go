@@ -104,7 +104,7 @@ func (e *engine) ensureImage(ctx context.Context) error {
 	}
 	rc, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(layer), SourceName: "-"}, ref, client.ImageImportOptions{
 		Message: "volperm probe " + ref,
-		Changes: probeimage.Changes,
+		Changes: img.Changes(),
 	})
 	if err != nil {
 		return fmt.Errorf("import probe image %s: %w", ref, err)

@@ -441,6 +441,16 @@ func (t *Target) Kubeconfig() string {
 	return ""
 }
 
+// ClusterName is the kind cluster name of the target's one cluster ("" before it is created).
+func (t *Target) ClusterName() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, lc := range t.live {
+		return lc.name
+	}
+	return ""
+}
+
 // clusterName is the name of the cluster of config name: volperm-[TAG-]NAME.
 func clusterName(tag, name string) string {
 	if tag != "" {

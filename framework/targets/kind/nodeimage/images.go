@@ -519,14 +519,33 @@ func jsonField(doc, field string) string {
 // BuildProbeImage builds the probe image (framework/probe/image) of the volperm module at
 // repoRoot and imports it with `docker import`, unless the engine has it; it returns its tag.
 func BuildProbeImage(ctx context.Context, opts Options, repoRoot string) (string, error) {
-	b := &builder{opts: opts}
-	if b.opts.Log == nil {
-		b.opts.Log = os.Stderr
-	}
 	img, err := probeimage.Build(ctx, repoRoot)
 	if err != nil {
 		return "", fmt.Errorf("probe binary: %w", err)
 	}
+	return importImage(ctx, opts, img)
+}
+
+// BuildRunnerImage builds the runner image (framework/probe/image WithRunner: the probe and
+// volperm) of the volperm module at repoRoot and imports it, unless the engine has it; it
+// returns its tag.
+func BuildRunnerImage(ctx context.Context, opts Options, repoRoot string) (string, error) {
+	img, err := probeimage.BuildRunner(ctx, repoRoot)
+	if err != nil {
+		return "", fmt.Errorf("runner image: %w", err)
+	}
+	return importImage(ctx, opts, img)
+}
+
+// importImage imports img with `docker import` unless the engine has it, removes the engine's
+// other tags of its repository (one per change of the binaries: they only accumulated; one in use
+// by a container stays), and returns its tag.
+func importImage(ctx context.Context, opts Options, img probeimage.Image) (string, error) {
+	b := &builder{opts: opts}
+	if b.opts.Log == nil {
+		b.opts.Log = os.Stderr
+	}
+	defer b.pruneRepo(ctx, img.Tag)
 	if exec.CommandContext(ctx, "docker", "image", "inspect", img.Tag).Run() == nil {
 		return img.Tag, nil
 	}
@@ -534,9 +553,9 @@ func BuildProbeImage(ctx context.Context, opts Options, repoRoot string) (string
 	if err != nil {
 		return "", err
 	}
-	b.logf("probe image: importing %s", img.Tag)
+	b.logf("image: importing %s", img.Tag)
 	args := []string{"import"}
-	for _, c := range probeimage.Changes {
+	for _, c := range img.Changes() {
 		args = append(args, "--change", c)
 	}
 	cmd := exec.CommandContext(ctx, "docker", append(args, "-", img.Tag)...)
@@ -545,4 +564,21 @@ func BuildProbeImage(ctx context.Context, opts Options, repoRoot string) (string
 		return "", fmt.Errorf("docker import %s: %w\n%s", img.Tag, err, out)
 	}
 	return img.Tag, nil
+}
+
+// pruneRepo removes the engine's images of keep's repository but keep.
+func (b *builder) pruneRepo(ctx context.Context, keep string) {
+	repo, _, _ := strings.Cut(keep, ":")
+	out, err := exec.CommandContext(ctx, "docker", "images", "--format", "{{.Repository}}:{{.Tag}}", repo).Output()
+	if err != nil {
+		return
+	}
+	for _, tag := range strings.Fields(string(out)) {
+		if tag == keep || !strings.HasPrefix(tag, repo+":") {
+			continue
+		}
+		if err := exec.CommandContext(ctx, "docker", "rmi", tag).Run(); err == nil {
+			b.logf("image: removed %s (an older build)", tag)
+		}
+	}
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/incluster"
+	"github.com/volperm/volperm/framework/targets/kind"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
+)
+
+// TestInClusterRun is issue 14's in-cluster run for real: a kind cluster made here, `volperm
+// cluster run --in-cluster` (the runner image built and loaded into the node) returns while the
+// Job runs the hostPath area in the cluster; `volperm cluster retrieve`, a separate invocation
+// with a client of its own, waits for it, fetches the reports and removes the run; nothing of
+// the run is left in the cluster. Needs root and Docker; set VOLPERM_INCLUSTER_E2E=1.
+func TestInClusterRun(t *testing.T) {
+	if os.Getenv("VOLPERM_INCLUSTER_E2E") != "1" {
+		t.Skip("set VOLPERM_INCLUSTER_E2E=1 to create a kind cluster (needs root and Docker)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := kind.New(kind.Options{NodeImage: images.Image, ProbeImage: images.ProbeImage, Log: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	var cases []*framework.Case
+	for _, c := range catalogue.All() {
+		if c.Area == framework.AreaHostPath {
+			cases = append(cases, c)
+		}
+	}
+	if _, err := target.Cluster(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, name := target.Kubeconfig(), target.ClusterName()
+
+	start := time.Now()
+	code, out, errOut := runMain("cluster", "run", "--in-cluster", "--kubeconfig", kubeconfig, "--kind-cluster", name,
+		"--focus", `\[hostpath\]`, "--profile", "conformance", "--label-filter", "!runtime-defined", "--accept-known-differences")
+	if code != exitOK {
+		t.Fatalf("cluster run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("cluster run returned in %s: %s", time.Since(start).Round(100*time.Millisecond), strings.TrimSpace(out))
+	// The run goes on without this client: the Job's pod runs in the cluster.
+	_, client, err := cluster.Client(kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.BatchV1().Jobs(incluster.Namespace).Get(ctx, incluster.JobName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the run's job: %v", err)
+	}
+	// A second run while this one is there is refused, with what to do.
+	if code, _, errOut := runMain("cluster", "run", "--in-cluster", "--kubeconfig", kubeconfig, "--image", "volperm/volperm:none"); code == exitOK || !strings.Contains(errOut, "volperm cluster retrieve") {
+		t.Errorf("a second run: exit %d, %q; want a refusal naming retrieve", code, errOut)
+	}
+
+	dir := t.TempDir()
+	code, out, errOut = runMain("cluster", "retrieve", "--kubeconfig", kubeconfig, "--report-dir", dir, "--wait", "20m")
+	t.Logf("cluster retrieve after %s (exit %d):\n%s\n%s", time.Since(start).Round(time.Second), code, out, errOut)
+	if code != exitOK {
+		summary, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+		t.Fatalf("cluster retrieve: exit %d; summary.md:\n%s", code, summary)
+	}
+	for _, f := range []string{runnerLog, runnerJUnit, "junit.xml", "summary.json", "summary.md", "run.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s was not retrieved: %v", f, err)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, runnerJUnit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite struct {
+		Tests int `xml:"tests,attr"`
+		Cases []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"testsuite>testcase"`
+	}
+	if err := xml.Unmarshal(raw, &suite); err != nil {
+		t.Fatal(err)
+	}
+	hostPath := 0
+	for _, c := range suite.Cases {
+		if strings.Contains(c.Name, "[hostpath]") && strings.Contains(c.Name, "[target=cluster]") {
+			hostPath++
+		}
+	}
+	if hostPath == 0 {
+		t.Errorf("the retrieved JUnit has no hostPath case run on the cluster target (%d test cases)", len(suite.Cases))
+	}
+	t.Logf("%d hostPath cases in the retrieved JUnit", hostPath)
+	var summary struct {
+		NotRun []struct {
+			Name    string `json:"name"`
+			Message string `json:"message"`
+		} `json:"notRun"`
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil && json.Unmarshal(raw, &summary) == nil {
+		for _, n := range summary.NotRun {
+			t.Logf("not run: %s: %s", n.Name, n.Message)
+		}
+	}
+	// Nothing of the run is left.
+	if _, err := client.CoreV1().Namespaces().Get(ctx, incluster.Namespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s after retrieve: %v", incluster.Namespace, err)
+	}
+	if _, err := client.RbacV1().ClusterRoles().Get(ctx, "volperm-run", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("clusterrole volperm-run after retrieve: %v", err)
+	}
+	if code, _, errOut := runMain("cluster", "retrieve", "--kubeconfig", kubeconfig, "--report-dir", t.TempDir()); code == exitOK || !strings.Contains(errOut, "no in-cluster run") {
+		t.Errorf("retrieve with no run: exit %d, %q", code, errOut)
+	}
+}
