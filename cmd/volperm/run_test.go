@@ -20,6 +20,7 @@ import (
 
 	"github.com/volperm/volperm/hostfeature"
 
+	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/report"
 )
@@ -49,7 +50,12 @@ var (
 func binary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "vp-bin-"); buildErr != nil {
+		// Named and marked as a run's dir, so that the next run (volperm cleanup) removes it if
+		// this test binary is killed before TestMain's RemoveAll.
+		if binDir, buildErr = os.MkdirTemp("", "volperm-testbin-"+owner.Self().Tag()+"-"); buildErr != nil {
+			return
+		}
+		if buildErr = owner.Write(binDir); buildErr != nil {
 			return
 		}
 		if buildErr = os.Chmod(binDir, 0o755); buildErr != nil {

@@ -330,38 +330,60 @@ func (t *Target) featureGates(ctx context.Context, path string) (map[string]bool
 // featureGatesOnce is featureGates in one attempt, for the loops that wait for a component
 // they restarted (its outage is expected there, not a fault).
 func (t *Target) featureGatesOnce(ctx context.Context, path string) (map[string]bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	raw, err := t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+	raw, err := t.getOnce(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	return parseFeatureGates(raw)
 }
 
+// getOnce is one GET of path (a component's /metrics, a kubelet's /pods through the node
+// proxy), bounded by callTimeout.
+func (t *Target) getOnce(ctx context.Context, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+}
+
 // parseFeatureGates reads the kubernetes_feature_enabled gauges of a /metrics answer.
 func parseFeatureGates(raw []byte) (map[string]bool, error) {
 	gates := map[string]bool{}
+	err := gauges(raw, "kubernetes_feature_enabled", func(line string, val float64) {
+		name := label(line, "name")
+		if _, known := framework.KnownGates[name]; known {
+			gates[name] = val == 1
+		}
+	})
+	return gates, err
+}
+
+// gauges calls fn with each sample line of metric in a Prometheus text answer and its value.
+func gauges(raw []byte, metric string, fn func(line string, val float64)) error {
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "kubernetes_feature_enabled{") {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, `name="`)
-		name, _, _ := strings.Cut(rest, `"`)
-		if _, known := framework.KnownGates[name]; !known {
+		if !strings.HasPrefix(line, metric+"{") {
 			continue
 		}
 		fields := strings.Fields(line)
 		val, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("metric line %q: %w", line, err)
+			return fmt.Errorf("metric line %q: %w", line, err)
 		}
-		gates[name] = val == 1
+		fn(line, val)
 	}
-	return gates, sc.Err()
+	return sc.Err()
+}
+
+// label is the value of label name in a sample line ("" when it has none).
+func label(line, name string) string {
+	_, rest, ok := strings.Cut(line, name+`="`)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
 }
 
 // Info names the target, the server version, the node and the gates it found.

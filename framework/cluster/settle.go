@@ -1,11 +1,9 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,9 +46,7 @@ func (t *Target) kubeletNow(ctx context.Context) *kubeletState {
 // kubeletPods is the UIDs of the pods the kubelet knows (its /pods: the pod manager's), the
 // ones being deleted left out (they need not come back); nil when it cannot be read.
 func (t *Target) kubeletPods(ctx context.Context) map[string]bool {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	raw, err := t.client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/" + t.node + "/proxy/pods").DoRaw(ctx)
+	raw, err := t.getOnce(ctx, "/api/v1/nodes/"+t.node+"/proxy/pods")
 	if err != nil {
 		return nil
 	}
@@ -71,9 +67,7 @@ func (t *Target) kubeletPods(ctx context.Context) map[string]bool {
 // mountedVolumes is the kubelet's count of mounted volumes per plugin; nil when it cannot be
 // read.
 func (t *Target) mountedVolumes(ctx context.Context) map[string]int {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	raw, err := t.client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/" + t.node + "/proxy/metrics").DoRaw(ctx)
+	raw, err := t.getOnce(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics")
 	if err != nil {
 		return nil
 	}
@@ -89,23 +83,15 @@ func (t *Target) mountedVolumes(ctx context.Context) map[string]int {
 // actual_state_of_world from a kubelet's /metrics answer.
 func parseMountedVolumes(raw []byte) (map[string]int, error) {
 	counts := map[string]int{}
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "volume_manager_total_volumes{") || !strings.Contains(line, `state="actual_state_of_world"`) {
-			continue
+	err := gauges(raw, "volume_manager_total_volumes", func(line string, val float64) {
+		if label(line, "state") == "actual_state_of_world" {
+			counts[label(line, "plugin_name")] += int(val)
 		}
-		_, rest, _ := strings.Cut(line, `plugin_name="`)
-		plugin, _, _ := strings.Cut(rest, `"`)
-		fields := strings.Fields(line)
-		val, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metric line %q: %w", line, err)
-		}
-		counts[plugin] += int(val)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return counts, sc.Err()
+	return counts, nil
 }
 
 // missing says what of before is not back in now ("" when everything is): pods the kubelet does
