@@ -32,6 +32,12 @@ type Batcher interface {
 	Prepare(ctx context.Context, cases []*Case) error
 }
 
+// NodeReporter is implemented by a target that runs cases on several nodes (the cluster target
+// spread over a cluster's nodes): the node that observed c, for the reports (report.NodeEntry).
+type NodeReporter interface {
+	NodeOf(c *Case) string
+}
+
 // HostNeeds is implemented by a target whose cases need features of this machine (root, a huge
 // page size, a container engine): the suites ask it before Supports, so that a case this machine
 // cannot run is "not run" with the feature named, or a failure when the run requires that feature

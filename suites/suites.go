@@ -245,6 +245,11 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 	expected := oracle.Expect(c)
 	start := time.Now()
 	observed, err := cfg.Target.Observe(ctx, c)
+	if nr, ok := cfg.Target.(framework.NodeReporter); ok {
+		if n := nr.NodeOf(c); n != "" {
+			ginkgo.AddReportEntry(report.NodeEntry, n, ginkgo.ReportEntryVisibilityNever)
+		}
+	}
 	if slices.Contains(c.Labels, framework.LabelTimed) {
 		if took, ok := observeTime(cfg.Target, c, time.Since(start)); ok {
 			ginkgo.AddReportEntry(report.ObserveTimeEntry, took.Seconds(), ginkgo.ReportEntryVisibilityNever)

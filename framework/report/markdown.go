@@ -59,6 +59,9 @@ func (s *Summary) Markdown() []byte {
 
 	groupTable(&b, "By area", s.Areas, true)
 	groupTable(&b, "By profile", s.Profiles, false)
+	if len(s.Nodes) > 0 {
+		groupTable(&b, "By node", s.Nodes, false)
+	}
 	releaseTable(&b, s.Releases)
 
 	p("## Failures (%d)\n\n", len(s.Failures))

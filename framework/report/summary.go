@@ -7,6 +7,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -42,6 +43,9 @@ type Summary struct {
 	NotSelected int     `json:"notSelected,omitempty"`
 	Areas       []Group `json:"areas"`
 	Profiles    []Group `json:"profiles"`
+	// Nodes are the counts per node that observed the cases (NodeEntry: the cluster target on
+	// several nodes), "; "-joined when a case ran on a node of each pool.
+	Nodes []Group `json:"nodes,omitempty"`
 	// Releases is the release matrix: per apiserver release, kubelet release and gates, newest
 	// releases first; cases of specs without facts (a user's own suite) are not in it.
 	Releases []ReleaseCell `json:"releases,omitempty"`
@@ -134,6 +138,8 @@ type CaseResult struct {
 	Message string `json:"message"`
 	// KnownDifference explains a failure the target documents as a known difference.
 	KnownDifference string `json:"knownDifference,omitempty"`
+	// Node is the node that observed the case (NodeEntry).
+	Node string `json:"node,omitempty"`
 }
 
 // CaseEntry is the Ginkgo report entry every spec of the suites adds first: the case's area and
@@ -195,6 +201,10 @@ type ReleaseCell struct {
 // failure, however the failure message is worded.
 const DifferenceEntry = "first-difference"
 
+// NodeEntry is the Ginkgo report entry a spec adds when its target names the node that observed
+// the case (framework.NodeReporter: the cluster target on several nodes).
+const NodeEntry = "node"
+
 // KnownDifferenceEntry is the Ginkgo report entry a spec adds when its failure is a known
 // difference of the target; its value is the one-line explanation.
 const KnownDifferenceEntry = "known-difference"
@@ -244,6 +254,7 @@ func Build(r types.Report, opts Options) *Summary {
 	})
 	areas := map[string]*Counts{}
 	profiles := map[string]*Counts{}
+	nodes := map[string]*Counts{}
 	cells := map[[3]string]*ReleaseCell{}
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
@@ -264,7 +275,10 @@ func Build(r types.Report, opts Options) *Summary {
 		s.Totals.add(o)
 		counts(areas, area).add(o)
 		counts(profiles, profile).add(o)
-		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg}
+		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg, Node: entryString(sr, NodeEntry)}
+		if res.Node != "" {
+			counts(nodes, res.Node).add(o)
+		}
 		if o == failed {
 			res.KnownDifference = knownDifference(sr)
 		}
@@ -304,6 +318,9 @@ func Build(r types.Report, opts Options) *Summary {
 	}
 	if c, ok := profiles[""]; ok {
 		s.Profiles = append(s.Profiles, Group{Name: "(no profile)", Counts: *c})
+	}
+	for _, n := range slices.Sorted(maps.Keys(nodes)) {
+		s.Nodes = append(s.Nodes, Group{Name: n, Counts: *nodes[n]})
 	}
 	for _, c := range cells {
 		s.Releases = append(s.Releases, *c)

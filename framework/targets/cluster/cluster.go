@@ -33,6 +33,21 @@ func init() {
 		default:
 			return nil, fmt.Errorf("cluster target: unknown option %q: write cluster or cluster:flex-driver", o.Arg)
 		}
-		return cluster.New(context.Background(), opts)
+		// Every node (docs/certify.md "Every node"): one node's target when the nodes make one
+		// pool of one node, else the target spread over them.
+		ctx := context.Background()
+		_, client, err := cluster.Client(opts.Kubeconfig, opts.Context)
+		if err != nil {
+			return nil, fmt.Errorf("cluster target: %w", err)
+		}
+		nodes, err := cluster.ListNodes(ctx, client, o.Flag(cluster.FlagNodes))
+		if err != nil {
+			return nil, fmt.Errorf("cluster target: %w", err)
+		}
+		if len(nodes) == 1 {
+			opts.Node = nodes[0].Name
+			return cluster.New(ctx, opts)
+		}
+		return cluster.NewSpread(ctx, opts, cluster.Pools(nodes, o.Flag(cluster.FlagEveryNode) == "true"))
 	})
 }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/report"
+	"github.com/volperm/volperm/framework/targets/kind"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
+)
+
+// TestEveryNode is issue 14's every-node run for real: a kind cluster of a control plane and two
+// workers made here; `volperm run --target cluster` with --nodes naming one worker, then with
+// no selector (both workers: the tainted control plane is left out, the workers are one pool,
+// the cases split between them). Both runs give the same verdict for every case, the second
+// names both workers in its summary (By node), and the test logs the wall times and their
+// ratio. Needs root and Docker; set VOLPERM_NODES_E2E=1.
+func TestEveryNode(t *testing.T) {
+	if os.Getenv("VOLPERM_NODES_E2E") != "1" {
+		t.Skip("set VOLPERM_NODES_E2E=1 to create a kind cluster of three nodes (needs root and Docker)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := kind.New(kind.Options{NodeImage: images.Image, ProbeImage: images.ProbeImage, Workers: 2, NameTag: "nodes", Log: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	var cases []*framework.Case
+	for _, c := range catalogue.All() {
+		if c.Area == framework.AreaHostPath {
+			cases = append(cases, c)
+		}
+	}
+	if _, err := target.Cluster(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := target.Kubeconfig()
+	_, client, err := cluster.Client(kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cluster.ListNodes(ctx, client, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 2 || len(cluster.Pools(nodes, false)) != 1 {
+		t.Fatalf("nodes %v: want the two workers, one pool", nodes)
+	}
+	bin := binary(t)
+	run := func(name string, extra ...string) (*report.Summary, time.Duration) {
+		dir := filepath.Join(t.TempDir(), name)
+		args := append([]string{"run", "--target", "cluster", "--kubeconfig", kubeconfig, "--probe-image", images.ProbeImage,
+			"--profile", "conformance", "--label-filter", "hostpath && !runtime-defined", "--report-dir", dir}, extra...)
+		// The binary: one Ginkgo suite per process.
+		cmd := exec.CommandContext(ctx, bin, args...)
+		var errBuf strings.Builder
+		cmd.Stderr = &errBuf
+		start := time.Now()
+		runErr := cmd.Run()
+		took := time.Since(start)
+		code, errOut := cmd.ProcessState.ExitCode(), errBuf.String()
+		if runErr != nil && code < 0 {
+			t.Fatalf("%s: %v", name, runErr)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatalf("%s: exit %d, no summary: %v\n%s", name, code, err, errOut)
+		}
+		var s report.Summary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: exit %d in %s: %s; nodes %+v", name, code, took.Round(100*time.Millisecond), s.Totals, s.Nodes)
+		if code != exitOK {
+			md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+			t.Fatalf("%s: exit %d\n%s", name, code, md)
+		}
+		return &s, took
+	}
+	one, tookOne := run("one-worker", "--nodes", "kubernetes.io/hostname="+nodes[0].Name)
+	two, tookTwo := run("two-workers")
+	if one.Totals != two.Totals || one.Totals.Passed == 0 {
+		t.Errorf("one worker %s, two workers %s: want the same verdicts", one.Totals, two.Totals)
+	}
+	verdicts := func(s *report.Summary) []string {
+		var out []string
+		for _, f := range append(slices.Clone(s.Failures), s.NotRun...) {
+			out = append(out, f.Name+" "+f.State)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(verdicts(one), verdicts(two)) {
+		t.Errorf("the cases that did not pass differ:\none worker %q\ntwo workers %q", verdicts(one), verdicts(two))
+	}
+	var names []string
+	for _, g := range two.Nodes {
+		names = append(names, g.Name)
+		if g.Total == 0 {
+			t.Errorf("node %s observed no case", g.Name)
+		}
+	}
+	if len(two.Nodes) != 2 || !strings.Contains(strings.Join(names, " "), nodes[1].Name) {
+		t.Errorf("the two-worker run's nodes %q: want both workers", names)
+	}
+	if len(one.Nodes) != 0 {
+		t.Errorf("the one-worker run names nodes %+v (one node: no spread)", one.Nodes)
+	}
+	t.Logf("hostPath area (%d cases): one worker %s, two workers %s, ratio %.2f", two.Totals.Total, tookOne.Round(100*time.Millisecond), tookTwo.Round(100*time.Millisecond), tookOne.Seconds()/tookTwo.Seconds())
+}

@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+)
+
+// A vendor certifies a cluster of many nodes, often in pools that differ in kubelet release, OS
+// image and container runtime (docs/certify.md "Every node"). The cluster target runs on the
+// nodes ListNodes finds, grouped by Pools: each case on one node of every pool (Spread), or on
+// every node.
+
+// NodeInfo is a node as a pool sees it (its NodeSystemInfo).
+type NodeInfo struct {
+	Name    string `json:"name"`
+	Kubelet string `json:"kubelet"`
+	OSImage string `json:"osImage"`
+	Kernel  string `json:"kernel"`
+	Runtime string `json:"runtime"`
+}
+
+// Pool is the key of n's pool: its kubelet release, OS image and container runtime.
+func (n NodeInfo) Pool() string {
+	return fmt.Sprintf("kubelet %s, %s, %s", n.Kubelet, n.OSImage, n.Runtime)
+}
+
+// String names the node and what it runs.
+func (n NodeInfo) String() string {
+	return fmt.Sprintf("%s (%s, kernel %s)", n.Name, n.Pool(), n.Kernel)
+}
+
+// ListNodes lists the nodes the cluster target may run on: Ready, schedulable and Linux,
+// matching selector (a label selector); with no selector, a node tainted NoSchedule or NoExecute
+// (a control plane of several nodes) is not schedulable either, while a selector that names it
+// takes it (the probe pods tolerate every taint).
+func ListNodes(ctx context.Context, c kubernetes.Interface, selector string) ([]NodeInfo, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, fmt.Errorf("--nodes %q: %w", selector, err)
+	}
+	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	nodes, why := eligibleNodes(list.Items, sel, selector == "")
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("no node to run on among %d (%s)", len(list.Items), why)
+	}
+	return nodes, nil
+}
+
+// eligibleNodes are the Ready, schedulable Linux nodes of all that sel selects, in name order,
+// and why the others are not; with untainted, a node tainted NoSchedule or NoExecute is not
+// schedulable.
+func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]NodeInfo, string) {
+	var out []NodeInfo
+	count := map[string]int{}
+	for _, n := range all {
+		ready := false
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+		switch {
+		case !sel.Matches(labels.Set(n.Labels)):
+			count["not selected"]++
+		case !ready:
+			count["not Ready"]++
+		case n.Spec.Unschedulable:
+			count["cordoned"]++
+		case untainted && tainted(n):
+			count["tainted NoSchedule"]++
+		case n.Labels[corev1.LabelOSStable] != "" && n.Labels[corev1.LabelOSStable] != "linux":
+			count["not Linux"]++
+		default:
+			i := n.Status.NodeInfo
+			out = append(out, NodeInfo{Name: n.Name, Kubelet: i.KubeletVersion, OSImage: i.OSImage, Kernel: i.KernelVersion, Runtime: i.ContainerRuntimeVersion})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	var why []string
+	for _, k := range sortedKeys(count) {
+		why = append(why, fmt.Sprintf("%d %s", count[k], k))
+	}
+	return out, strings.Join(why, ", ")
+}
+
+// Pools groups nodes by Pool, the pools in order of their first node (nodes in name order:
+// the pools in order of their first node's name); with everyNode, each node is a pool of its
+// own.
+func Pools(nodes []NodeInfo, everyNode bool) [][]NodeInfo {
+	var pools [][]NodeInfo
+	index := map[string]int{}
+	for _, n := range nodes {
+		key := n.Pool()
+		if everyNode {
+			key = n.Name
+		}
+		i, ok := index[key]
+		if !ok {
+			i = len(pools)
+			index[key] = i
+			pools = append(pools, nil)
+		}
+		pools[i] = append(pools[i], n)
+	}
+	return pools
+}
+
+// tainted says whether n keeps pods without a toleration away (NoSchedule, NoExecute).
+func tainted(n corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+			return true
+		}
+	}
+	return false
+}
