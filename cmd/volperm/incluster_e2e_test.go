@@ -32,28 +32,7 @@ func TestInClusterRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := kind.New(kind.Options{NodeImage: images.Image, ProbeImage: images.ProbeImage, Log: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := target.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	var cases []*framework.Case
-	for _, c := range catalogue.All() {
-		if c.Area == framework.AreaHostPath {
-			cases = append(cases, c)
-		}
-	}
-	if _, err := target.Cluster(ctx, cases); err != nil {
-		t.Fatal(err)
-	}
+	target, _ := hostPathCluster(t, ctx, kind.Options{})
 	kubeconfig, name := target.Kubeconfig(), target.ClusterName()
 
 	start := time.Now()
@@ -132,4 +111,35 @@ func TestInClusterRun(t *testing.T) {
 	if code, _, errOut := runMain("cluster", "retrieve", "--kubeconfig", kubeconfig, "--report-dir", t.TempDir()); code == exitOK || !strings.Contains(errOut, "no in-cluster run") {
 		t.Errorf("retrieve with no run: exit %d, %q", code, errOut)
 	}
+}
+
+// hostPathCluster makes the kind cluster of opts (its images built or found in the cache), from
+// the kind-config the hostPath area needs, deleted when the test ends; it returns the target and
+// the probe image.
+func hostPathCluster(t *testing.T, ctx context.Context, opts kind.Options) (*kind.Target, string) {
+	t.Helper()
+	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.NodeImage, opts.ProbeImage, opts.Log = images.Image, images.ProbeImage, os.Stderr
+	target, err := kind.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	var cases []*framework.Case
+	for _, c := range catalogue.All() {
+		if c.Area == framework.AreaHostPath {
+			cases = append(cases, c)
+		}
+	}
+	if _, err := target.Cluster(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	return target, images.ProbeImage
 }

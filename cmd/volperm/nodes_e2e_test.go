@@ -11,12 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/framework/targets/kind"
-	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
 // TestEveryNode is issue 14's every-node run for real: a kind cluster of a control plane and two
@@ -31,28 +28,7 @@ func TestEveryNode(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := kind.New(kind.Options{NodeImage: images.Image, ProbeImage: images.ProbeImage, Workers: 2, NameTag: "nodes", Log: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := target.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	var cases []*framework.Case
-	for _, c := range catalogue.All() {
-		if c.Area == framework.AreaHostPath {
-			cases = append(cases, c)
-		}
-	}
-	if _, err := target.Cluster(ctx, cases); err != nil {
-		t.Fatal(err)
-	}
+	target, probeImage := hostPathCluster(t, ctx, kind.Options{Workers: 2, NameTag: "nodes"})
 	kubeconfig := target.Kubeconfig()
 	_, client, err := cluster.Client(kubeconfig, "")
 	if err != nil {
@@ -68,7 +44,7 @@ func TestEveryNode(t *testing.T) {
 	bin := binary(t)
 	run := func(name string, extra ...string) (*report.Summary, time.Duration) {
 		dir := filepath.Join(t.TempDir(), name)
-		args := append([]string{"run", "--target", "cluster", "--kubeconfig", kubeconfig, "--probe-image", images.ProbeImage,
+		args := append([]string{"run", "--target", "cluster", "--kubeconfig", kubeconfig, "--probe-image", probeImage,
 			"--profile", "conformance", "--label-filter", "hostpath && !runtime-defined", "--report-dir", dir}, extra...)
 		// The binary: one Ginkgo suite per process.
 		cmd := exec.CommandContext(ctx, bin, args...)

@@ -97,22 +97,32 @@ func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]No
 // the pools in order of their first node's name); with everyNode, each node is a pool of its
 // own.
 func Pools(nodes []NodeInfo, everyNode bool) [][]NodeInfo {
-	var pools [][]NodeInfo
-	index := map[string]int{}
-	for _, n := range nodes {
-		key := n.Pool()
+	return groupInOrder(nodes, func(n NodeInfo) string {
 		if everyNode {
-			key = n.Name
+			return n.Name
 		}
-		i, ok := index[key]
-		if !ok {
-			i = len(pools)
-			index[key] = i
-			pools = append(pools, nil)
+		return n.Pool()
+	})
+}
+
+// groupInOrder groups items by key, the groups in the order their keys first appear, the items
+// in their order; an item whose key is "" is a group of its own.
+func groupInOrder[T any](items []T, key func(T) string) [][]T {
+	var groups [][]T
+	index := map[string]int{}
+	for _, it := range items {
+		k := key(it)
+		i, ok := index[k]
+		if k == "" || !ok {
+			i = len(groups)
+			groups = append(groups, nil)
+			if k != "" {
+				index[k] = i
+			}
 		}
-		pools[i] = append(pools[i], n)
+		groups[i] = append(groups[i], it)
 	}
-	return pools
+	return groups
 }
 
 // tainted says whether n keeps pods without a toleration away (NoSchedule, NoExecute).

@@ -39,25 +39,7 @@ func stepShape(p *probePod) string {
 
 // stepGroups splits pods into groups of one shape (in the order their shapes first appear),
 // each pod that must run alone a group of its own.
-func stepGroups(pods []*probePod) [][]*probePod {
-	var groups [][]*probePod
-	index := map[string]int{}
-	for _, p := range pods {
-		shape := stepShape(p)
-		if shape == "" {
-			groups = append(groups, []*probePod{p})
-			continue
-		}
-		i, ok := index[shape]
-		if !ok {
-			i = len(groups)
-			index[shape] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], p)
-	}
-	return groups
-}
+func stepGroups(pods []*probePod) [][]*probePod { return groupInOrder(pods, stepShape) }
 
 // runStepGroup runs a step group: every pod started at once (at most Options.Parallel at a
 // time), each through its case's steps with the group's shared restarts, observed, deleted.
