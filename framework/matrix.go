@@ -140,6 +140,16 @@ func (m *Matrix) ObserveTime(c *Case) (time.Duration, bool) {
 	return 0, false
 }
 
+// NodeOf asks c's cell (NodeReporter: the cluster target's cells of node pools).
+func (m *Matrix) NodeOf(c *Case) string {
+	if t, _ := m.cell(c); t != nil {
+		if nr, ok := t.(NodeReporter); ok {
+			return nr.NodeOf(c)
+		}
+	}
+	return ""
+}
+
 // KnownDifference asks c's cell.
 func (m *Matrix) KnownDifference(c *Case) (string, bool) {
 	t, _ := m.cell(c)

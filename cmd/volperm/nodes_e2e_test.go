@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/framework/targets/kind"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
 // TestEveryNode is issue 14's every-node run for real: a kind cluster of a control plane and two
@@ -102,4 +104,54 @@ func TestEveryNode(t *testing.T) {
 		t.Errorf("the one-worker run names nodes %+v (one node: no spread)", one.Nodes)
 	}
 	t.Logf("hostPath area (%d cases): one worker %s, two workers %s, ratio %.2f", two.Totals.Total, tookOne.Round(100*time.Millisecond), tookTwo.Round(100*time.Millisecond), tookOne.Seconds()/tookTwo.Seconds())
+}
+
+// TestNodePools: a kind cluster whose two workers run kubelets of two releases (v1.37.1 and
+// v1.36.3, swapped in as kind@matrix does) is two pools; `volperm run --target cluster` makes
+// them the cells kube-apiserver v1.37 x kubelet v1.37 and x kubelet v1.36 (a release matrix),
+// each on its pool's node, and names both nodes. Needs root and Docker; VOLPERM_NODES_E2E=1.
+func TestNodePools(t *testing.T) {
+	if os.Getenv("VOLPERM_NODES_E2E") != "1" {
+		t.Skip("set VOLPERM_NODES_E2E=1 to create a kind cluster of three nodes (needs root and Docker)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	old := "v1.36.3"
+	bin, err := k8srelease.Kubelet(ctx, old, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, probeImage := hostPathCluster(t, ctx, kind.Options{NameTag: "pools",
+		KubeletReleases: []string{nodeimage.KubernetesVersion, old}, KubeletBinaries: map[string]string{old: bin}})
+	dir := filepath.Join(t.TempDir(), "pools")
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, binary(t), "run", "--target", "cluster", "--kubeconfig", target.Kubeconfig(), "--probe-image", probeImage,
+		"--profile", "conformance", "--label-filter", "hostpath && !runtime-defined", "--accept-known-differences", "--report-dir", dir)
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	raw, rerr := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if rerr != nil {
+		t.Fatalf("no summary (%v): %v\n%s", err, rerr, out)
+	}
+	var s report.Summary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("exit %v in %s: %s; releases %+v; nodes %+v", err, took.Round(100*time.Millisecond), s.Totals, s.Releases, s.Nodes)
+	if err != nil {
+		md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+		t.Fatalf("run: %v\n%s", err, md)
+	}
+	kubelets := map[string]bool{}
+	for _, r := range s.Releases {
+		if r.Passed+r.Failed > 0 {
+			kubelets[r.Kubelet] = true
+		}
+	}
+	if !kubelets["v1.37"] || !kubelets["v1.36"] {
+		t.Errorf("cells run: %v; want kubelet v1.37 and v1.36", kubelets)
+	}
+	if len(s.Nodes) != 2 {
+		t.Errorf("nodes %+v: want a worker of each pool", s.Nodes)
+	}
 }

@@ -5,8 +5,13 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
+
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
@@ -48,6 +53,47 @@ func init() {
 			opts.Node = nodes[0].Name
 			return cluster.New(ctx, opts)
 		}
-		return cluster.NewSpread(ctx, opts, cluster.Pools(nodes, o.Flag(cluster.FlagEveryNode) == "true"))
+		return spread(ctx, opts, client, cluster.Pools(nodes, o.Flag(cluster.FlagEveryNode) == "true"))
 	})
+}
+
+// spread is the target over pools: one cluster.Spread when their kubelets are of one release;
+// else a release matrix (framework.Matrix: the cells kube-apiserver x each kubelet release, as
+// kind@matrix), each cell the Spread over the pools of that kubelet release, so that every case
+// runs as the cell of the nodes it runs on.
+func spread(ctx context.Context, opts cluster.Options, client kubernetes.Interface, pools [][]cluster.NodeInfo) (framework.Target, error) {
+	byKubelet := map[string][][]cluster.NodeInfo{}
+	for _, p := range pools {
+		k := framework.MinorRelease(p[0].Kubelet)
+		byKubelet[k] = append(byKubelet[k], p)
+	}
+	if len(byKubelet) == 1 {
+		return cluster.NewSpread(ctx, opts, pools)
+	}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("cluster target: server version: %w", err)
+	}
+	api := framework.MinorRelease(v.GitVersion)
+	kubelets := slices.Collect(maps.Keys(byKubelet))
+	slices.SortFunc(kubelets, func(a, b string) int { return framework.ReleaseMinor(b) - framework.ReleaseMinor(a) })
+	var (
+		cells   []framework.Releases
+		closers []io.Closer
+	)
+	by := map[framework.Releases]framework.Target{}
+	for _, k := range kubelets {
+		s, err := cluster.NewSpread(ctx, opts, byKubelet[k])
+		if err != nil {
+			for _, c := range closers {
+				c.Close()
+			}
+			return nil, fmt.Errorf("cluster target: kubelet %s: %w", k, err)
+		}
+		r := framework.Releases{APIServer: api, Kubelet: k}
+		cells = append(cells, r)
+		by[r] = s
+		closers = append(closers, s)
+	}
+	return framework.NewMatrix(cluster.Name, cells, by, closers).InParallel(), nil
 }
