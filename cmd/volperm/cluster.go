@@ -92,19 +92,7 @@ func runImage(s streams, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	wd, err := os.Getwd()
-	if err != nil {
-		return fail(s, "image save", err)
-	}
-	opts := nodeimage.Options{CacheDir: *cache, Log: s.err}
-	if opts.ModuleDir, err = nodeimage.FindModuleDir(wd); err != nil {
-		return fail(s, "image save", err)
-	}
-	build := nodeimage.BuildProbeImage
-	if *runner {
-		build = nodeimage.BuildRunnerImage
-	}
-	tag, err := build(ctx, opts, filepath.Dir(filepath.Dir(opts.ModuleDir)))
+	tag, err := buildImage(ctx, s, *cache, *runner)
 	if err != nil {
 		return fail(s, "image save", err)
 	}
@@ -122,4 +110,22 @@ func runImage(s streams, args []string) int {
 	}
 	fmt.Fprintf(s.out, "%s\t%s\n", tag, *out)
 	return exitOK
+}
+
+// buildImage builds (or finds in the Docker engine) the probe image, or with runner the runner
+// image, of the volperm checkout holding the working directory; cache is nodeimage's.
+func buildImage(ctx context.Context, s streams, cache string, runner bool) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	opts := nodeimage.Options{CacheDir: cache, Log: s.err}
+	if opts.ModuleDir, err = nodeimage.FindModuleDir(wd); err != nil {
+		return "", err
+	}
+	build := nodeimage.BuildProbeImage
+	if runner {
+		build = nodeimage.BuildRunnerImage
+	}
+	return build(ctx, opts, filepath.Dir(filepath.Dir(opts.ModuleDir)))
 }

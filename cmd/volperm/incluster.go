@@ -14,7 +14,6 @@ import (
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/incluster"
 	"github.com/volperm/volperm/framework/targets/kind"
-	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 	"github.com/volperm/volperm/manifests"
 )
 
@@ -38,16 +37,9 @@ func (c *clusterFlags) options() (incluster.Options, error) {
 // WithRunner) and, with kindCluster, loaded into that kind cluster's nodes.
 func runnerImage(ctx context.Context, s streams, ref, kindCluster string) (string, error) {
 	if ref == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		opts := nodeimage.Options{Log: s.err}
-		if opts.ModuleDir, err = nodeimage.FindModuleDir(wd); err != nil {
+		var err error
+		if ref, err = buildImage(ctx, s, "", true); err != nil {
 			return "", fmt.Errorf("build the runner image: %w (or pass --image)", err)
-		}
-		if ref, err = nodeimage.BuildRunnerImage(ctx, opts, filepath.Dir(filepath.Dir(opts.ModuleDir))); err != nil {
-			return "", err
 		}
 	}
 	if kindCluster != "" {

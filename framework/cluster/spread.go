@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/knowndiff"
 )
 
 // Spread is the cluster target over several nodes (nodes.go): one Target per node, pinned to it
@@ -100,8 +99,10 @@ func (s *Spread) Supports(c *framework.Case) (bool, string) {
 // Releases are the first node's (the apiserver's and its kubelet's).
 func (s *Spread) Releases() framework.Releases { return s.first().Releases() }
 
-// KnownDifference is the cluster target's (knowndiff).
-func (s *Spread) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
+// KnownDifference is the first node's (the cluster target's).
+func (s *Spread) KnownDifference(c *framework.Case) (string, bool) {
+	return s.first().KnownDifference(c)
+}
 
 // split deals cases to n nodes in contiguous runs (neighbours share pods best: plan.go packs
 // them in order).

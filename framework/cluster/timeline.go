@@ -157,7 +157,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 	}()
 	var kubeletSteps []int
 	for k, s := range tl.steps {
-		if kubeletStep(s) {
+		if isKubeletStep(s) {
 			kubeletSteps = append(kubeletSteps, k)
 		}
 	}
@@ -170,7 +170,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 			return err
 		}
 		k := kubeletSteps[i]
-		if err := t.kubeletStep(ctx, tl.steps[k], configured); err != nil {
+		if err := t.applyKubeletStep(ctx, tl.steps[k], configured); err != nil {
 			return fmt.Errorf("step %d: %w", k, err)
 		}
 		return nil
@@ -180,19 +180,23 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 		pods []*probePod
 		errs []error
 	)
-	// driverDone ends the driver's part: it leaves the rounds and waits for every pod's steps.
+	// driverDone ends the driver's part: it leaves the rounds and waits for every pod's steps;
+	// abort does so when the driver gives up (its pods stop at their next arrival).
 	driverDone := func() {
 		r.leave(ctx)
 		wg.Wait()
+	}
+	abort := func(err error) error {
+		stop()
+		driverDone()
+		return err
 	}
 	for k := 0; k <= len(tl.steps); k++ {
 		if len(tl.created[k]) > 0 {
 			ps, cleanup, err := t.setUp(ctx, ns, fmt.Sprintf("t%d", k), tl.created[k])
 			cleanup()
 			if err != nil {
-				stop()
-				driverDone()
-				return err
+				return abort(err)
 			}
 			t.count(len(ps))
 			for _, p := range ps {
@@ -223,16 +227,12 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 			g := framework.Gates{APIServer: maps.Clone(t.gates.APIServer), Kubelet: t.gates.Kubelet}
 			maps.Copy(g.APIServer, s.SetGates.APIServer)
 			if err := t.reconfigure(ctx, g, false); err != nil {
-				stop()
-				driverDone()
-				return fmt.Errorf("step %d: %w", k, err)
+				return abort(fmt.Errorf("step %d: %w", k, err))
 			}
 		}
-		if kubeletStep(s) {
+		if isKubeletStep(s) {
 			if err := r.arrive(ctx); err != nil {
-				stop()
-				driverDone()
-				return err
+				return abort(err)
 			}
 		}
 	}
@@ -248,17 +248,17 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 	return nil
 }
 
-// kubeletStep says whether s acts on the kubelet, every pod of the node (a round of a timeline):
+// isKubeletStep says whether s acts on the kubelet, every pod of the node (a round of a timeline):
 // a setGates step with kubelet gates, a restart or a kubelet release. framework/lifecycle calls
 // a Pod for exactly these.
-func kubeletStep(s framework.Step) bool {
+func isKubeletStep(s framework.Step) bool {
 	return (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) || s.RestartKubelet || s.KubeletRelease != ""
 }
 
-// kubeletStep applies s, a kubelet step of a timeline, to the node: kubelet gates written into
+// applyKubeletStep applies s, a kubelet step of a timeline, to the node: kubelet gates written into
 // configured (the configuration, in force at the next restart), a restart with them, or the
 // kubelet of another release with those of them it has.
-func (t *Target) kubeletStep(ctx context.Context, s framework.Step, configured map[string]bool) error {
+func (t *Target) applyKubeletStep(ctx context.Context, s framework.Step, configured map[string]bool) error {
 	switch {
 	case s.SetGates != nil:
 		maps.Copy(configured, s.SetGates.Kubelet)
@@ -314,7 +314,7 @@ func (h *historyPod) TearDown(context.Context) error { return nil }
 // arrive is the pod reaching its next kubelet step, which must be what framework/lifecycle asks
 // for (what): it waits for the step's round.
 func (h *historyPod) arrive(ctx context.Context, what string, is func(framework.Step) bool) error {
-	for h.next < len(h.steps) && !kubeletStep(h.steps[h.next]) {
+	for h.next < len(h.steps) && !isKubeletStep(h.steps[h.next]) {
 		h.next++
 	}
 	if h.next == len(h.steps) || !is(h.steps[h.next]) {

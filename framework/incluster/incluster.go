@@ -403,8 +403,8 @@ func lastLines(log []byte, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
 }
 
-// Remove deletes everything Start made: the Job and its pod, the namespace, the ClusterRole and
-// its binding; it waits until the namespace is gone.
+// Remove deletes everything Start made: the Job and its pod, then manifests/in-cluster.yaml's
+// objects (in reverse order); it waits until the namespace is gone.
 func Remove(ctx context.Context, o Options) error {
 	bg := metav1.DeletePropagationBackground
 	var errs []error
@@ -414,9 +414,23 @@ func Remove(ctx context.Context, o Options) error {
 		}
 	}
 	del("job", o.Client.BatchV1().Jobs(Namespace).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: &bg}))
-	del("namespace "+Namespace, o.Client.CoreV1().Namespaces().Delete(ctx, Namespace, metav1.DeleteOptions{}))
-	del("clusterrolebinding volperm-run", o.Client.RbacV1().ClusterRoleBindings().Delete(ctx, "volperm-run", metav1.DeleteOptions{}))
-	del("clusterrole volperm-run", o.Client.RbacV1().ClusterRoles().Delete(ctx, "volperm-run", metav1.DeleteOptions{}))
+	objs, err := objects()
+	if err != nil {
+		return err
+	}
+	for _, obj := range slices.Backward(objs) {
+		opts := metav1.DeleteOptions{}
+		switch x := obj.(type) {
+		case *corev1.Namespace:
+			del("namespace "+x.Name, o.Client.CoreV1().Namespaces().Delete(ctx, x.Name, opts))
+		case *corev1.ServiceAccount:
+			del("serviceaccount "+x.Name, o.Client.CoreV1().ServiceAccounts(x.Namespace).Delete(ctx, x.Name, opts))
+		case *rbacv1.ClusterRole:
+			del("clusterrole "+x.Name, o.Client.RbacV1().ClusterRoles().Delete(ctx, x.Name, opts))
+		case *rbacv1.ClusterRoleBinding:
+			del("clusterrolebinding "+x.Name, o.Client.RbacV1().ClusterRoleBindings().Delete(ctx, x.Name, opts))
+		}
+	}
 	if len(errs) == 0 {
 		if err := waitNamespaceGone(ctx, o.Client); err != nil {
 			errs = append(errs, err)

@@ -109,17 +109,19 @@ func (i Image) Layer() ([]byte, error) {
 	if err := tw.WriteHeader(&tar.Header{Name: "tmp/", Mode: 0o1777, Typeflag: tar.TypeDir, ModTime: epoch}); err != nil {
 		return nil, err
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(Path, "/"), Mode: 0o755, Size: int64(len(i.Binary)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
-		return nil, err
+	// An executable at path with body.
+	executable := func(path string, body []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(path, "/"), Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
+			return err
+		}
+		_, err := tw.Write(body)
+		return err
 	}
-	if _, err := tw.Write(i.Binary); err != nil {
+	if err := executable(Path, i.Binary); err != nil {
 		return nil, err
 	}
 	if i.Runner != nil {
-		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(RunnerPath, "/"), Mode: 0o755, Size: int64(len(i.Runner)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(i.Runner); err != nil {
+		if err := executable(RunnerPath, i.Runner); err != nil {
 			return nil, err
 		}
 	}

@@ -15,28 +15,11 @@ func TestOf(t *testing.T) {
 	if a.Tag != b.Tag || a.Tag == c.Tag || !strings.HasPrefix(a.Tag, Repo+":") || len(a.Tag) != len(Repo)+1+12 {
 		t.Errorf("tags %q %q %q: want %s:<12 hex> equal for equal bytes only", a.Tag, b.Tag, c.Tag, Repo)
 	}
-	layer, err := a.Layer()
-	if err != nil {
-		t.Fatal(err)
+	got := layerEntries(t, a)
+	if got["volperm-probe"].body != "probe" {
+		t.Errorf("binary in the layer is %q", got["volperm-probe"].body)
 	}
-	got := map[string]int64{}
-	tr := tar.NewReader(bytes.NewReader(layer))
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[h.Name] = h.Mode
-		if h.Name == "volperm-probe" {
-			if body, _ := io.ReadAll(tr); string(body) != "probe" {
-				t.Errorf("binary in the layer is %q", body)
-			}
-		}
-	}
-	if len(got) != 2 || got["tmp/"] != 0o1777 || got["volperm-probe"] != 0o755 {
+	if len(got) != 2 || got["tmp/"].mode != 0o1777 || got["volperm-probe"].mode != 0o755 {
 		t.Errorf("layer entries %v, want tmp/ 01777 and volperm-probe 0755", got)
 	}
 }
@@ -52,24 +35,39 @@ func TestWithRunner(t *testing.T) {
 	if strings.HasPrefix(p.Tag, RunnerRepo) || p.Changes()[0] != `ENTRYPOINT ["/volperm-probe"]` || a.Changes()[0] != `ENTRYPOINT ["/volperm"]` || a.Changes()[1] != `CMD ["runner"]` {
 		t.Errorf("changes %q and %q", p.Changes(), a.Changes())
 	}
-	layer, err := a.Layer()
+	got := layerEntries(t, a)
+	if len(got) != 3 || got["volperm-probe"].body != "probe" || got["volperm"].body != "volperm" {
+		t.Errorf("layer %v", got)
+	}
+}
+
+// entry is one file of a layer.
+type entry struct {
+	mode int64
+	body string
+}
+
+// layerEntries reads img's layer by name.
+func layerEntries(t *testing.T, img Image) map[string]entry {
+	t.Helper()
+	layer, err := img.Layer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	got := map[string]entry{}
 	tr := tar.NewReader(bytes.NewReader(layer))
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			break
+			return got
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(tr)
-		got[h.Name] = string(body)
-	}
-	if len(got) != 3 || got["volperm-probe"] != "probe" || got["volperm"] != "volperm" {
-		t.Errorf("layer %v", got)
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[h.Name] = entry{mode: h.Mode, body: string(body)}
 	}
 }

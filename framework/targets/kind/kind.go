@@ -423,32 +423,24 @@ func (t *Target) Cluster(ctx context.Context, cases []*framework.Case) (*cluster
 // (the apiserver's) and the one the probe pods run on (the same without workers); "" before
 // the cluster is created.
 func (t *Target) NodeContainers() (apiserver, kubelet string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, lc := range t.live {
-		return lc.apiserverNode, lc.kubeletNode
-	}
-	return "", ""
+	lc := t.one()
+	return lc.apiserverNode, lc.kubeletNode
 }
 
 // Kubeconfig is the kubeconfig file of the target's one cluster ("" before it is created).
-func (t *Target) Kubeconfig() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, lc := range t.live {
-		return lc.kubeconfig
-	}
-	return ""
-}
+func (t *Target) Kubeconfig() string { return t.one().kubeconfig }
 
 // ClusterName is the kind cluster name of the target's one cluster ("" before it is created).
-func (t *Target) ClusterName() string {
+func (t *Target) ClusterName() string { return t.one().name }
+
+// one is the target's one live cluster (a zero one before it is created).
+func (t *Target) one() liveCluster {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, lc := range t.live {
-		return lc.name
+		return *lc
 	}
-	return ""
+	return liveCluster{}
 }
 
 // clusterName is the name of the cluster of config name: volperm-[TAG-]NAME.
