@@ -1,18 +1,24 @@
 # volperm: the README's two commands are `go run ./cmd/volperm run` and `make test`.
 GO ?= go
 
-.PHONY: test build bench gobench run fuzz mutants
+.PHONY: test build e2e-binary bench gobench run fuzz mutants
 
 # The suites run the whole catalogue; cmd/volperm builds and runs the binary several times.
 test:
 	$(GO) vet ./...
 	cd agents/upstream && $(GO) vet ./...
+	cd e2e && $(GO) vet ./... && $(GO) test . -count=1
 	$(GO) test ./... -count=1 -timeout 30m
 
 # bin/volperm-agent is the same binary: invoked under that name it is the reference exec agent.
 build:
 	$(GO) build -o bin/volperm ./cmd/volperm
 	ln -sf volperm bin/volperm-agent
+
+# volperm's suites in a test binary of the Kubernetes e2e framework (docs/e2e-framework.md): its
+# own module, e2e/, so that the core module stays free of k8s.io/kubernetes.
+e2e-binary:
+	cd e2e && $(GO) test -c -o ../bin/volperm-e2e.test ./volperm-e2e
 
 # volperm bench (docs/bench.md): reports/bench.md and bench.json; COMPARE=... picks the
 # comparisons (the kind ones create clusters), RUNS the runs per side. gobench: the Go benchmarks.

@@ -28,7 +28,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -78,8 +80,32 @@ type Options struct {
 	// Ephemeral says that the cluster is deleted with the run (kind): a run killed before its
 	// cleanup leaves nothing on it that matters, so it records nothing for `volperm cleanup`.
 	Ephemeral bool
+	// NamespaceLabels are added to the labels of the namespaces the run creates (its own
+	// ownership labels win).
+	NamespaceLabels map[string]string
 	// Log receives progress lines (nil = discarded).
 	Log io.Writer
+}
+
+// ParseLabels reads KEY=VALUE,... (the --namespace-labels flag) into a map; each key and value
+// must be a valid label key and value.
+func ParseLabels(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	set, err := labels.ConvertSelectorToLabelsMap(s)
+	if err != nil {
+		return nil, fmt.Errorf("--%s %q: %v: write KEY=VALUE,KEY=VALUE", FlagNamespaceLabels, s, err)
+	}
+	for k, v := range set {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, fmt.Errorf("--%s: label key %q: %s", FlagNamespaceLabels, k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return nil, fmt.Errorf("--%s: label %s=%q: %s", FlagNamespaceLabels, k, v, strings.Join(errs, "; "))
+		}
+	}
+	return set, nil
 }
 
 // NodeControl changes the node's kubelet, for the steps of a case (Case.After).

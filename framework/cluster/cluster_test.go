@@ -168,3 +168,20 @@ func TestTransientMountFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLabels: --namespace-labels takes KEY=VALUE,... and refuses what is not a label,
+// naming the flag and the bad part.
+func TestParseLabels(t *testing.T) {
+	got, err := ParseLabels("e2e-run=0f1e,e2e-framework=volperm")
+	if err != nil || len(got) != 2 || got["e2e-run"] != "0f1e" || got["e2e-framework"] != "volperm" {
+		t.Errorf("ParseLabels: %v, %v", got, err)
+	}
+	if got, err := ParseLabels(""); err != nil || got != nil {
+		t.Errorf("ParseLabels(\"\"): %v, %v; want none", got, err)
+	}
+	for _, bad := range []string{"novalue", "a=b=c", "bad key=x", "k=" + strings.Repeat("v", 64), "k=-x"} {
+		if _, err := ParseLabels(bad); err == nil || !strings.Contains(err.Error(), "--namespace-labels") {
+			t.Errorf("ParseLabels(%q): %v; want an error naming --namespace-labels", bad, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +16,12 @@ import (
 // createNamespace creates a batch namespace, which deleteNamespace deletes (and Cleanup, if
 // that fails or it gets stuck), and starts following its pods (podTracker).
 func (t *Target) createNamespace(ctx context.Context) (string, error) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.Namespace + "-" + randomSuffix(),
-		Labels: ownedLabels()}}
+	l := maps.Clone(t.opts.NamespaceLabels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, ownedLabels())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.Namespace + "-" + randomSuffix(), Labels: l}}
 	// Known to Cleanup before the create: an attempt whose answer is lost may have made it.
 	t.mu.Lock()
 	t.namespaces[ns.Name] = true

@@ -3,8 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,21 +47,43 @@ func ListNodes(ctx context.Context, c kubernetes.Interface, selector string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("--nodes %q: %w", selector, err)
 	}
-	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
+	// A node that has just joined is Ready a moment before the node lifecycle controller lifts
+	// its node.kubernetes.io/not-ready taint: when no node is eligible yet but one may become
+	// so, ask again for a while (a cluster made a moment ago, as kind's).
+	deadline := time.Now().Add(nodesSettle)
+	for {
+		list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list nodes: %w", err)
+		}
+		nodes, why, starting := eligibleNodes(list.Items, sel, selector == "")
+		if len(nodes) > 0 {
+			return nodes, nil
+		}
+		if !starting || time.Now().After(deadline) {
+			return nil, fmt.Errorf("no node to run on among %d (%s)", len(list.Items), why)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no node to run on among %d (%s): %w", len(list.Items), why, ctx.Err())
+		case <-time.After(time.Second):
+		}
 	}
-	nodes, why := eligibleNodes(list.Items, sel, selector == "")
-	if len(nodes) == 0 {
-		return nil, fmt.Errorf("no node to run on among %d (%s)", len(list.Items), why)
-	}
-	return nodes, nil
 }
 
+// nodesSettle is how long ListNodes waits for a starting node (eligibleNodes).
+const nodesSettle = 60 * time.Second
+
+// startingTaints are the taints a node carries while it starts (the node lifecycle
+// controller's), lifted once it is Ready.
+var startingTaints = []string{corev1.TaintNodeNotReady, corev1.TaintNodeNetworkUnavailable}
+
 // eligibleNodes are the Ready, schedulable Linux nodes of all that sel selects, in name order,
-// and why the others are not; with untainted, a node tainted NoSchedule or NoExecute is not
+// why the others are not, and whether one of those may be a node still starting (not Ready, or
+// only a starting taint); with untainted, a node tainted NoSchedule or NoExecute is not
 // schedulable.
-func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]NodeInfo, string) {
+func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]NodeInfo, string, bool) {
+	starting := false
 	var out []NodeInfo
 	count := map[string]int{}
 	for _, n := range all {
@@ -74,10 +98,13 @@ func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]No
 			count["not selected"]++
 		case !ready:
 			count["not Ready"]++
+			starting = true
 		case n.Spec.Unschedulable:
 			count["cordoned"]++
-		case untainted && tainted(n):
-			count["tainted NoSchedule"]++
+		case untainted && len(taints(n)) > 0:
+			keys := taints(n)
+			count["tainted NoSchedule: "+strings.Join(keys, " ")]++
+			starting = starting || !slices.ContainsFunc(keys, func(k string) bool { return !slices.Contains(startingTaints, k) })
 		case n.Labels[corev1.LabelOSStable] != "" && n.Labels[corev1.LabelOSStable] != "linux":
 			count["not Linux"]++
 		default:
@@ -90,7 +117,7 @@ func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]No
 	for _, k := range sortedKeys(count) {
 		why = append(why, fmt.Sprintf("%d %s", count[k], k))
 	}
-	return out, strings.Join(why, ", ")
+	return out, strings.Join(why, ", "), starting
 }
 
 // Pools groups nodes by Pool, the pools in order of their first node (nodes in name order:
@@ -125,12 +152,14 @@ func groupInOrder[T any](items []T, key func(T) string) [][]T {
 	return groups
 }
 
-// tainted says whether n keeps pods without a toleration away (NoSchedule, NoExecute).
-func tainted(n corev1.Node) bool {
+// taints are the keys of n's taints that keep pods without a toleration away (NoSchedule,
+// NoExecute).
+func taints(n corev1.Node) []string {
+	var keys []string
 	for _, t := range n.Spec.Taints {
 		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
-			return true
+			keys = append(keys, t.Key)
 		}
 	}
-	return false
+	return keys
 }

@@ -50,16 +50,41 @@ func TestEligibleNodes(t *testing.T) {
 		}
 		return out
 	}
-	got, why := eligibleNodes(all, labels.Everything(), true)
+	got, why, _ := eligibleNodes(all, labels.Everything(), true)
 	if want := []string{"other", "w1", "w2"}; !slices.Equal(names(got), want) {
 		t.Errorf("every node: %v, want %v", names(got), want)
 	}
-	if why != "1 cordoned, 1 not Linux, 1 not Ready, 1 tainted NoSchedule" {
+	if why != "1 cordoned, 1 not Linux, 1 not Ready, 1 tainted NoSchedule: node-role.kubernetes.io/control-plane" {
 		t.Errorf("why: %q", why)
 	}
 	sel, _ := labels.Parse("pool=a")
-	if got, _ := eligibleNodes(all, sel, false); !slices.Equal(names(got), []string{"cp", "w1", "w2"}) {
+	if got, _, _ := eligibleNodes(all, sel, false); !slices.Equal(names(got), []string{"cp", "w1", "w2"}) {
 		t.Errorf("pool=a: %v (a selector takes a tainted node)", names(got))
+	}
+}
+
+// A node still starting (not Ready, or Ready under the node lifecycle controller's not-ready
+// taint) may become eligible: ListNodes asks again; a control plane's taint or a cordon will
+// not go away by itself.
+func TestEligibleNodesStarting(t *testing.T) {
+	taint := func(key string) func(*corev1.Node) {
+		return func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: key, Effect: corev1.TaintEffectNoSchedule}} }
+	}
+	for _, tc := range []struct {
+		name     string
+		node     corev1.Node
+		starting bool
+	}{
+		{"not Ready", node("n", false, nil), true},
+		{"not-ready taint", node("n", true, taint(corev1.TaintNodeNotReady)), true},
+		{"network-unavailable taint", node("n", true, taint(corev1.TaintNodeNetworkUnavailable)), true},
+		{"control plane", node("n", true, taint("node-role.kubernetes.io/control-plane")), false},
+		{"cordoned", node("n", true, func(n *corev1.Node) { n.Spec.Unschedulable = true }), false},
+	} {
+		got, why, starting := eligibleNodes([]corev1.Node{tc.node}, labels.Everything(), true)
+		if len(got) != 0 || starting != tc.starting {
+			t.Errorf("%s: eligible %v, starting %v (%s); want none, starting %v", tc.name, got, starting, why, tc.starting)
+		}
 	}
 }
 

@@ -31,6 +31,9 @@ func init() {
 			}
 			opts.Parallel = n
 		}
+		if opts.NamespaceLabels, err = cluster.ParseLabels(o.Flag(cluster.FlagNamespaceLabels)); err != nil {
+			return nil, fmt.Errorf("cluster target: %w", err)
+		}
 		switch o.Arg {
 		case "":
 		case "flex-driver":
