@@ -150,6 +150,16 @@ func (m *Matrix) NodeOf(c *Case) string {
 	return ""
 }
 
+// ObservePools asks c's cell (PoolObserver: the cluster target's cells of node pools).
+func (m *Matrix) ObservePools(ctx context.Context, c *Case) ([]PoolObservation, bool) {
+	if t, _ := m.cell(c); t != nil {
+		if po, ok := t.(PoolObserver); ok {
+			return po.ObservePools(ctx, c)
+		}
+	}
+	return nil, false
+}
+
 // KnownDifference asks c's cell.
 func (m *Matrix) KnownDifference(c *Case) (string, bool) {
 	t, _ := m.cell(c)

@@ -6,6 +6,7 @@
 package suites
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -244,7 +245,7 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 	}
 	expected := oracle.Expect(c)
 	start := time.Now()
-	observed, err := cfg.Target.Observe(ctx, c)
+	observed, err := observe(ctx, cfg.Target, c, expected)
 	if nr, ok := cfg.Target.(framework.NodeReporter); ok {
 		if n := nr.NodeOf(c); n != "" {
 			ginkgo.AddReportEntry(report.NodeEntry, n, ginkgo.ReportEntryVisibilityNever)
@@ -269,6 +270,50 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 		}
 		ginkgo.Fail(mismatch(name, diff, expected, observed))
 	}
+}
+
+// observe is the target's Observation of c. A target that observes c on several node pools
+// (framework.PoolObserver) gives each pool's: each is compared with expected and the verdicts go
+// to the reports (report.PoolsEntry); when every pool saw the same, that is the Observation,
+// compared as any other; when they saw differently, the case fails naming what each pool saw.
+func observe(ctx context.Context, t framework.Target, c *framework.Case, expected *framework.Observation) (*framework.Observation, error) {
+	po, ok := t.(framework.PoolObserver)
+	if !ok {
+		return t.Observe(ctx, c)
+	}
+	pools, pooled := po.ObservePools(ctx, c)
+	if !pooled || len(pools) == 0 {
+		return t.Observe(ctx, c)
+	}
+	verdicts := make([]report.PoolVerdict, len(pools))
+	var errs, words []string
+	same := true
+	for i, p := range pools {
+		v := report.PoolVerdict{Pool: p.Pool, Kubelet: p.Kubelet, Node: p.Node, State: report.PoolPassed}
+		if p.Err != nil {
+			v.State, v.Message = report.PoolFailed, p.Err.Error()
+			errs = append(errs, fmt.Sprintf("node %s (pool %d): %v", p.Node, i+1, p.Err))
+		} else if d := framework.Diff(expected, p.Observation); len(d) > 0 {
+			v.State, v.Message = report.PoolFailed, d[0]
+		}
+		if i > 0 && p.Err == nil && pools[0].Err == nil && len(framework.Diff(pools[0].Observation, p.Observation)) > 0 {
+			same = false
+		}
+		verdict := "as the oracle expects"
+		if v.State != report.PoolPassed {
+			verdict = v.Message
+		}
+		words = append(words, fmt.Sprintf("pool %d (%s) on node %s: %s", i+1, p.Pool, p.Node, verdict))
+		verdicts[i] = v
+	}
+	ginkgo.AddReportEntry(report.PoolsEntry, verdicts, ginkgo.ReportEntryVisibilityNever)
+	switch {
+	case len(errs) > 0:
+		return nil, errors.New(strings.Join(errs, "; "))
+	case !same:
+		return nil, fmt.Errorf("node pools disagree: %s", strings.Join(words, " | "))
+	}
+	return pools[0].Observation, nil
 }
 
 // observeTime is how long t took to observe c: what the target measured when it observed c

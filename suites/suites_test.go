@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/report"
@@ -48,6 +51,7 @@ func TestCatalogue(t *testing.T) {
 const (
 	childDirEnv     = "VOLPERM_SUITES_TEST_REPORT_DIR"
 	childRequireEnv = "VOLPERM_SUITES_TEST_REQUIRE"
+	childPoolsEnv   = "VOLPERM_SUITES_TEST_POOLS"
 )
 
 // fakeTarget answers by case name: "passes" observes what the oracle expects, "differs"
@@ -88,7 +92,26 @@ func fakeCase(name string, area framework.Area, profile framework.Profile) *fram
 	return c
 }
 
-// runFakeSuite is the child's side of TestSpecOutcomes.
+// pooledTarget is fakeTarget on two node pools (framework.PoolObserver): both pools observe as
+// fakeTarget does, except that pool B also fails "errs" and alone differs on "pool-b-differs".
+type pooledTarget struct{ fakeTarget }
+
+func (p pooledTarget) ObservePools(ctx context.Context, c *framework.Case) ([]framework.PoolObservation, bool) {
+	var out []framework.PoolObservation
+	for i, pool := range []string{"pool A", "pool B"} {
+		obs, err := p.fakeTarget.Observe(ctx, c)
+		if i == 0 && c.Name == "errs" {
+			obs, err = p.fakeTarget.Observe(ctx, fakeCase("passes", c.Area, c.Profile))
+		}
+		if i == 1 && c.Name == "pool-b-differs" {
+			obs.Admission.Allowed = !obs.Admission.Allowed
+		}
+		out = append(out, framework.PoolObservation{Pool: pool, Kubelet: "v1.37.1", Node: fmt.Sprintf("%c1", 'a'+i), Observation: obs, Err: err})
+	}
+	return out, true
+}
+
+// runFakeSuite is the child's side of TestSpecOutcomes and TestPoolOutcomes.
 func runFakeSuite(t *testing.T, dir string) {
 	cfg := &Config{
 		Target: fakeTarget{closedMarker: filepath.Join(dir, "closed")},
@@ -100,6 +123,10 @@ func runFakeSuite(t *testing.T, dir string) {
 		},
 		Require:   os.Getenv(childRequireEnv) == "1",
 		ReportDir: dir,
+	}
+	if os.Getenv(childPoolsEnv) == "1" {
+		cfg.Target = pooledTarget{fakeTarget{closedMarker: filepath.Join(dir, "closed")}}
+		cfg.Cases = append(cfg.Cases, fakeCase("pool-b-differs", framework.AreaHostPath, framework.ProfileConformance))
 	}
 	reporterConfig := types.NewDefaultReporterConfig()
 	reporterConfig.Succinct = true
@@ -180,6 +207,60 @@ func TestSpecOutcomes(t *testing.T) {
 				t.Errorf("the terminal output lacks the two Observations:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestPoolOutcomes: on a target observing each case on two node pools, each pool's Observation
+// is compared with the oracle: pools that agree are one Observation (a difference fails as
+// usual), a pool's error fails the case naming its node, pools that disagree fail it naming
+// what each saw; summary.json and summary.md count every case per pool, the JUnit file carries
+// the verdicts, and the ConformanceReport built from it has a result per pool.
+func TestPoolOutcomes(t *testing.T) {
+	if os.Getenv(childDirEnv) != "" {
+		t.Skip("the child runs TestSpecOutcomes")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSpecOutcomes$")
+	cmd.Env = append(os.Environ(), childDirEnv+"="+dir, childRequireEnv+"=0", childPoolsEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child suite: %v\n%s", err, out)
+	}
+	s := readSummary(t, dir)
+	if want := (report.Counts{Total: 5, Passed: 1, Failed: 3, Skipped: 1}); s.Totals != want {
+		t.Errorf("totals %+v, want %+v", s.Totals, want)
+	}
+	wantFailures := map[string]string{
+		"[emptydir] differs [target=fake]":        "admission.allowed: expected true, observed false",
+		"[hostpath] errs [target=fake]":           `target fake failed on case "errs": node b1 (pool 2): agent crashed`,
+		"[hostpath] pool-b-differs [target=fake]": `target fake failed on case "pool-b-differs": node pools disagree: pool 1 (pool A) on node a1: as the oracle expects | pool 2 (pool B) on node b1: admission.allowed: expected true, observed false`,
+	}
+	if got := results(s.Failures); !equalMaps(got, wantFailures) {
+		t.Errorf("failures %q\nwant %q", got, wantFailures)
+	}
+	want := []report.PoolGroup{
+		{Name: "pool A", Nodes: []string{"a1"}, Counts: report.Counts{Total: 5, Passed: 3, Failed: 1, Skipped: 1},
+			FailedCases: []string{"[emptydir] differs [target=fake]"}},
+		{Name: "pool B", Nodes: []string{"b1"}, Counts: report.Counts{Total: 5, Passed: 1, Failed: 3, Skipped: 1}},
+	}
+	if len(s.Pools) != 2 || s.Pools[0].Counts != want[0].Counts || !slices.Equal(s.Pools[0].FailedCases, want[0].FailedCases) ||
+		s.Pools[1].Counts != want[1].Counts || len(s.Pools[1].FailedCases) != 3 || !slices.Equal(s.Pools[0].Nodes, want[0].Nodes) {
+		t.Errorf("pools %+v\nwant %+v", s.Pools, want)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, SummaryMarkdown))
+	if err != nil || !strings.Contains(string(md), "## By pool") || !strings.Contains(string(md), "| pool B | b1 | 1 | 3 | 1 | 5 |") {
+		t.Errorf("summary.md lacks the pool table: %v\n%s", err, md)
+	}
+	outcomes, err := certify.ReadJUnit(filepath.Join(dir, JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := certify.Build(outcomes, certify.Options{})
+	var got []string
+	for _, p := range r.Pools {
+		got = append(got, fmt.Sprintf("%s %s %v %s", p.Name, p.Kubelet, p.Nodes, p.Result))
+	}
+	if wantPools := []string{"pool A v1.37.1 [a1] failure", "pool B v1.37.1 [b1] failure"}; !slices.Equal(got, wantPools) {
+		t.Errorf("ConformanceReport pools %q, want %q", got, wantPools)
 	}
 }
 

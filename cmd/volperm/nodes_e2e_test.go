@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/report"
@@ -102,6 +107,9 @@ func TestEveryNode(t *testing.T) {
 	if len(two.Nodes) != 2 || !strings.Contains(strings.Join(names, " "), nodes[1].Name) {
 		t.Errorf("the two-worker run's nodes %q: want both workers", names)
 	}
+	if len(two.Pools) != 1 || len(two.Pools[0].Nodes) != 2 || two.Pools[0].Total != two.Totals.Total {
+		t.Errorf("the two-worker run's pools %+v: want one pool of both workers counting every case", two.Pools)
+	}
 	if len(one.Nodes) != 0 {
 		t.Errorf("the one-worker run names nodes %+v (one node: no spread)", one.Nodes)
 	}
@@ -125,10 +133,16 @@ func TestNodePools(t *testing.T) {
 	}
 	target, probeImage := hostPathCluster(t, ctx, kind.Options{NameTag: "pools",
 		KubeletReleases: []string{nodeimage.KubernetesVersion, old}, KubeletBinaries: map[string]string{old: bin}})
+	waitForWorkers(t, ctx, target.Kubeconfig(), 2)
 	dir := filepath.Join(t.TempDir(), "pools")
+	impl := filepath.Join(t.TempDir(), "implementation.yaml")
+	if err := os.WriteFile(impl, []byte("vendor: Example Corp\nproduct: Example Cluster\nversion: 1.37.1-example.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, binary(t), "run", "--target", "cluster", "--kubeconfig", target.Kubeconfig(), "--probe-image", probeImage,
-		"--profile", "conformance", "--label-filter", "hostpath && !runtime-defined", "--accept-known-differences", "--report-dir", dir)
+		"--profile", "conformance", "--label-filter", "hostpath && !runtime-defined", "--accept-known-differences", "--report-dir", dir,
+		"--implementation", impl)
 	cmd.Env = unrequired()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
@@ -156,6 +170,64 @@ func TestNodePools(t *testing.T) {
 	}
 	if len(s.Nodes) != 2 {
 		t.Errorf("nodes %+v: want a worker of each pool", s.Nodes)
+	}
+	// A verdict per pool: the v1.37 pool passes every case it ran, the v1.36 pool fails the
+	// known differences of its release; the ConformanceReport has a result per pool (partial
+	// for v1.37: its kubelet-restart cases are not run on the cluster target).
+	byKubelet := map[string]report.PoolGroup{}
+	for _, p := range s.Pools {
+		byKubelet[strings.SplitN(p.Name, ",", 2)[0]] = p
+		t.Logf("pool %s on %v: %s", p.Name, p.Nodes, p.Counts)
+	}
+	if p := byKubelet["kubelet v1.37.1"]; len(s.Pools) != 2 || p.Passed == 0 || p.Failed != 0 {
+		t.Errorf("pools %+v: want two, kubelet v1.37.1's with no failure", s.Pools)
+	}
+	if p := byKubelet["kubelet "+old]; p.Passed == 0 || p.Failed == 0 || len(p.FailedCases) != p.Failed {
+		t.Errorf("pool of kubelet %s %+v: want passes and the known differences named", old, p)
+	}
+	rep, err := os.ReadFile(filepath.Join(dir, certify.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr certify.Report
+	if err := yaml.Unmarshal(rep, &cr); err != nil {
+		t.Fatal(err)
+	}
+	var pools []string
+	for _, p := range cr.Pools {
+		pools = append(pools, p.Kubelet+" "+p.Result)
+	}
+	slices.Sort(pools)
+	if want := []string{old + " failure", "v1.37.1 partial"}; !slices.Equal(pools, want) {
+		t.Errorf("ConformanceReport pools %q, want %q", pools, want)
+	}
+}
+
+// waitForWorkers waits (2 min at most) until n nodes are eligible for the cluster target (a
+// worker whose kubelet was just swapped may be NotReady or tainted not-ready for a moment), and
+// logs how long that took and what kept the others out.
+func waitForWorkers(t *testing.T, ctx context.Context, kubeconfig string, n int) {
+	t.Helper()
+	_, client, err := cluster.Client(kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		nodes, err := cluster.ListNodes(ctx, client, "")
+		if err == nil && len(nodes) == n {
+			t.Logf("%d nodes eligible after %s", n, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		if time.Since(start) > 2*time.Minute {
+			all, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			var state []string
+			for _, nd := range all.Items {
+				state = append(state, fmt.Sprintf("%s: taints %v, conditions %v", nd.Name, nd.Spec.Taints, nd.Status.Conditions))
+			}
+			t.Fatalf("eligible nodes %v (%v), want %d:\n%s", nodes, err, n, strings.Join(state, "\n"))
+		}
+		time.Sleep(time.Second)
 	}
 }
 

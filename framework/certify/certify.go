@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,20 @@ type Report struct {
 	Result   string          `json:"result"`
 	Profiles []ProfileResult `json:"profiles"`
 	Features []FeatureResult `json:"features"`
+	// Pools are the results per pool of nodes when the cases ran on node pools (the cluster
+	// target over a cluster's nodes: docs/certify.md "Every node"), each as Profiles, of the
+	// required cases as that pool judged them.
+	Pools []PoolResult `json:"pools,omitempty"`
+}
+
+// PoolResult is one pool of nodes: what its nodes share, its kubelet release, the nodes that
+// observed its cases, and per profile the required cases as the pool judged them.
+type PoolResult struct {
+	Name     string          `json:"name"`
+	Kubelet  string          `json:"kubelet"`
+	Nodes    []string        `json:"nodes"`
+	Result   string          `json:"result"`
+	Profiles []ProfileResult `json:"profiles"`
 }
 
 // Volperm is the harness that ran: its version and the digest of its catalogue.
@@ -139,6 +154,8 @@ type Outcome struct {
 	// State is passed, failed or skipped (not run).
 	State string
 	Facts report.CaseFacts
+	// Pools are the pools' verdicts when the case ran on node pools (report.PoolsEntry).
+	Pools []report.PoolVerdict
 }
 
 // Options are what Build needs besides the outcomes.
@@ -169,6 +186,11 @@ func Build(outcomes []Outcome, o Options) *Report {
 	profiles := map[string]*ProfileResult{}
 	feats := map[string]*FeatureResult{}
 	pairs := map[ReleasePair]bool{}
+	pools := map[string]*poolProfiles{}
+	var (
+		poolOrder []string
+		unpooled  []Outcome
+	)
 	for _, oc := range outcomes {
 		pairs[ReleasePair{oc.Facts.APIServerRelease, oc.Facts.KubeletRelease}] = true
 		required := true
@@ -184,18 +206,38 @@ func Build(outcomes []Outcome, o Options) *Report {
 		if !required {
 			continue
 		}
-		pr := profiles[oc.Facts.Profile]
-		if pr == nil {
-			pr = &ProfileResult{Name: oc.Facts.Profile}
-			profiles[oc.Facts.Profile] = pr
+		addTo(profiles, oc.Facts.Profile, oc.Name, oc.State)
+		if len(oc.Pools) == 0 {
+			unpooled = append(unpooled, oc)
 		}
-		pr.add(oc.State)
-		switch oc.State {
-		case StateFailed:
-			pr.FailedCases = append(pr.FailedCases, oc.Name)
-		case StateSkipped:
-			pr.NotRunCases = append(pr.NotRunCases, oc.Name)
+		for _, v := range oc.Pools {
+			pp := pools[v.Pool]
+			if pp == nil {
+				pp = &poolProfiles{PoolResult: PoolResult{Name: v.Pool, Kubelet: v.Kubelet}, profiles: map[string]*ProfileResult{}, nodes: map[string]bool{}}
+				pools[v.Pool] = pp
+				poolOrder = append(poolOrder, v.Pool)
+			}
+			pp.nodes[v.Node] = true
+			state := StatePassed
+			if v.State != report.PoolPassed {
+				state = StateFailed
+			}
+			addTo(pp.profiles, oc.Facts.Profile, oc.Name, state)
 		}
+	}
+	for _, name := range poolOrder {
+		pp := pools[name]
+		// A required case no pool observed (not run, or failed before any pool was asked) counts
+		// in every pool of its kubelet release as it ended (report.SameKubelet).
+		for _, oc := range unpooled {
+			if report.SameKubelet(oc.Facts.KubeletRelease, pp.Kubelet) {
+				addTo(pp.profiles, oc.Facts.Profile, oc.Name, oc.State)
+			}
+		}
+		pp.Nodes = slices.Sorted(maps.Keys(pp.nodes))
+		pp.Profiles = profileResults(pp.profiles)
+		pp.Result = worst(pp.Profiles, nil)
+		r.Pools = append(r.Pools, pp.PoolResult)
 	}
 	for p := range pairs {
 		r.Releases = append(r.Releases, p)
@@ -207,12 +249,7 @@ func Build(outcomes []Outcome, o Options) *Report {
 		}
 		return a.Kubelet > b.Kubelet
 	})
-	for _, p := range framework.Profiles {
-		if pr := profiles[string(p)]; pr != nil {
-			pr.Result = pr.result()
-			r.Profiles = append(r.Profiles, *pr)
-		}
-	}
+	r.Profiles = profileResults(profiles)
 	for _, f := range framework.FeatureNames() {
 		fr := feats[f]
 		if fr == nil {
@@ -228,21 +265,59 @@ func Build(outcomes []Outcome, o Options) *Report {
 	return r
 }
 
+// poolProfiles is a PoolResult being built.
+type poolProfiles struct {
+	PoolResult
+	profiles map[string]*ProfileResult
+	nodes    map[string]bool
+}
+
+// addTo counts a required case in its profile's result, naming it when it failed or did not run.
+func addTo(profiles map[string]*ProfileResult, profile, name, state string) {
+	pr := profiles[profile]
+	if pr == nil {
+		pr = &ProfileResult{Name: profile}
+		profiles[profile] = pr
+	}
+	pr.add(state)
+	switch state {
+	case StateFailed:
+		pr.FailedCases = append(pr.FailedCases, name)
+	case StateSkipped:
+		pr.NotRunCases = append(pr.NotRunCases, name)
+	}
+}
+
+// profileResults are the profiles' results in the order of framework.Profiles.
+func profileResults(profiles map[string]*ProfileResult) []ProfileResult {
+	var out []ProfileResult
+	for _, p := range framework.Profiles {
+		if pr := profiles[string(p)]; pr != nil {
+			pr.Result = pr.result()
+			out = append(out, *pr)
+		}
+	}
+	return out
+}
+
 // overall is the worst result of the profiles and the claimed features.
-func overall(r *Report) string {
-	worst := ResultSuccess
+func overall(r *Report) string { return worst(r.Profiles, r.Features) }
+
+// worst is the worst result of profiles and of the claimed features.
+func worst(profiles []ProfileResult, features []FeatureResult) string {
+	w := ResultSuccess
 	rank := map[string]int{ResultSuccess: 0, ResultPartial: 1, ResultFailure: 2}
-	for _, p := range r.Profiles {
-		if rank[p.Result] > rank[worst] {
-			worst = p.Result
+	for _, p := range profiles {
+		if rank[p.Result] > rank[w] {
+			w = p.Result
 		}
 	}
-	for _, f := range r.Features {
-		if f.Claimed && rank[f.Result] > rank[worst] {
-			worst = f.Result
+	for _, f := range features {
+		if f.Claimed && rank[f.Result] > rank[w] {
+			w = f.Result
 		}
 	}
-	return worst
+	return w
 }
 
 // States of an Outcome.
@@ -318,6 +393,11 @@ func ReadJUnit(path string) ([]Outcome, error) {
 				if v := tc.Properties.WithName(report.CaseProperty); v != "" {
 					if err := json.Unmarshal([]byte(v), &oc.Facts); err != nil {
 						return nil, fmt.Errorf("%s: testcase %q: property %s: %w", path, tc.Name, report.CaseProperty, err)
+					}
+				}
+				if v := tc.Properties.WithName(report.PoolsEntry); v != "" {
+					if err := json.Unmarshal([]byte(v), &oc.Pools); err != nil {
+						return nil, fmt.Errorf("%s: testcase %q: property %s: %w", path, tc.Name, report.PoolsEntry, err)
 					}
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"sigs.k8s.io/yaml"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/report"
@@ -212,4 +213,93 @@ func TestVerifyNotRunAndUnreadable(t *testing.T) {
 	if !errors.As(err, &u) {
 		t.Fatalf("a report that does not parse: %v, want UnreadableError", err)
 	}
+}
+
+// pooled is spec with each pool's verdict (report.PoolsEntry), as the suites record them for a
+// target over node pools.
+func pooled(sr types.SpecReport, verdicts ...report.PoolVerdict) types.SpecReport {
+	sr.ReportEntries = append(sr.ReportEntries, types.ReportEntry{Name: report.PoolsEntry, Value: types.WrapEntryValue(verdicts)})
+	return sr
+}
+
+// mutate rewrites dir's ConformanceReport through f.
+func mutate(t *testing.T, dir string, f func(*Report)) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := yaml.UnmarshalStrict(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	f(&r)
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Cases run on two node pools: the report has a result per pool, as each pool judged its
+// required cases; an honest hand-in verifies, and a pool's result, counts, kubelet or very
+// presence changed by hand is found.
+func TestVerifyPools(t *testing.T) {
+	a := func(state string) report.PoolVerdict {
+		return report.PoolVerdict{Pool: "kubelet v1.37.1, Debian GNU/Linux 12, containerd://2.1", Kubelet: "v1.37.1", Node: "w1", State: state}
+	}
+	b := func(state string) report.PoolVerdict {
+		return report.PoolVerdict{Pool: "kubelet v1.37.1, Ubuntu 24.04, cri-o://1.37", Kubelet: "v1.37.1", Node: "w3", State: state}
+	}
+	specs := []types.SpecReport{
+		pooled(spec("secret volume", "conformance", types.SpecStatePassed), a(report.PoolPassed), b(report.PoolPassed)),
+		pooled(spec("configMap volume", "conformance", types.SpecStateFailed), a(report.PoolPassed), b(report.PoolFailed)),
+		spec("downwardAPI volume", "conformance", types.SpecStateSkipped),
+	}
+	dir := handIn(t, nil, specs...)
+	problems := verify(t, dir)
+	wantProblems(t, problems, "profile conformance: 1 required case(s) failed", "profile conformance: 1 required case(s) did not run")
+	outcomes, err := ReadJUnit(filepath.Join(dir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Build(outcomes, Options{})
+	if len(r.Pools) != 2 {
+		t.Fatalf("pools %+v: want two", r.Pools)
+	}
+	pa, pb := r.Pools[0], r.Pools[1]
+	// The case no pool observed (not run) counts in both pools.
+	if pa.Result != ResultPartial || pa.Profiles[0].Counts != (Counts{Total: 3, Passed: 2, NotRun: 1}) || pa.Kubelet != "v1.37.1" || pa.Nodes[0] != "w1" {
+		t.Errorf("pool A %+v: want partial, 2 passed and 1 not run of 3", pa)
+	}
+	if pb.Result != ResultFailure || pb.Profiles[0].Counts != (Counts{Total: 3, Passed: 1, Failed: 1, NotRun: 1}) || len(pb.Profiles[0].FailedCases) != 1 {
+		t.Errorf("pool B %+v: want failure naming configMap volume", pb)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Report)
+		want   string
+	}{
+		{"a pool's result raised", func(r *Report) { r.Pools[1].Result = ResultSuccess }, "pool kubelet v1.37.1, Ubuntu 24.04, cri-o://1.37 says success"},
+		{"a pool's counts raised", func(r *Report) { r.Pools[1].Profiles[0].Passed = 2; r.Pools[1].Profiles[0].Failed = 0 },
+			"pool kubelet v1.37.1, Ubuntu 24.04, cri-o://1.37, profile conformance says failure (2 passed, 0 failed"},
+		{"a failing pool left out", func(r *Report) { r.Pools = r.Pools[:1] }, "no result for pool kubelet v1.37.1, Ubuntu 24.04, cri-o://1.37"},
+		{"a pool made up", func(r *Report) {
+			r.Pools = append(r.Pools, PoolResult{Name: "kubelet v1.38.0, Windows", Result: ResultSuccess})
+		},
+			"pool kubelet v1.38.0, Windows, on which junit.xml's cases did not run"},
+		{"a pool's kubelet changed", func(r *Report) { r.Pools[0].Kubelet = "v1.36.3" }, "(kubelet v1.36.3, nodes [w1]), junit.xml gives partial (kubelet v1.37.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := handIn(t, nil, specs...)
+			mutate(t, dir, tc.mutate)
+			got := verify(t, dir)
+			if len(got) != len(problems)+1 {
+				t.Errorf("%d problems, want the honest hand-in's %d and one more", len(got), len(problems))
+			}
+			wantProblems(t, got, tc.want)
+		})
+	}
+	// A pool's kubelet outside the releases the cases ran in is inconsistent by itself.
+	odd := []types.SpecReport{pooled(spec("secret volume", "conformance", types.SpecStatePassed),
+		report.PoolVerdict{Pool: "kubelet v1.36.3", Kubelet: "v1.36.3", Node: "old", State: report.PoolPassed})}
+	wantProblems(t, verify(t, handIn(t, nil, odd...)), "pool kubelet v1.36.3 runs kubelet v1.36.3, but junit.xml's cases ran in [{v1.37 v1.37}]")
 }

@@ -125,6 +125,35 @@ func Verify(dir, digest string) ([]string, error) {
 			add("%s: feature %s says %s, junit.xml gives %s", File, f.Name, have, describe(f.Result, f.Counts))
 		}
 	}
+	// Per pool, the same recomputation; and each pool's kubelet among the releases the cases ran in.
+	for _, p := range want.Pools {
+		got := findPool(r.Pools, p.Name)
+		if got == nil {
+			add("%s: no result for pool %s, which junit.xml's cases ran on", File, p.Name)
+			continue
+		}
+		if got.Result != p.Result || got.Kubelet != p.Kubelet || !slices.Equal(got.Nodes, p.Nodes) {
+			add("%s: pool %s says %s (kubelet %s, nodes %v), junit.xml gives %s (kubelet %s, nodes %v)", File, p.Name, got.Result, got.Kubelet, got.Nodes, p.Result, p.Kubelet, p.Nodes)
+		}
+		for _, pp := range p.Profiles {
+			g := findProfile(got.Profiles, pp.Name)
+			if g == nil || g.Result != pp.Result || g.Counts != pp.Counts {
+				have := "nothing"
+				if g != nil {
+					have = describe(g.Result, g.Counts)
+				}
+				add("%s: pool %s, profile %s says %s, junit.xml gives %s", File, p.Name, pp.Name, have, describe(pp.Result, pp.Counts))
+			}
+		}
+		if !slices.ContainsFunc(want.Releases, func(rp ReleasePair) bool { return rp.Kubelet == framework.MinorRelease(p.Kubelet) }) {
+			add("%s: pool %s runs kubelet %s, but junit.xml's cases ran in %v", File, p.Name, p.Kubelet, want.Releases)
+		}
+	}
+	for _, p := range r.Pools {
+		if findPool(want.Pools, p.Name) == nil {
+			add("%s: pool %s, on which junit.xml's cases did not run", File, p.Name)
+		}
+	}
 	// No required case failed or did not run.
 	for _, p := range want.Profiles {
 		if len(p.FailedCases) > 0 {
@@ -146,6 +175,15 @@ func Verify(dir, digest string) ([]string, error) {
 		add("%s lists the releases %v, junit.xml's cases ran in %v", File, r.Releases, want.Releases)
 	}
 	return problems, nil
+}
+
+func findPool(ps []PoolResult, name string) *PoolResult {
+	for i := range ps {
+		if ps[i].Name == name {
+			return &ps[i]
+		}
+	}
+	return nil
 }
 
 func summaryNames(rs []report.CaseResult) []string {

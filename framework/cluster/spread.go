@@ -48,8 +48,9 @@ func NewSpread(ctx context.Context, opts Options, pools [][]NodeInfo) (*Spread, 
 }
 
 var (
-	_ framework.Target  = (*Spread)(nil)
-	_ framework.Batcher = (*Spread)(nil)
+	_ framework.Target       = (*Spread)(nil)
+	_ framework.Batcher      = (*Spread)(nil)
+	_ framework.PoolObserver = (*Spread)(nil)
 )
 
 // first is the first node's target, which speaks for all in what does not depend on a node.
@@ -173,8 +174,20 @@ func (s *Spread) node(c *framework.Case, p int) (*Target, NodeInfo) {
 	return s.pools[p][k], s.infos[p][k]
 }
 
+// ObservePools is what one node of every pool observed of c, pool by pool; the suites compare
+// each with the oracle (framework.PoolObserver).
+func (s *Spread) ObservePools(ctx context.Context, c *framework.Case) ([]framework.PoolObservation, bool) {
+	out := make([]framework.PoolObservation, len(s.pools))
+	for p := range s.pools {
+		t, n := s.node(c, p)
+		obs, err := t.Observe(ctx, c)
+		out[p] = framework.PoolObservation{Pool: n.Pool(), Kubelet: n.Kubelet, Node: n.Name, Observation: obs, Err: err}
+	}
+	return out, true
+}
+
 // Observe has one node of every pool observe c; pools that disagree fail the case with what each
-// saw.
+// saw. (The suites ask ObservePools instead, and compare each pool with the oracle.)
 func (s *Spread) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
 	t, n := s.node(c, 0)
 	first, err := t.Observe(ctx, c)

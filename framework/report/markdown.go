@@ -62,6 +62,7 @@ func (s *Summary) Markdown() []byte {
 	if len(s.Nodes) > 0 {
 		groupTable(&b, "By node", s.Nodes, false)
 	}
+	poolTable(&b, s.Pools)
 	releaseTable(&b, s.Releases)
 
 	p("## Failures (%d)\n\n", len(s.Failures))
@@ -170,6 +171,33 @@ func groupTable(b *bytes.Buffer, title string, groups []Group, describe bool) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+}
+
+// poolTable is the verdicts per pool of nodes, each pool's failed cases (a few) below it: which
+// pool fails which case at a glance.
+func poolTable(b *bytes.Buffer, pools []PoolGroup) {
+	if len(pools) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## By pool\n\n| pool | nodes | passed | failed | not run | total |\n|---|---|---:|---:|---:|---:|\n")
+	for _, g := range pools {
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d |\n", cell(g.Name), cell(strings.Join(g.Nodes, ", ")), g.Passed, g.Failed, g.Skipped, g.Total)
+	}
+	b.WriteString("\n")
+	for _, g := range pools {
+		if len(g.FailedCases) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "Failed on %s (%d):\n", cell(g.Name), len(g.FailedCases))
+		for i, n := range g.FailedCases {
+			if i == 5 {
+				fmt.Fprintf(b, "- and %d more (summary.json pools)\n", len(g.FailedCases)-i)
+				break
+			}
+			fmt.Fprintf(b, "- %s\n", code(n))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // releaseTable is the release matrix (docs/spec.md "Releases"), when the run has more than one

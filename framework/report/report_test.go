@@ -448,3 +448,16 @@ func TestReleaseMatrix(t *testing.T) {
 		}
 	}
 }
+
+// A case of a release cell belongs to the pools of that kubelet release only (a release
+// matrix's cells are pools of different kubelets); an unknown release belongs everywhere.
+func TestSameKubelet(t *testing.T) {
+	for _, tc := range []struct {
+		cell, pool string
+		want       bool
+	}{{"v1.37", "v1.37.1", true}, {"v1.36", "v1.37.1", false}, {"v1.36", "v1.36.3", true}, {"", "v1.37.1", true}, {"v1.37", "", true}} {
+		if got := SameKubelet(tc.cell, tc.pool); got != tc.want {
+			t.Errorf("SameKubelet(%q, %q) = %v, want %v", tc.cell, tc.pool, got, tc.want)
+		}
+	}
+}

@@ -46,6 +46,10 @@ type Summary struct {
 	// Nodes are the counts per node that observed the cases (NodeEntry: the cluster target on
 	// several nodes), "; "-joined when a case ran on a node of each pool.
 	Nodes []Group `json:"nodes,omitempty"`
+	// Pools are the counts per pool of nodes (PoolsEntry: the cluster target over node pools):
+	// a case is counted once per pool, with that pool's verdict; a case no pool observed (not
+	// run, or failed before any was asked) with its own outcome in every pool.
+	Pools []PoolGroup `json:"pools,omitempty"`
 	// Releases is the release matrix: per apiserver release, kubelet release and gates, newest
 	// releases first; cases of specs without facts (a user's own suite) are not in it.
 	Releases []ReleaseCell `json:"releases,omitempty"`
@@ -205,6 +209,54 @@ const DifferenceEntry = "first-difference"
 // the case (framework.NodeReporter: the cluster target on several nodes).
 const NodeEntry = "node"
 
+// PoolsEntry is the Ginkgo report entry a spec adds when its target observed the case on
+// several node pools (framework.PoolObserver): each pool's verdict ([]PoolVerdict). It is also
+// a property of the case in the JUnit file, which the ConformanceReport reads.
+const PoolsEntry = "volperm-pools"
+
+// PoolVerdict is one pool's verdict on a case: passed when its Observation is the oracle's,
+// else failed with the first difference or the pool's error.
+type PoolVerdict struct {
+	Pool    string `json:"pool"`
+	Kubelet string `json:"kubelet,omitempty"`
+	Node    string `json:"node"`
+	State   string `json:"state"`
+	Message string `json:"message,omitempty"`
+}
+
+// States of a PoolVerdict.
+const (
+	PoolPassed = "passed"
+	PoolFailed = "failed"
+)
+
+// PoolGroup is the counts of one pool of nodes, the nodes that observed its cases and the cases
+// it failed.
+type PoolGroup struct {
+	Name  string   `json:"name"`
+	Nodes []string `json:"nodes"`
+	Counts
+	FailedCases []string `json:"failedCases,omitempty"`
+}
+
+// Pools is the PoolsEntry of sr, if it has one.
+func Pools(sr types.SpecReport) ([]PoolVerdict, bool) {
+	for _, e := range sr.ReportEntries {
+		if e.Name != PoolsEntry {
+			continue
+		}
+		if v, ok := e.GetRawValue().([]PoolVerdict); ok {
+			return v, true
+		}
+		var v []PoolVerdict
+		if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
+			continue
+		}
+		return v, true
+	}
+	return nil, false
+}
+
 // KnownDifferenceEntry is the Ginkgo report entry a spec adds when its failure is a known
 // difference of the target; its value is the one-line explanation.
 const KnownDifferenceEntry = "known-difference"
@@ -256,6 +308,7 @@ func Build(r types.Report, opts Options) *Summary {
 	profiles := map[string]*Counts{}
 	nodes := map[string]*Counts{}
 	cells := map[[3]string]*ReleaseCell{}
+	pools := poolCounter{}
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			if sr.State.Is(types.SpecStateFailureStates) {
@@ -282,6 +335,7 @@ func Build(r types.Report, opts Options) *Summary {
 		if o == failed {
 			res.KnownDifference = knownDifference(sr)
 		}
+		pools.add(sr, o)
 		if f, ok := caseFacts(sr); ok && f.APIServerRelease != "" {
 			k := [3]string{f.APIServerRelease, f.KubeletRelease, f.Gates}
 			if cells[k] == nil {
@@ -322,6 +376,7 @@ func Build(r types.Report, opts Options) *Summary {
 	for _, n := range slices.Sorted(maps.Keys(nodes)) {
 		s.Nodes = append(s.Nodes, Group{Name: n, Counts: *nodes[n]})
 	}
+	s.Pools = pools.groups()
 	for _, c := range cells {
 		s.Releases = append(s.Releases, *c)
 	}
@@ -340,6 +395,77 @@ func Build(r types.Report, opts Options) *Summary {
 		s.Result = ResultFailed
 	}
 	return s
+}
+
+// poolCounter counts the cases per pool: those with pool verdicts as each pool judged them, the
+// others (not run, or failed before any pool was asked), once the pools are known, with their
+// own outcome in every pool of their kubelet release (a release matrix's cells are pools of
+// different kubelets: a case of one cell is no other cell's).
+type poolCounter struct {
+	order   []string
+	pools   map[string]*PoolGroup
+	kubelet map[string]string
+	nodes   map[string]map[string]bool
+	others  []otherCase
+}
+
+type otherCase struct {
+	o             outcome
+	name, kubelet string
+}
+
+func (pc *poolCounter) add(sr types.SpecReport, o outcome) {
+	vs, ok := Pools(sr)
+	if !ok {
+		f, _ := caseFacts(sr)
+		pc.others = append(pc.others, otherCase{o, sr.FullText(), f.KubeletRelease})
+		return
+	}
+	if pc.pools == nil {
+		pc.pools, pc.kubelet, pc.nodes = map[string]*PoolGroup{}, map[string]string{}, map[string]map[string]bool{}
+	}
+	for _, v := range vs {
+		g := pc.pools[v.Pool]
+		if g == nil {
+			g = &PoolGroup{Name: v.Pool}
+			pc.pools[v.Pool], pc.nodes[v.Pool] = g, map[string]bool{}
+			pc.kubelet[v.Pool] = v.Kubelet
+			pc.order = append(pc.order, v.Pool)
+		}
+		pc.nodes[v.Pool][v.Node] = true
+		if v.State == PoolPassed {
+			g.add(passed)
+		} else {
+			g.add(failed)
+			g.FailedCases = append(g.FailedCases, sr.FullText())
+		}
+	}
+}
+
+// groups are the pools in the order they were first seen; none when no case had verdicts.
+func (pc *poolCounter) groups() []PoolGroup {
+	var out []PoolGroup
+	for _, name := range pc.order {
+		g := pc.pools[name]
+		for _, oc := range pc.others {
+			if !SameKubelet(oc.kubelet, pc.kubelet[name]) {
+				continue
+			}
+			g.add(oc.o)
+			if oc.o == failed {
+				g.FailedCases = append(g.FailedCases, oc.name)
+			}
+		}
+		g.Nodes = slices.Sorted(maps.Keys(pc.nodes[name]))
+		out = append(out, *g)
+	}
+	return out
+}
+
+// SameKubelet says whether a case of the kubelet release cell ("v1.37"; "" unknown) belongs to a
+// pool whose kubelet is release pool ("v1.37.1"; "" unknown): unknown belongs everywhere.
+func SameKubelet(cell, pool string) bool {
+	return cell == "" || pool == "" || framework.MinorRelease(pool) == cell
 }
 
 // releaseAfter reports whether release a ("v1.37") is newer than b.
