@@ -107,6 +107,9 @@ func TestEveryNode(t *testing.T) {
 	if len(two.Nodes) != 2 || !strings.Contains(strings.Join(names, " "), nodes[1].Name) {
 		t.Errorf("the two-worker run's nodes %q: want both workers", names)
 	}
+	if lo := two.Target.Details["nodesLeftOut"]; !strings.Contains(lo, "1 tainted NoSchedule: node-role.kubernetes.io/control-plane") {
+		t.Errorf("the target's details name the nodes left out as %q; want the control plane and its taint", lo)
+	}
 	if len(two.Pools) != 1 || len(two.Pools[0].Nodes) != 2 || two.Pools[0].Total != two.Totals.Total {
 		t.Errorf("the two-worker run's pools %+v: want one pool of both workers counting every case", two.Pools)
 	}

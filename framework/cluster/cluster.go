@@ -80,6 +80,9 @@ type Options struct {
 	// Ephemeral says that the cluster is deleted with the run (kind): a run killed before its
 	// cleanup leaves nothing on it that matters, so it records nothing for `volperm cleanup`.
 	Ephemeral bool
+	// NodesLeftOut says which of the cluster's nodes the run does not use and why
+	// (ListNodesLeftOut), for the target's details.
+	NodesLeftOut string
 	// NamespaceLabels are added to the labels of the namespaces the run creates (its own
 	// ownership labels win).
 	NamespaceLabels map[string]string
@@ -415,6 +418,9 @@ func label(line, name string) string {
 // Info names the target, the server version, the node and the gates it found.
 func (t *Target) Info() framework.TargetInfo {
 	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage, "kubelet": t.kubeletVersion}
+	if t.opts.NodesLeftOut != "" {
+		d["nodesLeftOut"] = t.opts.NodesLeftOut
+	}
 	for _, g := range sortedKeys(framework.KnownGates) {
 		d["apiserver."+g] = gateWord(t.gates.APIServer, g)
 		d["kubelet."+g] = gateWord(t.gates.Kubelet, g)

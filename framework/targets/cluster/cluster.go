@@ -48,10 +48,11 @@ func init() {
 		if err != nil {
 			return nil, fmt.Errorf("cluster target: %w", err)
 		}
-		nodes, err := cluster.ListNodes(ctx, client, o.Flag(cluster.FlagNodes))
+		nodes, leftOut, err := cluster.ListNodesLeftOut(ctx, client, o.Flag(cluster.FlagNodes))
 		if err != nil {
 			return nil, fmt.Errorf("cluster target: %w", err)
 		}
+		opts.NodesLeftOut = leftOut
 		if len(nodes) == 1 {
 			opts.Node = nodes[0].Name
 			return cluster.New(ctx, opts)
