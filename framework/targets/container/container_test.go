@@ -465,3 +465,29 @@ func TestNothingLeftBehind(t *testing.T) {
 		t.Errorf("container %.12s (%s) left behind", c.ID, c.Image)
 	}
 }
+
+// The probe image's older tags (one per change of the probe program) are removed when the
+// current one is ensured; the current one stays.
+func TestOlderProbeImagesPruned(t *testing.T) {
+	_, n := needEngine(t, "")
+	ctx := context.Background()
+	e, err := n.engine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _, _ := strings.Cut(e.image, ":")
+	older := repo + ":older-" + strconv.Itoa(os.Getpid())
+	if _, err := e.cli.ImageTag(ctx, client.ImageTagOptions{Source: e.image, Target: older}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ensureImage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cli.ImageInspect(ctx, older); err == nil {
+		e.cli.ImageRemove(ctx, older, client.ImageRemoveOptions{})
+		t.Errorf("%s is still there after the probe image %s was ensured", older, e.image)
+	}
+	if _, err := e.cli.ImageInspect(ctx, e.image); err != nil {
+		t.Errorf("the current probe image %s: %v", e.image, err)
+	}
+}

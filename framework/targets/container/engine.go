@@ -85,13 +85,15 @@ func connect(ctx context.Context, run string) (*engine, error) {
 }
 
 // ensureImage builds the probe image (framework/probe/image) and imports it unless the engine
-// has it.
+// has it; the engine's other tags of the probe image's repository (one per change of the probe
+// program: they only accumulated) are removed, as kind's import does (one in use stays).
 func (e *engine) ensureImage(ctx context.Context) error {
 	img, err := probeimage.Build(ctx, "")
 	if err != nil {
 		return err
 	}
 	ref := img.Tag
+	defer e.pruneProbeImages(ctx, ref)
 	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
 		e.image = ref
 		return nil
@@ -130,6 +132,23 @@ func (e *engine) ensureImage(ctx context.Context) error {
 	}
 	e.image = ref
 	return nil
+}
+
+// pruneProbeImages removes the engine's tags of keep's repository but keep; a tag a container
+// still uses (another run's) is refused by the engine and stays.
+func (e *engine) pruneProbeImages(ctx context.Context, keep string) {
+	repo, _, _ := strings.Cut(keep, ":")
+	list, err := e.cli.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
+	if err != nil {
+		return
+	}
+	for _, im := range list.Items {
+		for _, tag := range im.RepoTags {
+			if tag != keep && strings.HasPrefix(tag, repo+":") {
+				e.cli.ImageRemove(ctx, tag, client.ImageRemoveOptions{})
+			}
+		}
+	}
 }
 
 // bind is one bind mount of a container.
