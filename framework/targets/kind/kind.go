@@ -783,10 +783,26 @@ func (t *Target) deleteAll() {
 func (t *Target) Close() error {
 	t.deleteAll()
 	if t.opts.Keep {
-		return nil
+		return t.markKept()
 	}
 	t.removeNetwork()
 	return t.removeDir()
+}
+
+// markKept records that the run handed its clusters to the user (state.Kept), so that the next
+// run's sweeper leaves them and their kubeconfigs' directory.
+func (t *Target) markKept() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dir == "" || len(t.state.Clusters) == 0 {
+		return nil
+	}
+	t.state.Kept = true
+	if err := writeState(t.dir, t.state); err != nil {
+		return err
+	}
+	t.logf("kept clusters %v: delete them with kind delete cluster --name NAME, then remove %s", t.state.Clusters, t.dir)
+	return nil
 }
 
 // removeDir removes the kubeconfigs' directory (not with Keep: it holds the kept clusters').

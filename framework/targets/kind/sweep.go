@@ -31,6 +31,10 @@ type state struct {
 	Clusters []string `json:"clusters"`
 	// MadeNetwork: the Docker network "kind" did not exist before this run.
 	MadeNetwork bool `json:"madeNetwork"`
+	// Kept: the run ended with --keep and handed its clusters to the user, who deletes them
+	// (kind delete cluster --name NAME) and this directory, which holds their kubeconfigs: the
+	// sweeper leaves both.
+	Kept bool `json:"kept,omitempty"`
 }
 
 func writeState(dir string, s state) error {
@@ -53,6 +57,9 @@ func sweepClusters(_ context.Context, o sweep.Options) ([]string, error) {
 	var provider *kindcluster.Provider
 	for _, d := range sweep.DeadRecords(stateDirPrefix, stateFile, func(s *state) owner.Mark { return s.Owner }) {
 		dir, st := d.Dir, d.Record
+		if st.Kept {
+			continue
+		}
 		for _, name := range st.Clusters {
 			found = append(found, fmt.Sprintf("kind cluster %s of %s", name, st.Owner))
 		}
