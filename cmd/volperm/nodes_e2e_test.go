@@ -38,6 +38,8 @@ func TestEveryNode(t *testing.T) {
 	defer cancel()
 	target, probeImage := hostPathCluster(t, ctx, kind.Options{Workers: 2, NameTag: "nodes"})
 	kubeconfig := target.Kubeconfig()
+	// kind waits for the control plane only: a worker may not be Ready yet.
+	waitForWorkers(t, ctx, kubeconfig, 2)
 	_, client, err := cluster.Client(kubeconfig, "")
 	if err != nil {
 		t.Fatal(err)
