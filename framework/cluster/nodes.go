@@ -55,25 +55,28 @@ func ListNodesLeftOut(ctx context.Context, c kubernetes.Interface, selector stri
 	if err != nil {
 		return nil, "", fmt.Errorf("--nodes %q: %w", selector, err)
 	}
-	// A node that has just joined is Ready a moment before the node lifecycle controller lifts
-	// its node.kubernetes.io/not-ready taint: when no node is eligible yet but one may become
-	// so, ask again for a while (a cluster made a moment ago, as kind's).
+	// A node that has just joined is not Ready, then Ready a moment before the node lifecycle
+	// controller lifts its node.kubernetes.io/not-ready taint (kind waits for the control plane
+	// only). Ask again for a while when no node is eligible yet but one may become so, or when
+	// a node that joined a moment ago is still starting: a run begun right after the cluster was
+	// made would otherwise leave that node out.
 	deadline := time.Now().Add(nodesSettle)
 	for {
 		list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, "", fmt.Errorf("list nodes: %w", err)
 		}
-		nodes, why, starting := eligibleNodes(list.Items, sel, selector == "")
-		if len(nodes) > 0 {
-			return nodes, why, nil
+		e := eligibleNodes(list.Items, sel, selector == "", time.Now())
+		late := time.Now().After(deadline)
+		if len(e.nodes) > 0 && (!e.joining || late) {
+			return e.nodes, e.why, nil
 		}
-		if !starting || time.Now().After(deadline) {
-			return nil, "", fmt.Errorf("no node to run on among %d (%s)", len(list.Items), why)
+		if len(e.nodes) == 0 && (!e.starting || late) {
+			return nil, "", fmt.Errorf("no node to run on among %d (%s)", len(list.Items), e.why)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, "", fmt.Errorf("no node to run on among %d (%s): %w", len(list.Items), why, ctx.Err())
+			return nil, "", fmt.Errorf("waiting for the starting nodes among %d (%s): %w", len(list.Items), e.why, ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}
@@ -82,16 +85,28 @@ func ListNodesLeftOut(ctx context.Context, c kubernetes.Interface, selector stri
 // nodesSettle is how long ListNodes waits for a starting node (eligibleNodes).
 const nodesSettle = 60 * time.Second
 
+// joiningAge: a starting node created less than this ago is joining the cluster, not broken.
+const joiningAge = 3 * time.Minute
+
+// eligibility is what eligibleNodes found.
+type eligibility struct {
+	nodes []NodeInfo
+	// why says why the others are left out.
+	why string
+	// starting: one of those may be a node still starting (not Ready, or only a starting
+	// taint); joining: such a node was created less than joiningAge ago.
+	starting, joining bool
+}
+
 // startingTaints are the taints a node carries while it starts (the node lifecycle
 // controller's), lifted once it is Ready.
 var startingTaints = []string{corev1.TaintNodeNotReady, corev1.TaintNodeNetworkUnavailable}
 
 // eligibleNodes are the Ready, schedulable Linux nodes of all that sel selects, in name order,
-// why the others are not, and whether one of those may be a node still starting (not Ready, or
-// only a starting taint); with untainted, a node tainted NoSchedule or NoExecute is not
-// schedulable.
-func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]NodeInfo, string, bool) {
-	starting := false
+// why the others are not, and whether one of those is starting, or joining (at now); with
+// untainted, a node tainted NoSchedule or NoExecute is not schedulable.
+func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool, now time.Time) eligibility {
+	var e eligibility
 	var out []NodeInfo
 	count := map[string]int{}
 	for _, n := range all {
@@ -106,13 +121,17 @@ func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]No
 			count["not selected"]++
 		case !ready:
 			count["not Ready"]++
-			starting = true
+			e.starting = true
+			e.joining = e.joining || now.Sub(n.CreationTimestamp.Time) < joiningAge
 		case n.Spec.Unschedulable:
 			count["cordoned"]++
 		case untainted && len(taints(n)) > 0:
 			keys := taints(n)
 			count["tainted NoSchedule: "+strings.Join(keys, " ")]++
-			starting = starting || !slices.ContainsFunc(keys, func(k string) bool { return !slices.Contains(startingTaints, k) })
+			if !slices.ContainsFunc(keys, func(k string) bool { return !slices.Contains(startingTaints, k) }) {
+				e.starting = true
+				e.joining = e.joining || now.Sub(n.CreationTimestamp.Time) < joiningAge
+			}
 		case n.Labels[corev1.LabelOSStable] != "" && n.Labels[corev1.LabelOSStable] != "linux":
 			count["not Linux"]++
 		default:
@@ -125,7 +144,8 @@ func eligibleNodes(all []corev1.Node, sel labels.Selector, untainted bool) ([]No
 	for _, k := range sortedKeys(count) {
 		why = append(why, fmt.Sprintf("%d %s", count[k], k))
 	}
-	return out, strings.Join(why, ", "), starting
+	e.nodes, e.why = out, strings.Join(why, ", ")
+	return e
 }
 
 // Pools groups nodes by Pool, the pools in order of their first node (nodes in name order:
