@@ -30,6 +30,7 @@ import (
 
 	vpframework "github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/report"
 	_ "github.com/volperm/volperm/framework/targets/cluster" // registers the cluster target
@@ -54,6 +55,7 @@ const ReportSubdir = "volperm"
 // flags are volperm's own flags (RegisterFlags); the cluster comes from the framework's.
 var flags struct {
 	probeImage, profiles, nodes string
+	implementation, claims      string
 	everyNode                   bool
 }
 
@@ -64,6 +66,8 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&flags.profiles, "volperm-profile", string(vpframework.ProfileConformance), "volperm profiles to run, comma-separated ("+profileList()+")")
 	fs.StringVar(&flags.nodes, "volperm-nodes", "", "label selector of the nodes volperm's cases run on (default every Ready, schedulable Linux node)")
 	fs.BoolVar(&flags.everyNode, "volperm-every-node", false, "run each volperm case on every node, not on one node of every pool")
+	fs.StringVar(&flags.implementation, "volperm-implementation", "", "a YAML file naming the implementation certified (vendor, product, version, contact): writes volperm's conformance-report.yaml into <report-dir>/volperm (docs/certify.md)")
+	fs.StringVar(&flags.claims, "volperm-claim", "", "optional features the implementation claims, comma-separated: their cases are required (docs/certify.md)")
 }
 
 func profileList() string {
@@ -115,6 +119,10 @@ func newConfig() (*suites.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	certifyCfg, err := certifyConfig()
+	if err != nil {
+		return nil, err
+	}
 	all := catalogue.All()
 	cases := slices.DeleteFunc(slices.Clone(all), func(c *vpframework.Case) bool { return !slices.Contains(profiles, c.Profile) })
 	sc, _ := ginkgo.GinkgoConfiguration()
@@ -142,7 +150,25 @@ func newConfig() (*suites.Config, error) {
 	require := suites.RequireFromEnv()
 	sel := &report.Selection{Source: "catalogue", Available: len(all), Selected: len(cases), Profiles: strings.Split(flags.profiles, ","),
 		LabelFilter: sc.LabelFilter, Focus: strings.Join(sc.FocusStrings, "|"), Skip: strings.Join(sc.SkipStrings, "|"), Require: require}
-	return &suites.Config{Target: target, Cases: cases, Require: require, Selection: sel}, nil
+	return &suites.Config{Target: target, Cases: cases, Require: require, Selection: sel, Certify: certifyCfg}, nil
+}
+
+// certifyConfig reads --volperm-implementation and --volperm-claim: nil when neither is given.
+func certifyConfig() (*suites.CertifyConfig, error) {
+	claims, err := vpframework.ParseClaims(flags.claims)
+	if err != nil {
+		return nil, fmt.Errorf("volperm: --volperm-claim: %v", err)
+	}
+	if flags.implementation == "" && len(claims) == 0 {
+		return nil, nil
+	}
+	c := &suites.CertifyConfig{Claims: claims, CatalogueDigest: catalogue.Digest()}
+	if flags.implementation != "" {
+		if c.Implementation, err = certify.LoadImplementation(flags.implementation); err != nil {
+			return nil, fmt.Errorf("volperm: --volperm-implementation: %v", err)
+		}
+	}
+	return c, nil
 }
 
 // parseProfiles reads --volperm-profile.
@@ -238,7 +264,9 @@ func entry(sr types.SpecReport, name string) string {
 }
 
 // writeReports writes volperm's reports of volperm's specs (those under ContainerText) into
-// <report-dir>/volperm, when the framework has a --report-dir.
+// <report-dir>/volperm, when the framework has a --report-dir: junit.xml, summary.md,
+// summary.json, run.log, and with --volperm-implementation or --volperm-claim
+// conformance-report.yaml: the hand-in `volperm report verify` checks.
 func writeReports(r types.Report) {
 	dir := framework.TestContext.ReportDir
 	cfg, err := run()
@@ -250,10 +278,23 @@ func writeReports(r types.Report) {
 		return sr.LeafNodeType == types.NodeTypeIt && !slices.Contains(sr.ContainerHierarchyTexts, ContainerText)
 	})
 	s := report.Build(r, report.Options{Target: cfg.Target.Info(), Selection: cfg.Selection})
+	log := []string{fmt.Sprintf("volperm run on target %s: %d cases", cfg.Target.Info().Name, len(cfg.Cases))}
+	for _, sr := range r.SpecReports {
+		if line := report.LogLine(sr); line != "" {
+			log = append(log, line)
+		}
+	}
+	log = append(log, fmt.Sprintf("%s: %s", strings.ToUpper(s.Result), s.Totals))
 	framework.ExpectNoError(errors.Join(
 		os.MkdirAll(dir, 0o755),
 		report.WriteJUnit(r, filepath.Join(dir, suites.JUnitFile)),
 		s.WriteJSON(filepath.Join(dir, suites.SummaryJSON)),
 		s.WriteMarkdown(filepath.Join(dir, suites.SummaryMarkdown)),
+		os.WriteFile(filepath.Join(dir, suites.RunLog), []byte(strings.Join(log, "\n")+"\n"), 0o644),
 	), "volperm: write the reports")
+	if cfg.Certify != nil {
+		c := *cfg
+		c.ReportDir = dir
+		framework.ExpectNoError(suites.WriteConformanceReport(&c, s), "volperm: write the ConformanceReport")
+	}
 }

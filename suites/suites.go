@@ -192,9 +192,10 @@ func Describe(cfg *Config) {
 	}
 }
 
-// writeConformanceReport builds the ConformanceReport from the JUnit file just written (so that
-// the two agree by construction, as `volperm report verify` checks) and writes it.
-func writeConformanceReport(cfg *Config, s *report.Summary) error {
+// WriteConformanceReport builds the ConformanceReport from the JUnit file just written into
+// cfg.ReportDir (so that the two agree by construction, as `volperm report verify` checks) and
+// writes it there; s is the run's summary. RunSpecs calls it, and the e2e-framework adapter.
+func WriteConformanceReport(cfg *Config, s *report.Summary) error {
 	outcomes, err := certify.ReadJUnit(filepath.Join(cfg.ReportDir, JUnitFile))
 	if err != nil {
 		return err
@@ -394,7 +395,7 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 			summary.WriteMarkdown(filepath.Join(cfg.ReportDir, SummaryMarkdown)),
 		)
 		if cfg.Certify != nil && writeErr == nil {
-			writeErr = writeConformanceReport(cfg, summary)
+			writeErr = WriteConformanceReport(cfg, summary)
 		}
 		fmt.Fprintf(runLog, "%s: %s\n", strings.ToUpper(summary.Result), summary.Totals)
 		for _, t := range summary.Timings {

@@ -55,8 +55,13 @@ func TestE2EFramework(t *testing.T) {
 		return dir, string(raw), cmd.ProcessState.ExitCode()
 	}
 
+	impl := filepath.Join(t.TempDir(), "implementation.yaml")
+	if err := os.WriteFile(impl, []byte("vendor: Example Corp\nproduct: Example Distribution\nversion: 1.37.1-example.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	start = time.Now()
-	dir, out, code := e2e("hostpath", "--volperm-probe-image", probeImage, "-ginkgo.focus", `\[sig-storage\] volperm \[hostpath\]`)
+	dir, out, code := e2e("hostpath", "--volperm-probe-image", probeImage, "-ginkgo.focus", `\[sig-storage\] volperm \[hostpath\]`,
+		"--volperm-implementation", impl)
 	t.Logf("volperm-e2e.test, the hostPath area: exit %d in %s", code, time.Since(start).Round(100*time.Millisecond))
 	if code != 0 {
 		t.Fatalf("exit %d; want 0\n%s", code, tail(out))
@@ -113,6 +118,15 @@ func TestE2EFramework(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "volperm", "summary.md")); err != nil {
 		t.Error(err)
+	}
+	// volperm's reports are a hand-in `volperm report verify` reads: the files agree with each
+	// other; what it refuses is what this run is, one area (a focus) with cases not run.
+	code, vout, verr := runMain("report", "verify", filepath.Join(dir, "volperm"))
+	problems := strings.Split(strings.TrimSpace(vout), "\n")
+	t.Logf("volperm report verify: exit %d\n%s%s", code, vout, verr)
+	if code != exitFailed || len(problems) != 3 || !strings.Contains(vout, "the run left cases out") ||
+		!strings.Contains(vout, "profile conformance: 11 required case(s) did not run") {
+		t.Errorf("volperm report verify: exit %d; want 1 with the focus and the 11 cases not run as its only problems\n%s%s", code, vout, verr)
 	}
 
 	// A case that fails (its probe image is on no node): the run exits 1 and the node is dumped.
