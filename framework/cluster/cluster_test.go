@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -183,5 +186,31 @@ func TestParseLabels(t *testing.T) {
 		if _, err := ParseLabels(bad); err == nil || !strings.Contains(err.Error(), "--namespace-labels") {
 			t.Errorf("ParseLabels(%q): %v; want an error naming --namespace-labels", bad, err)
 		}
+	}
+}
+
+// A kubelet that has just joined refuses proxied requests with "Authorization error" for a
+// moment: retried until it answers, within the grace; any other error is returned at once.
+func TestRetryKubeletAuthz(t *testing.T) {
+	authz := errors.New(`an error on the server ("Authorization error (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource=metrics)") has prevented the request from succeeding`)
+	attempts := 0
+	err := retryKubeletAuthz(context.Background(), 10*time.Second, func() error {
+		attempts++
+		if attempts < 3 {
+			return authz
+		}
+		return nil
+	})
+	if err != nil || attempts != 3 {
+		t.Errorf("refused twice, then answered: %v after %d attempts", err, attempts)
+	}
+	other := errors.New("connection refused")
+	attempts = 0
+	if err := retryKubeletAuthz(context.Background(), 10*time.Second, func() error { attempts++; return other }); err != other || attempts != 1 {
+		t.Errorf("another error: %v after %d attempts; want it at once", err, attempts)
+	}
+	attempts = 0
+	if err := retryKubeletAuthz(context.Background(), 0, func() error { attempts++; return authz }); err != authz || attempts != 1 {
+		t.Errorf("past the grace: %v after %d attempts", err, attempts)
 	}
 }
