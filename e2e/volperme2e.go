@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -63,19 +62,11 @@ var flags struct {
 // framework's (framework.RegisterCommonFlags, RegisterClusterFlags). Call it before flag.Parse.
 func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&flags.probeImage, "volperm-probe-image", "", "volperm's probe image, already on every node (volperm image save, then load it); required")
-	fs.StringVar(&flags.profiles, "volperm-profile", string(vpframework.ProfileConformance), "volperm profiles to run, comma-separated ("+profileList()+")")
+	fs.StringVar(&flags.profiles, "volperm-profile", string(vpframework.ProfileConformance), "volperm profiles to run, comma-separated ("+vpframework.ProfileList()+")")
 	fs.StringVar(&flags.nodes, "volperm-nodes", "", "label selector of the nodes volperm's cases run on (default every Ready, schedulable Linux node)")
 	fs.BoolVar(&flags.everyNode, "volperm-every-node", false, "run each volperm case on every node, not on one node of every pool")
 	fs.StringVar(&flags.implementation, "volperm-implementation", "", "a YAML file naming the implementation certified (vendor, product, version, contact): writes volperm's conformance-report.yaml into <report-dir>/volperm (docs/certify.md)")
 	fs.StringVar(&flags.claims, "volperm-claim", "", "optional features the implementation claims, comma-separated: their cases are required (docs/certify.md)")
-}
-
-func profileList() string {
-	var names []string
-	for _, p := range vpframework.Profiles {
-		names = append(names, string(p))
-	}
-	return strings.Join(names, ", ")
 }
 
 // run is what the suites run, built once per process at the first tree construction (the
@@ -173,54 +164,24 @@ func certifyConfig() (*suites.CertifyConfig, error) {
 
 // parseProfiles reads --volperm-profile.
 func parseProfiles(spec string) ([]vpframework.Profile, error) {
-	var out []vpframework.Profile
-	for _, p := range strings.Split(spec, ",") {
-		p = strings.TrimSpace(p)
-		if !slices.Contains(vpframework.Profiles, vpframework.Profile(p)) {
-			return nil, fmt.Errorf("volperm: --volperm-profile: unknown profile %q: write some of %s", p, profileList())
-		}
-		out = append(out, vpframework.Profile(p))
+	ps, err := vpframework.ParseProfiles(spec)
+	if err != nil {
+		return nil, fmt.Errorf("volperm: --volperm-profile: %v", err)
 	}
-	return out, nil
+	return ps, nil
 }
 
 // selectCases keeps the cases whose spec Ginkgo would run: its full text (with the enclosing
 // "[sig-storage] volperm") matched by a focus and no skip, its labels (with sig-storage) by
-// the label filter, as Ginkgo matches them (types.SuiteConfig).
+// the label filter, as Ginkgo matches them (types.SuiteConfig: several focuses or skips are
+// alternatives).
 func selectCases(cases []*vpframework.Case, target string, sc types.SuiteConfig) ([]*vpframework.Case, error) {
-	compile := func(exprs []string) (*regexp.Regexp, error) {
-		if len(exprs) == 0 {
-			return nil, nil
-		}
-		re, err := regexp.Compile(strings.Join(exprs, "|"))
-		if err != nil {
-			return nil, fmt.Errorf("volperm: -ginkgo.focus/skip %q: %v", exprs, err)
-		}
-		return re, nil
-	}
-	focus, err := compile(sc.FocusStrings)
+	w := suites.Within{Text: ContainerText, Labels: []string{"sig-" + sig}, FlagPrefix: "-ginkgo."}
+	cases, err := w.Select(cases, target, sc.LabelFilter, strings.Join(sc.FocusStrings, "|"), strings.Join(sc.SkipStrings, "|"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("volperm: %w", err)
 	}
-	skip, err := compile(sc.SkipStrings)
-	if err != nil {
-		return nil, err
-	}
-	labels := func([]string) bool { return true }
-	if sc.LabelFilter != "" {
-		if labels, err = types.ParseLabelFilter(sc.LabelFilter); err != nil {
-			return nil, fmt.Errorf("volperm: -ginkgo.label-filter %q: %v", sc.LabelFilter, err)
-		}
-	}
-	var out []*vpframework.Case
-	for _, c := range cases {
-		text := ContainerText + " " + suites.SpecName(c, target)
-		if (focus == nil || focus.MatchString(text)) && (skip == nil || !skip.MatchString(text)) &&
-			labels(append([]string{"sig-" + sig}, suites.SpecLabels(c)...)) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return cases, nil
 }
 
 // dumped are the nodes already dumped: a node's state is dumped at its first failed case only.
@@ -231,7 +192,7 @@ var dumped sync.Map
 // a known difference of the target is a fact of the release, not a broken node: not dumped.
 func dumpOnFailure(ctx context.Context) {
 	sr := ginkgo.CurrentSpecReport()
-	if !sr.Failed() || !framework.TestContext.DumpLogsOnFailure || entry(sr, report.KnownDifferenceEntry) != "" {
+	if !sr.Failed() || !framework.TestContext.DumpLogsOnFailure || report.EntryString(sr, report.KnownDifferenceEntry) != "" {
 		return
 	}
 	cs, err := framework.LoadClientset()
@@ -240,7 +201,7 @@ func dumpOnFailure(ctx context.Context) {
 		return
 	}
 	var nodes []string
-	if n := entry(sr, report.NodeEntry); n != "" {
+	if n := report.EntryString(sr, report.NodeEntry); n != "" {
 		nodes = []string{n}
 	} else if infos, err := cluster.ListNodes(ctx, cs, flags.nodes); err == nil {
 		for _, i := range infos {
@@ -251,16 +212,6 @@ func dumpOnFailure(ctx context.Context) {
 	if len(nodes) > 0 {
 		e2edebug.DumpNodeDebugInfo(ctx, cs, nodes, framework.Logf)
 	}
-}
-
-// entry is the value of the report entry name of sr, "" when there is none.
-func entry(sr types.SpecReport, name string) string {
-	for _, e := range sr.ReportEntries {
-		if e.Name == name {
-			return e.StringRepresentation()
-		}
-	}
-	return ""
 }
 
 // writeReports writes volperm's reports of volperm's specs (those under ContainerText) into
@@ -278,13 +229,13 @@ func writeReports(r types.Report) {
 		return sr.LeafNodeType == types.NodeTypeIt && !slices.Contains(sr.ContainerHierarchyTexts, ContainerText)
 	})
 	s := report.Build(r, report.Options{Target: cfg.Target.Info(), Selection: cfg.Selection})
-	log := []string{fmt.Sprintf("volperm run on target %s: %d cases", cfg.Target.Info().Name, len(cfg.Cases))}
+	log := []string{report.LogHead(cfg.Target.Info().Name, len(cfg.Cases))}
 	for _, sr := range r.SpecReports {
 		if line := report.LogLine(sr); line != "" {
 			log = append(log, line)
 		}
 	}
-	log = append(log, fmt.Sprintf("%s: %s", strings.ToUpper(s.Result), s.Totals))
+	log = append(log, s.LogTail()...)
 	framework.ExpectNoError(errors.Join(
 		os.MkdirAll(dir, 0o755),
 		report.WriteJUnit(r, filepath.Join(dir, suites.JUnitFile)),

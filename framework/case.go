@@ -4,6 +4,10 @@
 package framework
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -21,6 +25,32 @@ const (
 
 // Profiles lists every profile in report order.
 var Profiles = []Profile{ProfileConformance, ProfileAlpha, ProfileProposal}
+
+// ProfileList names the profiles, comma-separated, for flag usages and errors.
+func ProfileList() string {
+	var out []string
+	for _, p := range Profiles {
+		out = append(out, string(p))
+	}
+	return strings.Join(out, ", ")
+}
+
+// ParseProfiles reads a comma-separated list of profiles (volperm run's --profile, the
+// e2e-framework adapter's --volperm-profile); empty means every profile.
+func ParseProfiles(spec string) ([]Profile, error) {
+	if strings.TrimSpace(spec) == "" {
+		return Profiles, nil
+	}
+	var out []Profile
+	for _, p := range strings.Split(spec, ",") {
+		p = strings.TrimSpace(p)
+		if !slices.Contains(Profiles, Profile(p)) {
+			return nil, fmt.Errorf("unknown profile %q: use one or more of %s, comma-separated", p, ProfileList())
+		}
+		out = append(out, Profile(p))
+	}
+	return out, nil
+}
 
 // Feature gate names a Case may set.
 const (

@@ -108,11 +108,30 @@ func CheckLabels(c *framework.Case) error {
 // syntax, on SpecLabels) and focus (a regular expression on SpecName); empty selects all.
 // Selecting before the suite is built keeps cases left out from being reported as skipped.
 func Select(cases []*framework.Case, target, labelFilter, focus, skip string) ([]*framework.Case, error) {
+	return Within{}.Select(cases, target, labelFilter, focus, skip)
+}
+
+// Within is where Describe's specs sit when a bigger Ginkgo suite holds them (the
+// e2e-framework adapter's "[sig-storage] volperm" container, e2e/volperme2e.go): Text comes
+// before every spec name, every spec inherits Labels, and FlagPrefix names the filters in
+// errors ("" = "--", volperm run's flags; "-ginkgo." for Ginkgo's own).
+type Within struct {
+	Text       string
+	Labels     []string
+	FlagPrefix string
+}
+
+// Select is Select on the specs' full texts and labels inside w, as Ginkgo matches them.
+func (w Within) Select(cases []*framework.Case, target, labelFilter, focus, skip string) ([]*framework.Case, error) {
+	prefix := w.FlagPrefix
+	if prefix == "" {
+		prefix = "--"
+	}
 	match := func([]string) bool { return true }
 	if labelFilter != "" {
 		f, err := types.ParseLabelFilter(labelFilter)
 		if err != nil {
-			return nil, fmt.Errorf("--label-filter %q: %s: write a Ginkgo label filter such as \"emptydir && !alpha\"", labelFilter, ginkgoMessage(err))
+			return nil, fmt.Errorf("%slabel-filter %q: %s: write a Ginkgo label filter such as \"emptydir && !alpha\"", prefix, labelFilter, ginkgoMessage(err))
 		}
 		match = f
 	}
@@ -122,7 +141,7 @@ func Select(cases []*framework.Case, target, labelFilter, focus, skip string) ([
 		}
 		re, err := regexp.Compile(expr)
 		if err != nil {
-			return nil, fmt.Errorf("--%s %q: %v: write a Go regular expression", flag, expr, err)
+			return nil, fmt.Errorf("%s%s %q: %v: write a Go regular expression", prefix, flag, expr, err)
 		}
 		return re, nil
 	}
@@ -137,7 +156,10 @@ func Select(cases []*framework.Case, target, labelFilter, focus, skip string) ([
 	var out []*framework.Case
 	for _, c := range cases {
 		name := SpecName(c, target)
-		if match(SpecLabels(c)) && (focusRE == nil || focusRE.MatchString(name)) && (skipRE == nil || !skipRE.MatchString(name)) {
+		if w.Text != "" {
+			name = w.Text + " " + name
+		}
+		if match(append(slices.Clone(w.Labels), SpecLabels(c)...)) && (focusRE == nil || focusRE.MatchString(name)) && (skipRE == nil || !skipRE.MatchString(name)) {
 			out = append(out, c)
 		}
 	}
@@ -365,7 +387,7 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 			return nil, fmt.Errorf("run log: %w", err)
 		}
 		defer runLog.Close()
-		fmt.Fprintf(runLog, "volperm run on target %s: %d cases\n", cfg.Target.Info().Name, len(cfg.Cases))
+		fmt.Fprintln(runLog, report.LogHead(cfg.Target.Info().Name, len(cfg.Cases)))
 		// Each line is written as its spec ends: an interrupted run keeps what ran.
 		ginkgo.ReportAfterEach(func(sr types.SpecReport) {
 			if line := report.LogLine(sr); line != "" {
@@ -397,9 +419,8 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 		if cfg.Certify != nil && writeErr == nil {
 			writeErr = WriteConformanceReport(cfg, summary)
 		}
-		fmt.Fprintf(runLog, "%s: %s\n", strings.ToUpper(summary.Result), summary.Totals)
-		for _, t := range summary.Timings {
-			fmt.Fprintln(runLog, t.TimingLine())
+		for _, line := range summary.LogTail() {
+			fmt.Fprintln(runLog, line)
 		}
 	})
 

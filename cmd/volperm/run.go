@@ -42,7 +42,7 @@ func newRunCommand(s streams) *command {
 	f := &runFlags{}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&f.target, "target", "reference", "implementation under test: "+targetList())
-	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+profileList()+"); default all")
+	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+framework.ProfileList()+"); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", `Ginkgo label filter on area, profile and case labels, e.g. "emptydir && !alpha"`)
 	fs.StringVar(&f.focus, "focus", "", "regular expression on the spec name ([area] case name [target=NAME])")
 	fs.StringVar(&f.skip, "skip", "", "regular expression on the spec name: the cases it matches are left out")
@@ -201,18 +201,11 @@ func (r *suiteResult) Fail() { r.failed = true }
 
 // parseProfiles reads --profile; empty means every profile.
 func parseProfiles(spec string) ([]framework.Profile, error) {
-	if strings.TrimSpace(spec) == "" {
-		return framework.Profiles, nil
+	ps, err := framework.ParseProfiles(spec)
+	if err != nil {
+		return nil, usagef("--profile: %v", err)
 	}
-	var out []framework.Profile
-	for _, p := range strings.Split(spec, ",") {
-		p = strings.TrimSpace(p)
-		if !slices.Contains(framework.Profiles, framework.Profile(p)) {
-			return nil, usagef("--profile: unknown profile %q: use one or more of %s, comma-separated", p, profileList())
-		}
-		out = append(out, framework.Profile(p))
-	}
-	return out, nil
+	return ps, nil
 }
 
 // profileNames records the profiles in the summary only when the run chose some.
@@ -225,14 +218,6 @@ func (f *runFlags) profileNames(ps []framework.Profile) []string {
 		out = append(out, string(p))
 	}
 	return out
-}
-
-func profileList() string {
-	var out []string
-	for _, p := range framework.Profiles {
-		out = append(out, string(p))
-	}
-	return strings.Join(out, ", ")
 }
 
 // targetList names the registered targets; `volperm version` describes them.

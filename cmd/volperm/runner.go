@@ -76,7 +76,7 @@ func newRunnerCommand(s streams) *command {
 	fs.BoolVar(&m.fetch, incluster.FlagFetch, false, "write the finished run's e2e.tar.gz to stdout and exit (exit 3 while the run goes on)")
 	fs.BoolVar(&m.release, incluster.FlagRelease, false, "end the --hold of the run in this results dir and exit")
 	fs.StringVar(&f.target, "target", "cluster", "implementation under test (the cluster the runner's pod runs in, by default): "+targetList())
-	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+profileList()+"); default all")
+	fs.StringVar(&f.profiles, "profile", "", "profiles to run, comma-separated ("+framework.ProfileList()+"); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", `Ginkgo label filter on area, profile and case labels, e.g. "hostpath && !runtime-defined" (with E2E_FOCUS \[Conformance\]: and conformance)`)
 	f.targetOpts.register(fs)
 	f.registerVerdictFlags(fs)

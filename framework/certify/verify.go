@@ -103,12 +103,7 @@ func Verify(dir, digest string) ([]string, error) {
 		add("%s: result %s, but junit.xml gives %s", File, r.Result, want.Result)
 	}
 	for _, p := range want.Profiles {
-		got := findProfile(r.Profiles, p.Name)
-		if got == nil || got.Result != p.Result || got.Counts != p.Counts {
-			have := "nothing"
-			if got != nil {
-				have = describe(got.Result, got.Counts)
-			}
+		if have, differs := profileDiffers(r.Profiles, p); differs {
 			add("%s: profile %s says %s, junit.xml gives %s", File, p.Name, have, describe(p.Result, p.Counts))
 		}
 	}
@@ -136,12 +131,7 @@ func Verify(dir, digest string) ([]string, error) {
 			add("%s: pool %s says %s (kubelet %s, nodes %v), junit.xml gives %s (kubelet %s, nodes %v)", File, p.Name, got.Result, got.Kubelet, got.Nodes, p.Result, p.Kubelet, p.Nodes)
 		}
 		for _, pp := range p.Profiles {
-			g := findProfile(got.Profiles, pp.Name)
-			if g == nil || g.Result != pp.Result || g.Counts != pp.Counts {
-				have := "nothing"
-				if g != nil {
-					have = describe(g.Result, g.Counts)
-				}
+			if have, differs := profileDiffers(got.Profiles, pp); differs {
 				add("%s: pool %s, profile %s says %s, junit.xml gives %s", File, p.Name, pp.Name, have, describe(pp.Result, pp.Counts))
 			}
 		}
@@ -175,6 +165,16 @@ func Verify(dir, digest string) ([]string, error) {
 		add("%s lists the releases %v, junit.xml's cases ran in %v", File, r.Releases, want.Releases)
 	}
 	return problems, nil
+}
+
+// profileDiffers says whether the report's profiles lack want or say otherwise, and what they
+// say ("nothing" when they lack it).
+func profileDiffers(have []ProfileResult, want ProfileResult) (string, bool) {
+	got := findProfile(have, want.Name)
+	if got == nil {
+		return "nothing", true
+	}
+	return describe(got.Result, got.Counts), got.Result != want.Result || got.Counts != want.Counts
 }
 
 func findPool(ps []PoolResult, name string) *PoolResult {

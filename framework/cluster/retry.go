@@ -271,3 +271,31 @@ func (t *Target) APIServerOutages() []time.Duration {
 	defer t.mu.Unlock()
 	return append([]time.Duration(nil), t.outages...)
 }
+
+// kubeletAuthzGrace is how long a kubelet's "Authorization error" is retried (retryKubeletAuthz).
+const kubeletAuthzGrace = 60 * time.Second
+
+// retryKubeletAuthz calls fn until it returns anything but a kubelet's authorization error, for
+// grace at most. A kubelet that has just joined answers a request through the node proxy with
+// "Authorization error (user=kube-apiserver-kubelet-client, ...)" (HTTP 500) until it can reach
+// the apiserver's SubjectAccessReview: seen on a kind worker a moment after its cluster was made.
+func retryKubeletAuthz(ctx context.Context, grace time.Duration, fn func() error) error {
+	deadline := time.Now().Add(grace)
+	for {
+		err := fn()
+		if err == nil || !isKubeletAuthzError(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// isKubeletAuthzError says whether err is a kubelet's failure to authorize a request (its
+// authorizer could not ask the apiserver), as the node proxy passes it on.
+func isKubeletAuthzError(err error) bool {
+	return strings.Contains(err.Error(), "Authorization error (user=")
+}

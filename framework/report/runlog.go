@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -26,4 +27,18 @@ func LogLine(sr types.SpecReport) string {
 		line += ": " + msg
 	}
 	return line
+}
+
+// LogHead is the run log's first line: the target and how many cases the run has.
+func LogHead(target string, cases int) string {
+	return fmt.Sprintf("volperm run on target %s: %d cases", target, cases)
+}
+
+// LogTail are the run log's last lines: the verdict with the counts, then the timed cases.
+func (s *Summary) LogTail() []string {
+	out := []string{fmt.Sprintf("%s: %s", strings.ToUpper(s.Result), s.Totals)}
+	for _, t := range s.Timings {
+		out = append(out, t.TimingLine())
+	}
+	return out
 }

@@ -241,20 +241,7 @@ type PoolGroup struct {
 
 // Pools is the PoolsEntry of sr, if it has one.
 func Pools(sr types.SpecReport) ([]PoolVerdict, bool) {
-	for _, e := range sr.ReportEntries {
-		if e.Name != PoolsEntry {
-			continue
-		}
-		if v, ok := e.GetRawValue().([]PoolVerdict); ok {
-			return v, true
-		}
-		var v []PoolVerdict
-		if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
-			continue
-		}
-		return v, true
-	}
-	return nil, false
+	return entryValue[[]PoolVerdict](sr, PoolsEntry)
 }
 
 // KnownDifferenceEntry is the Ginkgo report entry a spec adds when its failure is a known
@@ -322,13 +309,13 @@ func Build(r types.Report, opts Options) *Summary {
 			continue
 		}
 		area, profile := areaAndProfile(sr)
-		if d := entryString(sr, DifferenceEntry); o == failed && d != "" {
+		if d := EntryString(sr, DifferenceEntry); o == failed && d != "" {
 			msg = d
 		}
 		s.Totals.add(o)
 		counts(areas, area).add(o)
 		counts(profiles, profile).add(o)
-		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg, Node: entryString(sr, NodeEntry)}
+		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg, Node: EntryString(sr, NodeEntry)}
 		if res.Node != "" {
 			counts(nodes, res.Node).add(o)
 		}
@@ -535,20 +522,26 @@ func areaAndProfile(sr types.SpecReport) (area, profile string) {
 }
 
 // caseFacts is the CaseEntry of sr, if it has one.
-func caseFacts(sr types.SpecReport) (CaseFacts, bool) {
+func caseFacts(sr types.SpecReport) (CaseFacts, bool) { return entryValue[CaseFacts](sr, CaseEntry) }
+
+// entryValue is the value of sr's report entry name: the value itself in the process that
+// added it, else decoded from its JSON (a report read back, or from another Ginkgo process).
+func entryValue[T any](sr types.SpecReport, name string) (T, bool) {
 	for _, e := range sr.ReportEntries {
-		if e.Name != CaseEntry {
+		if e.Name != name {
 			continue
 		}
-		var f CaseFacts
-		if v, ok := e.GetRawValue().(CaseFacts); ok {
-			f = v
-		} else if err := json.Unmarshal([]byte(e.Value.AsJSON), &f); err != nil {
+		if v, ok := e.GetRawValue().(T); ok {
+			return v, true
+		}
+		var v T
+		if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
 			continue
 		}
-		return f, true
+		return v, true
 	}
-	return CaseFacts{}, false
+	var zero T
+	return zero, false
 }
 
 // JSON renders the summary as indented JSON.
@@ -590,10 +583,10 @@ func observeSeconds(sr types.SpecReport) *float64 {
 }
 
 // knownDifference is the explanation a failed spec recorded as a report entry, or "".
-func knownDifference(sr types.SpecReport) string { return entryString(sr, KnownDifferenceEntry) }
+func knownDifference(sr types.SpecReport) string { return EntryString(sr, KnownDifferenceEntry) }
 
-// entryString is the string value of the spec's report entry name, "" when it has none.
-func entryString(sr types.SpecReport, name string) string {
+// EntryString is the string value of the spec's report entry name, "" when it has none.
+func EntryString(sr types.SpecReport, name string) string {
 	for _, e := range sr.ReportEntries {
 		if e.Name == name {
 			return e.StringRepresentation()
