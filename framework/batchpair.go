@@ -104,7 +104,7 @@ func (b *batchPair) Prepare(ctx context.Context, cases []*Case) error {
 			break
 		}
 		// Supports also says no when this machine lacks a feature the node needs.
-		if ok, _ := b.Pair.Supports(c); !ok {
+		if ok, _ := b.Pair.supports(ctx, c); !ok {
 			continue
 		}
 		jobs <- c
@@ -123,11 +123,14 @@ func (b *batchPair) prepareBatch(ctx context.Context, cases []*Case) error {
 		kept []Kept
 	)
 	for _, in := range cases {
-		if ok, _ := b.Pair.Supports(in); !ok {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if ok, _ := b.Pair.supports(ctx, in); !ok {
 			continue
 		}
 		needs := b.Pair.HostNeeds(in)
-		c, a, err := b.Pair.admit(in, true)
+		c, a, err := b.Pair.admit(ctx, in, true)
 		switch {
 		case err != nil:
 			b.prepared.Keep(in, Kept{Err: err})

@@ -32,9 +32,10 @@ type APIServer interface {
 	// SupportsAdmission says whether this apiserver has what c needs (a proposal's field, a
 	// policy), and why not.
 	SupportsAdmission(c *Case) (ok bool, reason string)
-	// Admit admits c (Complete()d). An error means the apiserver could not run; a rejection is
-	// an Admission with Allowed false.
-	Admit(c *Case) (Admitted, error)
+	// Admit admits c (Complete()d), within ctx (the suites' questions about a case, Supports
+	// and HostNeeds, admit under context.Background). An error means the apiserver could not
+	// run; a rejection is an Admission with Allowed false.
+	Admit(ctx context.Context, c *Case) (Admitted, error)
 	// Info names the apiserver and its version.
 	Info() TargetInfo
 }
@@ -222,7 +223,7 @@ const admittedKept = 256
 
 // admit admits a completed copy of in, once for as long as it is remembered. take forgets it
 // (Observe: the copy and pod are the caller's from then on).
-func (p *Pair) admit(in *Case, take bool) (*Case, Admitted, error) {
+func (p *Pair) admit(ctx context.Context, in *Case, take bool) (*Case, Admitted, error) {
 	p.mu.Lock()
 	e, ok := p.admitted[in]
 	if ok && take {
@@ -234,7 +235,7 @@ func (p *Pair) admit(in *Case, take bool) (*Case, Admitted, error) {
 	}
 	c := in.DeepCopy()
 	c.Complete()
-	a, err := p.api.Admit(c)
+	a, err := p.api.Admit(ctx, c)
 	if take {
 		return c, a, err
 	}
@@ -284,18 +285,20 @@ func (p *Pair) Info() TargetInfo {
 
 // Supports asks the apiserver, then, for a case that reaches a node, whether this machine has
 // what the kubelet needs (HostNeeds) and the kubelet itself.
-func (p *Pair) Supports(c *Case) (bool, string) {
+func (p *Pair) Supports(c *Case) (bool, string) { return p.supports(context.Background(), c) }
+
+// supports is Supports admitting within ctx (a Prepare's).
+func (p *Pair) supports(ctx context.Context, c *Case) (bool, string) {
 	if why := releaseGap(p.api, true, c, p.api.Info()); why != "" {
 		return false, why
 	}
 	if ok, why := p.api.SupportsAdmission(c); !ok {
 		return false, why
 	}
-	cc, a, err := p.admit(c, false)
-	if err != nil {
-		return false, err.Error()
-	}
-	if !a.ReachesNode(cc) {
+	cc, a, err := p.admit(ctx, c, false)
+	if err != nil || !a.ReachesNode(cc) {
+		// An apiserver that could not admit is the target failing, not a case it cannot
+		// run: Observe reports the error (the case fails).
 		return true, ""
 	}
 	if why := releaseGap(p.node, false, c, p.node.Info()); why != "" {
@@ -312,7 +315,7 @@ func (p *Pair) HostNeeds(c *Case) []hostfeature.Feature {
 	if ok, _ := p.api.SupportsAdmission(c); !ok {
 		return nil
 	}
-	cc, a, err := p.admit(c, false)
+	cc, a, err := p.admit(context.Background(), c, false)
 	if err != nil || !a.ReachesNode(cc) {
 		return nil
 	}
@@ -331,7 +334,7 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 	if why := releaseGap(p.api, true, in, p.api.Info()); why != "" {
 		return nil, fmt.Errorf("case %q cannot run on this apiserver: %s", in.Name, why)
 	}
-	c, a, err := p.admit(in, true)
+	c, a, err := p.admit(ctx, in, true)
 	if err != nil {
 		return nil, err
 	}

@@ -9,11 +9,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-type fakeAPI struct{ allow bool }
+type fakeAPI struct {
+	allow bool
+	fail  error
+}
 
 func (f fakeAPI) Info() TargetInfo                       { return TargetInfo{Name: "fakeapi", Version: "v1"} }
 func (f fakeAPI) SupportsAdmission(*Case) (bool, string) { return true, "" }
-func (f fakeAPI) Admit(c *Case) (Admitted, error) {
+func (f fakeAPI) Admit(ctx context.Context, c *Case) (Admitted, error) {
+	if f.fail != nil {
+		return Admitted{}, f.fail
+	}
 	if !f.allow {
 		return Admitted{Admission: Admission{Errors: []string{"no"}}}, nil
 	}
@@ -71,6 +77,14 @@ func TestPair(t *testing.T) {
 	if err != nil || obs.Admission.Allowed || len(obs.Volumes) != 0 || n != 1 {
 		t.Fatalf("rejected: %+v, %v", obs, err)
 	}
+	// An apiserver that fails is the target's failure: the case is run, and its Observe fails.
+	failing := NewPair("x", fakeAPI{fail: errors.New("apiserver down")}, fakeNode{observed: &n})
+	if ok, why := failing.Supports(c); !ok {
+		t.Errorf("a case whose admission failed is not run (%s): it must fail", why)
+	}
+	if _, err := failing.Observe(context.Background(), c); err == nil || n != 1 {
+		t.Errorf("Observe after a failed admission = %v (node called %d times), want the error", err, n)
+	}
 	// An admitted pod asks the node.
 	if ok, why := NewPair("x", fakeAPI{allow: true}, fakeNode{observed: &n}).Supports(c); ok || why != "node says no" {
 		t.Errorf("Supports = %v, %q", ok, why)
@@ -109,9 +123,9 @@ type countingAPI struct {
 	n *int
 }
 
-func (f countingAPI) Admit(c *Case) (Admitted, error) {
+func (f countingAPI) Admit(ctx context.Context, c *Case) (Admitted, error) {
 	*f.n++
-	return f.fakeAPI.Admit(c)
+	return f.fakeAPI.Admit(ctx, c)
 }
 
 // TestPairAdmitsOnce: what the suites ask of a case (HostNeeds, Supports, then Observe) admits

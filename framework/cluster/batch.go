@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -25,15 +24,15 @@ const (
 	failedMountSettle = 3 * time.Second
 )
 
-// caseRun is one case of a batch on its way through admission and the node.
+// caseRun is one admitted case of a batch on its way through the node.
 type caseRun struct {
-	id     int // unique in its ObserveBatch: names its objects
-	c      *framework.Case
+	id int // unique in its batch: names its objects
+	c  *framework.Case
+	// obs collects what the node observed: its Volumes and Probes.
 	obs    *framework.Observation
 	err    error
-	pod    *corev1.Pod // as admitted (dry-run answer), nil when rejected
+	pod    *corev1.Pod // as admitted (the admission half's dry-run answer)
 	host   string      // node directory standing for "/" of this case's hostPath paths
-	policy string      // PolicyLabel value selecting the binding of the case's allowlist
 	probes []framework.Probe
 	vols   []batchVolume
 	// sources are the Secrets and ConfigMaps its volumes project, under names of its own.
@@ -70,43 +69,23 @@ type probePod struct {
 	hostPath bool
 }
 
-// ObserveBatch runs cases together: admission one by one, set-up and observation with many
-// cases per pod. With Options.Reconfigure the cluster's gates are changed in place for each
-// group of cases (reconfigure.go); otherwise every case runs on the gates the cluster has.
-// Results are in the order of cases.
-func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Result {
-	why := make([]string, len(cases))
-	for i, c := range cases {
-		if ok, reason := t.supports(c); !ok {
-			why[i] = reason
-		}
-	}
-	return t.observeBatch(ctx, cases, why)
-}
-
-// observeBatch is ObserveBatch of cases already asked about: why[i] says why case i is not
-// supported ("" = it is; nil = all are).
-func (t *Target) observeBatch(ctx context.Context, cases []*framework.Case, why []string) []Result {
+// observeAdmitted observes admitted cases together (the node half's ObserveBatch): set-up and
+// observation with many cases per pod. With Options.Reconfigure the cluster's gates are changed
+// in place for each group of cases (reconfigure.go); otherwise every case runs on the gates the
+// cluster has. Results are in the order of cases.
+func (t *Target) observeAdmitted(ctx context.Context, cases []framework.NodeCase) []framework.NodeResult {
 	runs := make([]*caseRun, len(cases))
-	for i, c := range cases {
-		runs[i] = &caseRun{id: i, c: c, obs: &framework.Observation{APIVersion: framework.ObservationVersion, Case: c.Name, Source: Name}}
-		if why != nil && why[i] != "" {
-			runs[i].err = fmt.Errorf("case not supported by the cluster target: %s", why[i])
-		}
+	for i, nc := range cases {
+		runs[i] = &caseRun{id: i, c: nc.Case, pod: nc.Admitted.Pod, obs: &framework.Observation{}}
 	}
 	if t.opts.Reconfigure {
 		t.observeReconfiguring(ctx, runs)
 	} else {
 		t.observeRuns(ctx, runs)
 	}
-	out := make([]Result, len(runs))
+	out := make([]framework.NodeResult, len(runs))
 	for i, r := range runs {
-		if r.err != nil {
-			out[i] = Result{Err: r.err}
-			continue
-		}
-		r.obs.Normalize()
-		out[i] = Result{Observation: r.obs}
+		out[i] = framework.NodeResult{Volumes: r.obs.Volumes, Probes: r.obs.Probes, Err: r.err}
 	}
 	return out
 }
@@ -124,7 +103,7 @@ func (t *Target) observeRuns(ctx context.Context, runs []*caseRun) {
 }
 
 func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
-	ns, err := t.createNamespace(ctx)
+	ns, err := t.createNamespace(ctx, true)
 	if ns != "" {
 		defer t.deleteNamespace(ns)
 	}
@@ -132,8 +111,7 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 		return err
 	}
 	const prefix = "probe"
-	pods, cleanup, err := t.setUp(ctx, ns, prefix, runs)
-	defer cleanup()
+	pods, err := t.setUp(ctx, ns, prefix, runs)
 	if err != nil {
 		return err
 	}
@@ -168,38 +146,28 @@ func (t *Target) observeIn(ctx context.Context, runs []*caseRun) error {
 	return nil
 }
 
-// setUp admits runs in namespace ns (under their flexVolume policies), plans their probe pods
-// (named prefix-N) and creates the hostPath fixtures and the Secrets and ConfigMaps they need.
-// cleanup removes the policy bindings.
-func (t *Target) setUp(ctx context.Context, ns, prefix string, runs []*caseRun) (pods []*probePod, cleanup func(), err error) {
-	bindings, err := t.bindPolicies(ctx, ns, runs)
-	cleanup = func() { t.unbindPolicies(bindings) }
+// setUp plans the probe pods (named prefix-N) of admitted runs in namespace ns and creates the
+// hostPath fixtures and the Secrets and ConfigMaps they need.
+func (t *Target) setUp(ctx context.Context, ns, prefix string, runs []*caseRun) ([]*probePod, error) {
+	pods, err := t.plan(runs, ns, prefix)
 	if err != nil {
-		return nil, cleanup, err
-	}
-	for _, r := range runs {
-		if r.err == nil {
-			r.admit(ctx, t, ns)
-		}
-	}
-	if pods, err = t.plan(runs, ns, prefix); err != nil {
-		return nil, cleanup, err
+		return nil, err
 	}
 	if err := t.createFixtures(ctx, ns, prefix, runs); err != nil {
-		return nil, cleanup, err
+		return nil, err
 	}
 	if err := t.createSources(ctx, ns, runs); err != nil {
-		return nil, cleanup, err
+		return nil, err
 	}
 	for _, p := range pods {
 		if p.flex {
 			if err := t.installFlexDriver(ctx, ns, prefix); err != nil {
-				return nil, cleanup, err
+				return nil, err
 			}
 			break
 		}
 	}
-	return pods, cleanup, nil
+	return pods, nil
 }
 
 // fail makes err the error of every case of p that has none yet.

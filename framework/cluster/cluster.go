@@ -1,12 +1,13 @@
 // Package cluster runs cases on any Kubernetes cluster reached through a kubeconfig: the
 // machinery of the `cluster` target (framework/targets/cluster registers it) and of the kind
 // target, which runs it on the clusters it creates.
-// The real apiserver admits each case (a server-side dry-run create: validation errors, dropped
-// fields read back from the pod it would store); the real kubelet sets up the admitted volumes
+// The target is a framework pair (apiserver.go, kubelet.go). The real apiserver admits each
+// case once (a server-side dry-run create: validation errors, dropped fields read back from the
+// pod it would store); the real kubelet sets up the admitted volumes
 // (Secrets and ConfigMaps created from Case.Sources) in pods whose probe container (the probe image, run as root) snapshots them and runs the
 // case's probes each as its user. hostPath set-up failures are read from the kubelet's
 // FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
-// installed on demand and bound per case. Many cases share one pod.
+// installed on demand and bound once per allowlist. Many cases share one pod.
 package cluster
 
 import (
@@ -156,7 +157,11 @@ type Target struct {
 	release string
 	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
 	gates framework.Gates
-	batch *Batch
+	// pair is the target's case path: the apiserver half (apiserver.go: admission) and the
+	// kubelet half (kubelet.go: the node, in batches), a framework.Batcher with the one
+	// prepared-results cache.
+	pair framework.Target
+	api  *apiserverHalf
 
 	mu        sync.Mutex
 	podStarts int
@@ -319,8 +324,8 @@ func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
 	t := &Target{opts: opts, config: cfg, client: cs, admitClient: admitClient, meta: meta, disco: disco, endpoint: ep,
 		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
 	t.ready = t.readyz
-	// The batch asks supports first: its cases need not be asked again.
-	t.batch = NewBatch(func(ctx context.Context, cases []*framework.Case) []Result { return t.observeBatch(ctx, cases, nil) }, t.supports)
+	t.api = &apiserverHalf{t: t}
+	t.pair = framework.NewTargetPair(Name, t.api, kubeletHalf{t})
 	return t, nil
 }
 
@@ -457,38 +462,10 @@ func (t *Target) Versions() (apiserver, kubelet string) { return t.version, t.ku
 // Gates are the gates the cluster's apiserver and kubelet report.
 func (t *Target) Gates() framework.Gates { return t.gates }
 
-// Supports says whether the cluster runs c (asked once per case: a prepared case was).
-func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Supports(c) }
-
-// supports says whether the cluster runs c: the gates must be the ones the cluster runs with,
-// and only what a stock cluster can set up is run on the node.
-func (t *Target) supports(c *framework.Case) (bool, string) {
-	if t.opts.Reconfigure {
-		if r := t.unsettable(c.Gates); r != "" {
-			return false, r
-		}
-	} else if r := GatesMismatch(c.Gates, t.gates); r != "" {
-		return false, r
-	}
-	if r := ReleasesMismatch(c, t.version, t.kubeletVersion); r != "" {
-		return false, r
-	}
-	if framework.ChangesKubeletRelease(c) {
-		kr, ok := t.opts.NodeControl.(KubeletReleaser)
-		if !ok || !t.opts.Reconfigure {
-			return false, "a kubeletRelease step replaces the node's kubelet: only a target that has the kubelet binaries of other releases and controls the node does (kind@matrix)"
-		}
-		for _, s := range append([]framework.Step{{KubeletRelease: c.Releases.Of(false)}}, c.After...) {
-			if s.KubeletRelease != "" && !slices.Contains(kr.KubeletReleases(), s.KubeletRelease) {
-				return false, fmt.Sprintf("needs the kubelet of %s, which this target cannot give node %s (it has %s)", s.KubeletRelease, t.node, strings.Join(kr.KubeletReleases(), ", "))
-			}
-		}
-	}
-	if t.opts.NodeControl == nil && needsNodeControl(c) {
-		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
-	}
-	return Runnable(c, t.opts.InstallFlexDriver)
-}
+// Supports says whether the cluster runs c: its apiserver half (the gates, the cell, the
+// object), then, for a case that reaches the node, its kubelet half (asked once per case: a
+// prepared case was).
+func (t *Target) Supports(c *framework.Case) (bool, string) { return t.pair.Supports(c) }
 
 // needsNodeControl says whether a step of c changes or restarts the kubelet.
 func needsNodeControl(c *framework.Case) bool {
@@ -547,6 +524,14 @@ func (t *Target) Releases() framework.Releases {
 // Runnable says whether a stock cluster can run c at all, whatever its gates; flexDriver says
 // whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver).
 func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
+	if ok, why := admissible(c); !ok {
+		return false, why
+	}
+	return settable(c, flexDriver)
+}
+
+// admissible says whether the target can send c's objects to a v1 apiserver as c means them.
+func admissible(c *framework.Case) (bool, string) {
 	switch {
 	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
 		return false, "preservePermissions is not a field of the v1 API"
@@ -558,7 +543,13 @@ func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 		// The ServiceAccount admission plugin names "default" before validation runs, so a
 		// cluster never shows ValidatePodCreate's rule for a pod without one.
 		return false, "a serviceAccountToken projection in a pod without serviceAccountName: a cluster's ServiceAccount admission plugin sets one"
-	case c.Pod == nil || c.AdmissionOnly:
+	}
+	return true, ""
+}
+
+// settable says whether a stock node sets up c's volumes; flexDriver as for Runnable.
+func settable(c *framework.Case, flexDriver bool) (bool, string) {
+	if c.Pod == nil || c.AdmissionOnly {
 		return true, ""
 	}
 	for _, v := range c.Pod.Spec.Volumes {
@@ -605,20 +596,55 @@ func hasTokenProjection(pod *corev1.Pod) bool {
 	return false
 }
 
-// Prepare runs cases in one batch (framework.Batcher); Observe then returns each one's result.
+// Prepare admits each case once and observes those that reach the node in one batch
+// (framework.Batcher); Observe then returns each one's result.
 func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
-	return t.batch.Prepare(ctx, cases)
+	return t.pair.(framework.Batcher).Prepare(ctx, cases)
 }
 
 // Observe returns what Prepare observed for c, or runs c alone (a batch of one).
 func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
-	return t.batch.Observe(ctx, c)
+	return t.pair.Observe(ctx, c)
 }
 
-// Close removes what the run left on the cluster (Cleanup: the batch namespaces still there,
-// also stuck ones) and then the run's record of the cluster.
+// admitOn makes the target admit its cases through other's apiserver half (the nodes of a
+// Spread: one apiserver writes every node's pods, so each case is admitted once). Before any
+// case.
+func (t *Target) admitOn(other *Target) {
+	t.api = other.api
+	t.pair = framework.NewTargetPair(Name, t.api, kubeletHalf{t})
+}
+
+// ObserveBatch observes cases together (Prepare) and hands out each one's result, in the order
+// of cases.
+func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []Result {
+	return ObserveEach(ctx, t, cases)
+}
+
+// ObserveEach has t Prepare cases and hands out each one's result, in the order of cases (for
+// callers that drive a cluster or kind target themselves); a case t does not run is an error
+// that says why.
+func ObserveEach(ctx context.Context, t interface {
+	framework.Target
+	framework.Batcher
+}, cases []*framework.Case) []Result {
+	_ = t.Prepare(ctx, cases) // its error is ctx's, which each Observe below meets
+	out := make([]Result, len(cases))
+	for i, c := range cases {
+		if ok, why := t.Supports(c); !ok {
+			out[i].Err = fmt.Errorf("case not supported by the %s target: %s", t.Info().Name, why)
+			continue
+		}
+		out[i].Observation, out[i].Err = t.Observe(ctx, c)
+	}
+	return out
+}
+
+// Close removes what the run left on the cluster (the admission half's namespace and bindings,
+// then Cleanup: the batch namespaces still there, also stuck ones) and then the run's record of
+// the cluster.
 func (t *Target) Close() error {
-	err := t.Cleanup(context.Background())
+	err := errors.Join(t.pair.Close(), t.Cleanup(context.Background()))
 	if err == nil {
 		t.removeRecord()
 	}

@@ -122,7 +122,7 @@ func TestKubeletStepsNeedNodeControl(t *testing.T) {
 		{"kubelet restart", []framework.Step{{RestartKubelet: true}}, false},
 	} {
 		c := &framework.Case{After: tc.steps}
-		if ok, why := target.supports(c); ok != tc.ok {
+		if ok, why := (kubeletHalf{target}).SupportsNode(c, framework.Admitted{}); ok != tc.ok {
 			t.Errorf("%s: supported %v (%s), want %v", tc.name, ok, why, tc.ok)
 		}
 	}

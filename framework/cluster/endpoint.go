@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"net/http"
 	"sync/atomic"
 
@@ -15,6 +16,18 @@ import (
 // the watches and the exec streams all follow it without being built again. The kubelet keeps
 // the kubeconfig's apiserver: gates act on the apiserver that writes a pod, not on the one a
 // kubelet reads it from, as in an HA control plane being upgraded one apiserver at a time.
+
+// The admission half (apiserver.go) admits each case on the apiserver of the case's own gates
+// while the node half's pods are created on the one in force: a request whose context names an
+// endpoint (withEndpoint) goes there, whatever is in force.
+
+// endpointKey is the context key of a request's own endpoint.
+type endpointKey struct{}
+
+// withEndpoint sends the requests made with ctx to host ("" = the kubeconfig's server).
+func withEndpoint(ctx context.Context, host string) context.Context {
+	return context.WithValue(ctx, endpointKey{}, host)
+}
 
 // endpoint is where the target's requests go: "" is the kubeconfig's server, else host:port.
 type endpoint struct{ host atomic.Pointer[string] }
@@ -41,7 +54,10 @@ type hostRewriter struct {
 }
 
 func (h hostRewriter) RoundTrip(req *http.Request) (*http.Response, error) {
-	host := h.e.get()
+	host, own := req.Context().Value(endpointKey{}).(string)
+	if !own {
+		host = h.e.get()
+	}
 	if host == "" || req.URL.Host == host {
 		return h.next.RoundTrip(req)
 	}

@@ -6,10 +6,10 @@ import (
 	"github.com/volperm/volperm/framework"
 )
 
-// Batch runs many cases together and keeps each one's Result for its Observe (in the one
-// prepared-results cache, framework.Prepared): the framework.Batcher of a target that has
-// ObserveBatch (cluster, kind). Pod start-up dominates a cluster's time, so the suites Prepare an
-// area's cases in one batch.
+// Batch runs many cases together and keeps each one's Result for its Observe (in a
+// framework.Prepared): the framework.Batcher of kind --per-cell, whose clusters (one per
+// kind-config, each a cluster Target: a pair with its own prepared results) are deleted before
+// the specs that read their results run.
 type Batch struct {
 	observe  func(ctx context.Context, cases []*framework.Case) []Result
 	supports func(c *framework.Case) (bool, string)

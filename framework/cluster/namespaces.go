@@ -13,9 +13,10 @@ import (
 	"github.com/volperm/volperm/framework"
 )
 
-// createNamespace creates a batch namespace, which deleteNamespace deletes (and Cleanup, if
-// that fails or it gets stuck), and starts following its pods (podTracker).
-func (t *Target) createNamespace(ctx context.Context) (string, error) {
+// createNamespace creates a namespace of the run (a batch's; the admission half's), which
+// deleteNamespace deletes (and Cleanup, if that fails or it gets stuck); with track, it starts
+// following its pods (podTracker).
+func (t *Target) createNamespace(ctx context.Context, track bool) (string, error) {
 	l := maps.Clone(t.opts.NamespaceLabels)
 	if l == nil {
 		l = map[string]string{}
@@ -33,7 +34,9 @@ func (t *Target) createNamespace(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create namespace: %w", err)
 	}
-	t.trackPods(ns.Name)
+	if track {
+		t.trackPods(ns.Name)
+	}
 	// The ServiceAccount admission plugin rejects pods until the namespace's default account
 	// exists. The controller-manager creates it, but after an apiserver restart (Reconfigure) it
 	// is often in CrashLoopBackOff (it lost its leader lease), so the target creates it itself.

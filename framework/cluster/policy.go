@@ -2,13 +2,10 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -69,84 +66,6 @@ func (t *Target) installPolicy(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("install policy %s: %w", vap.Name, err)
 	}
 	return vap.Name, nil
-}
-
-// bindPolicies gives every case with a FlexVolumePolicy its parameters and binding, selected by
-// PolicyLabel=<key>, and waits until a canary binding denies: bindings take effect when the
-// apiserver's policy informer has seen them. It returns the bindings to delete.
-func (t *Target) bindPolicies(ctx context.Context, ns string, runs []*caseRun) ([]string, error) {
-	keys := map[*caseRun]string{}
-	for _, r := range runs {
-		if r.err == nil && r.c.FlexVolumePolicy != nil {
-			keys[r] = fmt.Sprintf("p%d", r.id)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	policy, err := t.installPolicy(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var bindings []string
-	bind := func(key string, data map[string]string) error {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: ns, Labels: ownedLabels()}, Data: data}
-		if err := t.create(ctx, func(ctx context.Context) error {
-			_, err := t.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
-			return err
-		}); err != nil {
-			return fmt.Errorf("policy parameters %s: %w", key, err)
-		}
-		deny := admissionv1.DenyAction
-		b := &admissionv1.ValidatingAdmissionPolicyBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + key, Labels: ownedLabels()},
-			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-				PolicyName:        policy,
-				ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-				ParamRef:          &admissionv1.ParamRef{Name: key, Namespace: ns, ParameterNotFoundAction: &deny},
-				MatchResources: &admissionv1.MatchResources{ObjectSelector: &metav1.LabelSelector{
-					MatchLabels: map[string]string{PolicyLabel: ns + "-" + key}}},
-			},
-		}
-		if err := t.create(ctx, func(ctx context.Context) error {
-			_, err := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{})
-			return err
-		}); err != nil {
-			return fmt.Errorf("policy binding %s: %w", b.Name, err)
-		}
-		bindings = append(bindings, b.Name)
-		return nil
-	}
-	for r, key := range keys {
-		if err := bind(key, policyParams(r.c.FlexVolumePolicy)); err != nil {
-			return bindings, err
-		}
-		r.policy = ns + "-" + key
-	}
-	// The canary allows no volume type, so an emptyDir pod under it is denied once it is live.
-	if err := bind("canary", policyParams(&framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"none"}})); err != nil {
-		return bindings, err
-	}
-	canary := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "canary", Namespace: ns, Labels: map[string]string{PolicyLabel: ns + "-canary"}},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "c", Image: t.opts.ProbeImage}},
-			Volumes:    []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-		},
-	}
-	err = waitFor(ctx, 60*time.Second, 250*time.Millisecond, "policy bindings in effect", func() (bool, error) {
-		err := t.call(ctx, func(ctx context.Context) error {
-			_, err := t.client.CoreV1().Pods(ns).Create(ctx, canary, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			return err
-		})
-		var down *APIServerDownError
-		if errors.As(err, &down) {
-			return false, err
-		}
-		// Denied by the policy, not forbidden by a restarting apiserver's authorizer.
-		return apierrors.IsForbidden(err) && policyErrors(err.Error()) != nil, nil
-	})
-	return bindings, err
 }
 
 func (t *Target) unbindPolicies(bindings []string) {

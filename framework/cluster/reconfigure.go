@@ -41,6 +41,21 @@ func (t *Target) unsettable(g framework.Gates) string {
 	return ""
 }
 
+// gatesGap says why the cluster cannot run one component's gates of c (api: the apiserver's,
+// else the kubelet's): reconfiguring, gates it cannot be given; otherwise gates other than the
+// ones it runs ("" = none). The other component's maps are left empty (every gate is off by
+// default: framework.KnownGates).
+func (t *Target) gatesGap(c *framework.Case, api bool) string {
+	want, have := framework.Gates{Kubelet: c.Gates.Kubelet}, framework.Gates{Kubelet: t.gates.Kubelet}
+	if api {
+		want, have = framework.Gates{APIServer: c.Gates.APIServer}, framework.Gates{APIServer: t.gates.APIServer}
+	}
+	if t.opts.Reconfigure {
+		return t.unsettable(want)
+	}
+	return GatesMismatch(want, have)
+}
+
 // fullGates is g with every known gate the cluster has, defaults filled in.
 func (t *Target) fullGates(g framework.Gates) framework.Gates {
 	fill := func(want, have map[string]bool) map[string]bool {
@@ -184,26 +199,11 @@ func (t *Target) setKubeletRelease(ctx context.Context, release string, gates ma
 func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle bool) error {
 	if !maps.Equal(want.APIServer, t.gates.APIServer) {
 		start := time.Now()
-		ep, err := t.opts.NodeControl.SetAPIServerGates(ctx, want.APIServer)
+		ep, err := t.apiserverOf(ctx, want.APIServer)
 		if err != nil {
-			return err
+			return err // the apiserver of the gates in force still serves
 		}
-		previous := t.endpoint.get()
 		t.endpoint.set(ep)
-		err = waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+cellKey(framework.Gates{APIServer: want.APIServer}), func() (bool, error) {
-			got, err := t.featureGatesOnce(ctx, "/metrics")
-			if err != nil || GatesMismatch(framework.Gates{APIServer: want.APIServer}, framework.Gates{APIServer: got}) != "" {
-				return false, nil // starting, or not serving those gates yet
-			}
-			rctx, cancel := context.WithTimeout(ctx, callTimeout)
-			defer cancel()
-			_, err = t.client.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(rctx)
-			return err == nil, nil
-		})
-		if err != nil {
-			t.endpoint.set(previous) // the apiserver of the gates in force still serves
-			return err
-		}
 		t.gates.APIServer = maps.Clone(want.APIServer)
 		where := "the kubeconfig's apiserver"
 		if ep != "" {
@@ -227,4 +227,27 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 		t.logf("kubelet restarted with %s in %s", cellKey(framework.Gates{Kubelet: want.Kubelet}), time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
+}
+
+// apiserverOf is the endpoint of an apiserver of the cluster that serves gates (full maps,
+// fullGates): the node control gives one (NodeControl.SetAPIServerGates), and it is waited for
+// until it reports the gates and is ready. Nothing is put in force: the caller sends its requests
+// there (endpoint.go).
+func (t *Target) apiserverOf(ctx context.Context, gates map[string]bool) (string, error) {
+	ep, err := t.opts.NodeControl.SetAPIServerGates(ctx, gates)
+	if err != nil {
+		return "", err
+	}
+	ectx := withEndpoint(ctx, ep)
+	err = waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+cellKey(framework.Gates{APIServer: gates}), func() (bool, error) {
+		got, err := t.featureGatesOnce(ectx, "/metrics")
+		if err != nil || GatesMismatch(framework.Gates{APIServer: gates}, framework.Gates{APIServer: got}) != "" {
+			return false, nil // starting, or not serving those gates yet
+		}
+		rctx, cancel := context.WithTimeout(ectx, callTimeout)
+		defer cancel()
+		_, err = t.client.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(rctx)
+		return err == nil, nil
+	})
+	return ep, err
 }

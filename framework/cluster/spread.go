@@ -30,6 +30,7 @@ type Spread struct {
 // NewSpread makes a Target on each node (opts with Node set to it), the nodes grouped by pool.
 func NewSpread(ctx context.Context, opts Options, pools [][]NodeInfo) (*Spread, error) {
 	s := &Spread{infos: pools, where: map[*framework.Case][]int{}, cases: map[string]int{}}
+	var first *Target
 	for _, pool := range pools {
 		var ts []*Target
 		for _, n := range pool {
@@ -39,6 +40,11 @@ func NewSpread(ctx context.Context, opts Options, pools [][]NodeInfo) (*Spread, 
 			if err != nil {
 				s.Close()
 				return nil, fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			if first == nil {
+				first = t
+			} else {
+				t.admitOn(first) // one apiserver for every node
 			}
 			ts = append(ts, t)
 		}

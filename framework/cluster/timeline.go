@@ -139,7 +139,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 			}
 		}
 	}()
-	ns, err := t.createNamespace(ctx)
+	ns, err := t.createNamespace(ctx, true)
 	if ns != "" {
 		defer t.deleteNamespace(ns)
 	}
@@ -193,8 +193,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 	}
 	for k := 0; k <= len(tl.steps); k++ {
 		if len(tl.created[k]) > 0 {
-			ps, cleanup, err := t.setUp(ctx, ns, fmt.Sprintf("t%d", k), tl.created[k])
-			cleanup()
+			ps, err := t.setUp(ctx, ns, fmt.Sprintf("t%d", k), tl.created[k])
 			if err != nil {
 				return abort(err)
 			}

@@ -7,8 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/volperm/volperm/framework"
 )
 
 // The warnings of a request reach the collector of its context; only the unknown-field ones are
@@ -38,19 +36,14 @@ func TestWarningsOfARequest(t *testing.T) {
 // with the handler's text, not the target's failure.
 func TestStrictDecodingRejection(t *testing.T) {
 	text := `Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.volumes[0].emptyDir.mode"`
-	r := &caseRun{obs: &framework.Observation{}}
-	r.setAdmission(apierrors.NewBadRequest(text))
-	if r.err != nil || r.obs.Admission.Allowed || !reflect.DeepEqual(r.obs.Admission.Errors, []string{text}) {
-		t.Errorf("err %v, admission %+v: want the rejection %q", r.err, r.obs.Admission, text)
+	a, err := admission(apierrors.NewBadRequest(text))
+	if err != nil || a.Allowed || !reflect.DeepEqual(a.Errors, []string{text}) {
+		t.Errorf("err %v, admission %+v: want the rejection %q", err, a, text)
 	}
-	r = &caseRun{obs: &framework.Observation{}}
-	r.setAdmission(apierrors.NewBadRequest("the server rejected our request for an unknown reason"))
-	if r.err == nil {
-		t.Errorf("another BadRequest taken for a rejection: %+v", r.obs.Admission)
+	if a, err := admission(apierrors.NewBadRequest("the server rejected our request for an unknown reason")); err == nil {
+		t.Errorf("another BadRequest taken for a rejection: %+v", a)
 	}
-	r = &caseRun{obs: &framework.Observation{}}
-	r.setAdmission(apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "x"))
-	if r.err == nil {
+	if _, err := admission(apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "x")); err == nil {
 		t.Error("NotFound taken for a rejection")
 	}
 }

@@ -34,7 +34,7 @@ func (a *APIServer) Info() framework.TargetInfo {
 func (a *APIServer) SupportsAdmission(*framework.Case) (bool, string) { return true, "" }
 
 // Admit asks the agent to admit c's pod (or update, or PersistentVolume).
-func (a *APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
+func (a *APIServer) Admit(ctx context.Context, c *framework.Case) (framework.Admitted, error) {
 	req := &execproto.AdmitRequest{
 		Pod:                    c.Pod,
 		OldPod:                 c.OldPod,
@@ -47,7 +47,7 @@ func (a *APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
 	if p := c.FlexVolumePolicy; p != nil {
 		req.FlexVolumePolicy = &execproto.FlexVolumePolicy{AllowedVolumeTypes: p.AllowedVolumeTypes, AllowedDrivers: p.AllowedDrivers}
 	}
-	out, version, err := a.callMessage(context.Background(), execproto.Message{Op: execproto.OpAdmit, Admit: req})
+	out, version, err := a.callMessage(ctx, execproto.Message{Op: execproto.OpAdmit, Admit: req})
 	if err != nil {
 		return framework.Admitted{}, err
 	}

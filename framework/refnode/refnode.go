@@ -58,7 +58,7 @@ func (APIServer) RunsRelease(string) bool { return true }
 func (APIServer) SupportsAdmission(*framework.Case) (bool, string) { return true, "" }
 
 // Admit runs c's admission through nodeimpl/admission. It never fails.
-func (APIServer) Admit(c *framework.Case) (framework.Admitted, error) {
+func (APIServer) Admit(_ context.Context, c *framework.Case) (framework.Admitted, error) {
 	req := admission.Request{
 		Pod:                    c.Pod,
 		OldPod:                 c.OldPod,

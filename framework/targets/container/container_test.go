@@ -247,7 +247,7 @@ func TestReadOnlyMountsRefuseWrites(t *testing.T) {
 	}
 	// What a container sees, all the same: run the case without asking Supports.
 	c.Complete()
-	a, err := refnode.APIServer{}.Admit(c)
+	a, err := refnode.APIServer{}.Admit(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,7 +227,10 @@ type Target struct {
 	mu       sync.Mutex
 	provider *kindcluster.Provider
 	live     map[string]*liveCluster // by config name
-	batch    *cluster.Batch
+	// cases is where the cases go: the one cluster's target (cases.go); perCell keeps what
+	// each config's cluster observed before it was deleted (PerCell).
+	cases   onCluster
+	perCell *cluster.Batch
 	// madeNetwork: the Docker network kindNetwork did not exist before this target's first
 	// cluster, so the target removes it at the end.
 	networkChecked, madeNetwork bool
@@ -275,7 +278,8 @@ func New(opts Options) (*Target, error) {
 		}
 	}
 	t := &Target{opts: opts, configs: cfgs, live: map[string]*liveCluster{}}
-	t.batch = cluster.NewBatch(t.ObserveBatch, t.supportsOn(t.release()))
+	t.cases = onCluster{t: t, supports: t.supportsOn(t.release())}
+	t.perCell = cluster.NewBatch(t.observePerCell, t.cases.supports)
 	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
 	return t, nil
 }
@@ -330,8 +334,14 @@ func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
 // ones a reconfigured cluster can turn on, those of its release (framework.GatesOfRelease).
 var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true, framework.GateAtomicWriteVolumeUserFields: true}
 
-// Supports says whether the target runs c (asked once per case: a prepared case was).
-func (t *Target) Supports(c *framework.Case) (bool, string) { return t.batch.Supports(c) }
+// Supports says whether the target runs c: kind's own check, then the cluster's once it
+// exists (a prepared case is not asked again).
+func (t *Target) Supports(c *framework.Case) (bool, string) {
+	if t.opts.PerCell {
+		return t.perCell.Supports(c)
+	}
+	return t.cases.Supports(c)
+}
 
 // supportsOn says whether the cluster can be given c's gates (PerCell: a kind-config has them)
 // and a stock cluster whose apiserver runs the node image's release and whose kubelet runs
@@ -371,39 +381,31 @@ func (t *Target) supports(c *framework.Case) (bool, string) {
 	return cluster.Runnable(c, true)
 }
 
-// Prepare runs cases in one batch per cluster config (framework.Batcher).
+// Prepare has the target's one cluster prepare cases (framework.Batcher), created by the first
+// batch from the kind-config that most of its cases need and kept until Close; the cluster
+// target moves its gates from cell to cell. PerCell: a cluster per config (observePerCell).
 func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
-	return t.batch.Prepare(ctx, cases)
+	if t.opts.PerCell {
+		return t.perCell.Prepare(ctx, cases)
+	}
+	return t.cases.Prepare(ctx, cases)
 }
 
 // Observe returns what Prepare observed for c, or runs c alone.
 func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
-	return t.batch.Observe(ctx, c)
+	if t.opts.PerCell {
+		return t.perCell.Observe(ctx, c)
+	}
+	return t.cases.Observe(ctx, c)
 }
 
-// ObserveBatch runs cases on the target's one cluster, created by the first batch from the
-// kind-config that most of its cases need and kept until Close; the cluster target moves its
-// gates from cell to cell. PerCell: observePerCell.
+// ObserveBatch observes cases together and hands out each one's result, in their order (for
+// callers that drive the target themselves).
 func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cluster.Result {
 	if t.opts.PerCell {
 		return t.observePerCell(ctx, cases)
 	}
-	out := make([]cluster.Result, len(cases))
-	if len(cases) == 0 {
-		return out
-	}
-	lc, err := t.shared(ctx, cases)
-	if err != nil {
-		for i := range out {
-			out[i].Err = err
-		}
-		return out
-	}
-	start, pods := time.Now(), lc.target.PodStarts()
-	out = lc.target.ObserveBatch(ctx, cases)
-	t.countPods(lc.target.PodStarts() - pods)
-	t.logf("%s: %d cases, %d pod starts, in %s", lc.name, len(cases), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
-	return out
+	return cluster.ObserveEach(ctx, t, cases)
 }
 
 // Cluster is the target's one cluster (created, if need be, from the kind-config most of
@@ -432,6 +434,27 @@ func (t *Target) Kubeconfig() string { return t.one().kubeconfig }
 
 // ClusterName is the kind cluster name of the target's one cluster ("" before it is created).
 func (t *Target) ClusterName() string { return t.one().name }
+
+// created is the target's one cluster once its creation has succeeded, else nil.
+func (t *Target) created() *liveCluster {
+	t.mu.Lock()
+	var lc *liveCluster
+	for _, l := range t.live {
+		lc = l
+	}
+	t.mu.Unlock()
+	if lc == nil {
+		return nil
+	}
+	select {
+	case <-lc.ready:
+		if lc.err == nil {
+			return lc
+		}
+	default:
+	}
+	return nil
+}
 
 // one is the target's one live cluster (a zero one before it is created).
 func (t *Target) one() liveCluster {

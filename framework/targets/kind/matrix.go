@@ -52,8 +52,7 @@ func (t *Target) Matrix() *framework.Matrix {
 	by := map[framework.Releases]framework.Target{}
 	var cells []framework.Releases
 	for _, r := range t.opts.KubeletReleases {
-		c := &cell{t: t, release: r}
-		c.batch = cluster.NewBatch(c.observeBatch, t.supportsOn(r))
+		c := &cell{t: t, release: r, cases: onCluster{t: t, release: r, supports: t.supportsOn(r)}}
 		rel := framework.Releases{APIServer: api, Kubelet: framework.MinorRelease(r)}
 		by[rel] = c
 		cells = append(cells, rel)
@@ -67,7 +66,7 @@ func (t *Target) Matrix() *framework.Matrix {
 type cell struct {
 	t       *Target
 	release string
-	batch   *cluster.Batch
+	cases   onCluster
 }
 
 func (c *cell) Info() framework.TargetInfo {
@@ -75,44 +74,20 @@ func (c *cell) Info() framework.TargetInfo {
 		"apiserver": c.t.release(), "kubelet": c.release, "nodeImage": c.t.opts.NodeImage}}
 }
 
-func (c *cell) Supports(k *framework.Case) (bool, string) { return c.batch.Supports(k) }
+func (c *cell) Supports(k *framework.Case) (bool, string) { return c.cases.Supports(k) }
 
 func (c *cell) Prepare(ctx context.Context, cases []*framework.Case) error {
-	return c.batch.Prepare(ctx, cases)
+	return c.cases.Prepare(ctx, cases)
 }
 
 func (c *cell) Observe(ctx context.Context, k *framework.Case) (*framework.Observation, error) {
-	return c.batch.Observe(ctx, k)
+	return c.cases.Observe(ctx, k)
 }
 
 // Close does nothing: the matrix closes the target, which deletes the cluster.
 func (c *cell) Close() error { return nil }
 
 func (c *cell) KnownDifference(k *framework.Case) (string, bool) { return knowndiff.Explain(k) }
-
-// observeBatch runs cases on the worker of the cell's release.
-func (c *cell) observeBatch(ctx context.Context, cases []*framework.Case) []cluster.Result {
-	out := make([]cluster.Result, len(cases))
-	if len(cases) == 0 {
-		return out
-	}
-	lc, err := c.t.shared(ctx, cases)
-	if err == nil && lc.byRelease[c.release] == nil {
-		err = fmt.Errorf("kind target: cluster %s has no worker of kubelet %s", lc.name, c.release)
-	}
-	if err != nil {
-		for i := range out {
-			out[i].Err = err
-		}
-		return out
-	}
-	ct := lc.byRelease[c.release]
-	start, pods := time.Now(), ct.PodStarts()
-	out = ct.ObserveBatch(ctx, cases)
-	c.t.countPods(ct.PodStarts() - pods)
-	c.t.logf("%s, kubelet %s: %d cases, %d pod starts, in %s", lc.name, c.release, len(cases), ct.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
-	return out
-}
 
 var (
 	_ framework.Batcher          = (*cell)(nil)

@@ -1,0 +1,385 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/execproto"
+)
+
+// apiserverHalf is the cluster's apiserver as the admission half of the target's pair
+// (framework.APIServer, docs/spec.md step 1): each case is admitted once, by a server-side
+// dry-run create in a namespace of the half's own, on the apiserver of the case's gates when
+// the target reconfigures them (endpoint.go), under its flexVolume allowlist's binding. The
+// answer is what the apiserver would store (defaulted, disabled fields dropped) or its
+// rejection; the node half creates the probe pods from the stored pod.
+type apiserverHalf struct {
+	t *Target
+
+	// mu serialises admissions: the namespace, the bindings and the names are made once.
+	mu sync.Mutex
+	ns string
+	n  int // objects admitted so far: names case-N and volperm-<ns>-N
+	// bindings is the PolicyLabel value of each allowlist bound, by its parameters.
+	bindings map[string]string
+	// made are the policy bindings to delete at Close, in creation order.
+	made []string
+	// inEffect is, per endpoint, how many of made a canary showed in effect there.
+	inEffect map[string]int
+	// policy is the allowlist policy's name, once installed.
+	policy string
+	// serving are the endpoints that serve each apiserver gate setting (Reconfigure).
+	serving map[string]string
+	// admitted are the answers given, by the case as admitted: the targets of a Spread share
+	// the half (every node's pods are written by the one apiserver), so a case asked about on
+	// one node and observed on another is admitted once.
+	admitted map[string]framework.Admitted
+}
+
+var (
+	_ framework.APIServer = (*apiserverHalf)(nil)
+	_ framework.OfRelease = (*apiserverHalf)(nil)
+)
+
+// Info names the cluster.
+func (h *apiserverHalf) Info() framework.TargetInfo { return h.t.Info() }
+
+// Release is the apiserver's minor release: a case of another cell is not run.
+func (h *apiserverHalf) Release() string { return framework.MinorRelease(h.t.version) }
+
+// SupportsAdmission says whether the cluster's apiserver runs with (or, reconfiguring, can be
+// given) c's gates, whether the cluster is c's cell, and whether c is something a v1 apiserver
+// admits as the target sends it (Runnable's checks of the object).
+func (h *apiserverHalf) SupportsAdmission(c *framework.Case) (bool, string) {
+	t := h.t
+	if r := t.gatesGap(c, true); r != "" {
+		return false, r
+	}
+	// One message names both components: the cell is the cluster's.
+	if r := ReleasesMismatch(c, t.version, t.kubeletVersion); r != "" {
+		return false, r
+	}
+	return admissible(c)
+}
+
+// Admit admits c on the cluster's apiserver (a dry-run create); an error is the apiserver
+// failing (unreachable past its bound), a rejection an Admission not allowed.
+func (h *apiserverHalf) Admit(ctx context.Context, c *framework.Case) (framework.Admitted, error) {
+	if c.Pod == nil && c.PersistentVolume == nil {
+		return framework.Admitted{Admission: framework.Admission{Allowed: true}}, nil
+	}
+	key, err := json.Marshal(c)
+	if err != nil {
+		return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a, ok := h.admitted[string(key)]; ok {
+		return copyAdmitted(a), nil
+	}
+	a, err := h.admit(ctx, c)
+	if err != nil {
+		return a, err
+	}
+	if h.admitted == nil {
+		h.admitted = map[string]framework.Admitted{}
+	}
+	h.admitted[string(key)] = a
+	return copyAdmitted(a), nil
+}
+
+// copyAdmitted is a with a pod of its own (the node half renames the pod's sources).
+func copyAdmitted(a framework.Admitted) framework.Admitted {
+	a.Pod = a.Pod.DeepCopy()
+	return a
+}
+
+// admit is Admit's one request (h.mu held).
+func (h *apiserverHalf) admit(ctx context.Context, c *framework.Case) (framework.Admitted, error) {
+	if h.t.opts.Reconfigure {
+		ep, err := h.endpoint(ctx, h.t.fullGates(c.Gates).APIServer)
+		if err != nil {
+			return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+		}
+		ctx = withEndpoint(ctx, ep)
+	}
+	ns, err := h.namespace(ctx)
+	if err != nil {
+		return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+	}
+	var label string
+	if c.FlexVolumePolicy != nil {
+		if label, err = h.bind(ctx, ns, c.FlexVolumePolicy); err != nil {
+			return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+		}
+	}
+	h.n++
+	if c.Pod == nil {
+		return h.admitVolume(ctx, c, ns, label)
+	}
+	return h.admitPod(ctx, c, ns, label)
+}
+
+// endpoint is the apiserver serving gates (the target's apiserverOf, once per setting).
+func (h *apiserverHalf) endpoint(ctx context.Context, gates map[string]bool) (string, error) {
+	key := cellKey(framework.Gates{APIServer: gates})
+	if ep, ok := h.serving[key]; ok {
+		return ep, nil
+	}
+	ep, err := h.t.apiserverOf(ctx, gates)
+	if err != nil {
+		return "", err
+	}
+	if h.serving == nil {
+		h.serving = map[string]string{}
+	}
+	h.serving[key] = ep
+	return ep, nil
+}
+
+// namespace is the half's namespace, created by the first admission that needs one.
+func (h *apiserverHalf) namespace(ctx context.Context) (string, error) {
+	if h.ns != "" {
+		return h.ns, nil
+	}
+	ns, err := h.t.createNamespace(ctx, false)
+	if err != nil {
+		if ns != "" {
+			h.t.deleteNamespace(ns)
+		}
+		return "", err
+	}
+	h.ns = ns
+	return ns, nil
+}
+
+// admitVolume admits a case's PersistentVolume.
+func (h *apiserverHalf) admitVolume(ctx context.Context, c *framework.Case, ns, label string) (framework.Admitted, error) {
+	pv := c.PersistentVolume.DeepCopy()
+	pv.Name = fmt.Sprintf("volperm-%s-%d", strings.TrimPrefix(ns, framework.Namespace+"-"), h.n)
+	withLabel(&pv.ObjectMeta, label)
+	err := h.t.call(ctx, func(ctx context.Context) error {
+		_, err := h.t.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	a, err := admission(err)
+	return framework.Admitted{Admission: a}, err
+}
+
+// admitPod admits a case's pod as the node half will run it: the probe image in every
+// container (a container of the volumes' mounts when the case has none), no service-account
+// token volume added.
+func (h *apiserverHalf) admitPod(ctx context.Context, c *framework.Case, ns, label string) (framework.Admitted, error) {
+	t := h.t
+	pod := c.Pod.DeepCopy()
+	pod.Name = fmt.Sprintf("case-%d", h.n)
+	pod.Namespace = ns
+	pod.UID = ""
+	withLabel(&pod.ObjectMeta, label)
+	no := false
+	pod.Spec.AutomountServiceAccountToken = &no // no token volume is added to the case's volumes
+	if len(pod.Spec.Containers) == 0 {
+		ctr := corev1.Container{Name: "probe"}
+		for _, v := range pod.Spec.Volumes {
+			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: "/volumes/" + v.Name})
+		}
+		pod.Spec.Containers = []corev1.Container{ctr}
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].Image = t.opts.ProbeImage
+		pod.Spec.Containers[i].ImagePullPolicy = corev1.PullNever
+	}
+	var stored *corev1.Pod
+	var warned *warningCollector
+	// The case's fieldValidation ("" = the apiserver's default, Warn, as client-go sends);
+	// docs/spec.md [releases.apiserver-unknown-field].
+	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: c.FieldValidation}
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		ctx, warned = withWarnings(ctx) // the last attempt's
+		stored, err = t.admitClient.CoreV1().Pods(ns).Create(ctx, pod, opts)
+		return err
+	})
+	a, err := admission(err)
+	if err != nil || !a.Allowed {
+		return framework.Admitted{Admission: a}, err
+	}
+	warnings, unknown := warned.unknownFields()
+	a.Warnings = warnings
+	// v1.37 pkg/api/pod/util.go dropDisabledFields: the fields the gate-off apiserver cleared;
+	// a field the apiserver's release does not know is not kept either, but it was not dropped:
+	// it is an unknown field, warned about.
+	dropped, err := execproto.DroppedFields(pod.Spec.Volumes, stored.Spec.Volumes)
+	if err != nil {
+		return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+	}
+	for _, d := range dropped {
+		if !slices.Contains(unknown, d) {
+			a.Dropped = append(a.Dropped, d)
+		}
+	}
+	return framework.Admitted{Admission: a, Pod: stored}, nil
+}
+
+// withLabel selects the binding of the case's allowlist ("" = it has none).
+func withLabel(m *metav1.ObjectMeta, label string) {
+	if label == "" {
+		return
+	}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[PolicyLabel] = label
+}
+
+// admission is the dry-run's answer: allowed, or the rejection's texts; an error that is not a
+// rejection (the apiserver unreachable) is the target's failure for the case.
+func admission(err error) (framework.Admission, error) {
+	if err == nil {
+		return framework.Admission{Allowed: true}, nil
+	}
+	var down *APIServerDownError
+	// A rejection is Invalid (validation), Forbidden (admission) or, for a body the apiserver's
+	// release cannot decode strictly, BadRequest (k8s.io/apiserver handlers/create.go
+	// transformDecodeError: "... strict decoding error: unknown field ...").
+	if errors.As(err, &down) || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) && !strictDecodingError(err) {
+		return framework.Admission{}, fmt.Errorf("admission: %w", err)
+	}
+	a := framework.Admission{Errors: admissionErrors(err)}
+	if errs := policyErrors(err.Error()); errs != nil {
+		a.Errors = errs
+	}
+	return a, nil
+}
+
+// strictDecodingError says whether err is the apiserver's refusal of a body with a field its
+// release does not know, under fieldValidation Strict.
+func strictDecodingError(err error) bool {
+	return apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "strict decoding error")
+}
+
+// bind gives allowlist p its parameters and binding, selected by PolicyLabel (once per
+// allowlist: a second case of the same parameters shares it), and waits until a canary shows
+// every binding made so far in effect on the endpoint of ctx: a binding takes effect when that
+// apiserver's policy informer has seen it. It returns the PolicyLabel value of p's binding.
+func (h *apiserverHalf) bind(ctx context.Context, ns string, p *framework.FlexVolumePolicy) (string, error) {
+	if h.policy == "" {
+		name, err := h.t.installPolicy(ctx)
+		if err != nil {
+			return "", err
+		}
+		h.policy = name
+	}
+	raw, _ := json.Marshal(policyParams(p))
+	label, ok := h.bindings[string(raw)]
+	if !ok {
+		key := fmt.Sprintf("p%d", len(h.bindings))
+		if err := h.t.bindPolicy(ctx, h.policy, ns, key, policyParams(p), &h.made); err != nil {
+			return "", err
+		}
+		label = ns + "-" + key
+		if h.bindings == nil {
+			h.bindings = map[string]string{}
+		}
+		h.bindings[string(raw)] = label
+	}
+	ep, _ := ctx.Value(endpointKey{}).(string)
+	if h.inEffect[ep] == len(h.made) {
+		return label, nil
+	}
+	// A canary binding made after them allows no volume type: once an emptyDir pod under it is
+	// denied there, that apiserver has seen every binding before it (an informer sees objects
+	// in the order they were written).
+	canary := fmt.Sprintf("canary%d", len(h.made))
+	if err := h.t.bindPolicy(ctx, h.policy, ns, canary, policyParams(&framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"none"}}), &h.made); err != nil {
+		return "", err
+	}
+	if err := h.t.waitDenied(ctx, ns, ns+"-"+canary); err != nil {
+		return "", err
+	}
+	if h.inEffect == nil {
+		h.inEffect = map[string]int{}
+	}
+	h.inEffect[ep] = len(h.made)
+	return label, nil
+}
+
+// Close deletes the half's policy bindings and its namespace (Cleanup deletes what fails).
+func (h *apiserverHalf) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.t.unbindPolicies(h.made)
+	h.made, h.bindings, h.inEffect = nil, nil, nil
+	if h.ns != "" {
+		h.t.deleteNamespace(h.ns)
+		h.ns = ""
+	}
+	return nil
+}
+
+// waitDenied waits until a dry-run pod labelled label is denied by a policy on the endpoint of
+// ctx.
+func (t *Target) waitDenied(ctx context.Context, ns, label string) error {
+	canary := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "canary", Namespace: ns, Labels: map[string]string{PolicyLabel: label}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: t.opts.ProbeImage}},
+			Volumes:    []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+	return waitFor(ctx, 60*time.Second, 250*time.Millisecond, "policy bindings in effect", func() (bool, error) {
+		err := t.call(ctx, func(ctx context.Context) error {
+			_, err := t.client.CoreV1().Pods(ns).Create(ctx, canary, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		})
+		var down *APIServerDownError
+		if errors.As(err, &down) {
+			return false, err
+		}
+		// Denied by the policy, not forbidden by a restarting apiserver's authorizer.
+		return apierrors.IsForbidden(err) && policyErrors(err.Error()) != nil, nil
+	})
+}
+
+// bindPolicy creates the parameters (ConfigMap key in ns) and the binding of the allowlist
+// policy selected by PolicyLabel=<ns>-<key>; the binding's name is appended to made as soon as
+// it may exist.
+func (t *Target) bindPolicy(ctx context.Context, policy, ns, key string, data map[string]string, made *[]string) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: ns, Labels: ownedLabels()}, Data: data}
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("policy parameters %s: %w", key, err)
+	}
+	deny := admissionv1.DenyAction
+	b := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + key, Labels: ownedLabels()},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			ParamRef:          &admissionv1.ParamRef{Name: key, Namespace: ns, ParameterNotFoundAction: &deny},
+			MatchResources: &admissionv1.MatchResources{ObjectSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{PolicyLabel: ns + "-" + key}}},
+		},
+	}
+	*made = append(*made, b.Name)
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("policy binding %s: %w", b.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// The admission half admits every case once in a namespace of its own, binds each allowlist
+// once (a second case of the same allowlist shares its binding; a canary after each new one
+// shows it in effect), labels the admitted object with its binding, hands the node the pod as
+// stored, and removes its bindings and namespace at Close.
+func TestAdmissionHalf(t *testing.T) {
+	client := fake.NewClientset()
+	var (
+		mu       sync.Mutex
+		canaries = map[string]bool{}
+	)
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		if l := pod.Labels[PolicyLabel]; strings.Contains(l, "canary") {
+			mu.Lock()
+			canaries[l] = true
+			mu.Unlock()
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name,
+				errors.New("ValidatingAdmissionPolicy 'volperm-flexvolume-allowlist' with binding 'b' denied request: no volume type is allowed"))
+		}
+		return false, nil, nil
+	})
+	tg := &Target{opts: Options{Log: io.Discard, ProbeImage: "volperm/probe:test"}, client: client, admitClient: client,
+		version: "v1.37.1", kubeletVersion: "v1.37.1",
+		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
+	h := &apiserverHalf{t: tg}
+	pod := func() *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}}
+	}
+	p1 := &framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"emptyDir"}}
+	p2 := &framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"flexVolume"}, AllowedDrivers: []string{"a/b"}}
+	cases := []*framework.Case{
+		{Name: "p1", Pod: pod(), FlexVolumePolicy: p1},
+		{Name: "p1 again", Pod: pod(), FlexVolumePolicy: &framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"emptyDir"}}},
+		{Name: "p2", Pod: pod(), FlexVolumePolicy: p2},
+		{Name: "none", Pod: pod()},
+	}
+	var labels []string
+	for _, c := range cases {
+		a, err := h.Admit(context.Background(), c)
+		if err != nil || !a.Admission.Allowed || a.Pod == nil {
+			t.Fatalf("%s: %+v, %v", c.Name, a, err)
+		}
+		if a.Pod.Namespace != h.ns || a.Pod.Spec.Containers[0].Image != "volperm/probe:test" || *a.Pod.Spec.AutomountServiceAccountToken {
+			t.Errorf("%s: the node gets the pod as admitted in the half's namespace %s with the probe image and no token: %+v", c.Name, h.ns, a.Pod)
+		}
+		labels = append(labels, a.Pod.Labels[PolicyLabel])
+	}
+	ns := h.ns
+	if want := []string{ns + "-p0", ns + "-p0", ns + "-p1", ""}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("policy labels %q, want %q", labels, want)
+	}
+	if want := []string{ns + "-p0", ns + "-canary1", ns + "-p1", ns + "-canary3"}; !reflect.DeepEqual(h.made, want) {
+		t.Errorf("bindings made %q, want %q", h.made, want)
+	}
+	if len(canaries) != 2 {
+		t.Errorf("canaries %v, want one after each new binding", canaries)
+	}
+	nss, _ := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+	if len(nss.Items) != 1 {
+		t.Errorf("%d namespaces, want the half's one", len(nss.Items))
+	}
+	pv := &framework.Case{Name: "pv", PersistentVolume: &corev1.PersistentVolume{}}
+	if a, err := h.Admit(context.Background(), pv); err != nil || !a.Admission.Allowed || a.Pod != nil {
+		t.Errorf("PersistentVolume: %+v, %v", a, err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bs, _ := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(context.Background(), metav1.ListOptions{})
+	nss, _ = client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+	if len(bs.Items) != 0 || len(nss.Items) != 0 {
+		t.Errorf("after Close: %d bindings and %d namespaces left", len(bs.Items), len(nss.Items))
+	}
+}

@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// kubeletHalf is the node's kubelet as the node half of the target's pair (framework.BatchNode,
+// docs/spec.md steps 3-8): the admitted cases' volumes set up in probe pods on the node, many
+// cases a pod (plan.go), observed inside them; a batch at a time, as the suites Prepare an
+// area (pod start-up dominates a cluster's time).
+type kubeletHalf struct{ t *Target }
+
+var (
+	_ framework.BatchNode     = kubeletHalf{}
+	_ framework.ReleaseRunner = kubeletHalf{}
+)
+
+// Info names the cluster.
+func (k kubeletHalf) Info() framework.TargetInfo { return k.t.Info() }
+
+// Close holds nothing: the target's Close cleans the cluster up.
+func (k kubeletHalf) Close() error { return nil }
+
+// RunsRelease says whether the node's kubelet is release, or can be made it (a node control
+// that swaps kubelets: SupportsNode says which releases it has).
+func (k kubeletHalf) RunsRelease(release string) bool {
+	_, swaps := k.t.opts.NodeControl.(KubeletReleaser)
+	return release == k.t.release || swaps
+}
+
+// Batching: the node always observes cases together.
+func (k kubeletHalf) Batching() bool { return true }
+
+// ObserveBatch observes admitted cases together (batch.go).
+func (k kubeletHalf) ObserveBatch(ctx context.Context, cases []framework.NodeCase) []framework.NodeResult {
+	return k.t.observeAdmitted(ctx, cases)
+}
+
+// ObserveNode observes one admitted case: a batch of one.
+func (k kubeletHalf) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+	r := k.t.observeAdmitted(ctx, []framework.NodeCase{{Case: c, Admitted: a}})[0]
+	return r.Volumes, r.Probes, r.Err
+}
+
+// SupportsNode says whether the node's kubelet runs with (or, reconfiguring, can be given) c's
+// kubelet gates, can go through c's steps, and sets up c's volumes (Runnable).
+func (k kubeletHalf) SupportsNode(c *framework.Case, _ framework.Admitted) (bool, string) {
+	t := k.t
+	if r := t.gatesGap(c, false); r != "" {
+		return false, r
+	}
+	if framework.ChangesKubeletRelease(c) {
+		kr, ok := t.opts.NodeControl.(KubeletReleaser)
+		if !ok || !t.opts.Reconfigure {
+			return false, "a kubeletRelease step replaces the node's kubelet: only a target that has the kubelet binaries of other releases and controls the node does (kind@matrix)"
+		}
+		for _, s := range append([]framework.Step{{KubeletRelease: c.Releases.Of(false)}}, c.After...) {
+			if s.KubeletRelease != "" && !slices.Contains(kr.KubeletReleases(), s.KubeletRelease) {
+				return false, fmt.Sprintf("needs the kubelet of %s, which this target cannot give node %s (it has %s)", s.KubeletRelease, t.node, strings.Join(kr.KubeletReleases(), ", "))
+			}
+		}
+	}
+	if t.opts.NodeControl == nil && needsNodeControl(c) {
+		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
+	}
+	return settable(c, t.opts.InstallFlexDriver)
+}

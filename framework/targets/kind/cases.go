@@ -1,0 +1,103 @@
+package kind
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/cluster"
+)
+
+// onCluster hands cases to a cluster target of the kind target's one cluster, which is a pair
+// (framework/cluster apiserver.go and kubelet.go: each case admitted once, the node's batches,
+// the one prepared-results cache): the kind target's cases, and those of each cell of
+// kind@matrix on its release's worker. What kind knows without a cluster (the release of its
+// node image, the gates it can give a cluster) is asked first, so that no cluster is created
+// for cases it cannot run.
+type onCluster struct {
+	t *Target
+	// release is the kubelet release of the worker the cases run on (kind@matrix); "" is the
+	// cluster's one target.
+	release string
+	// supports is kind's own check.
+	supports func(*framework.Case) (bool, string)
+}
+
+// on is the cluster target of the cases, the cluster created (from the kind-config most of
+// cases need) by the first caller.
+func (o onCluster) on(ctx context.Context, cases []*framework.Case) (*cluster.Target, string, error) {
+	lc, err := o.t.shared(ctx, cases)
+	if err != nil {
+		return nil, "", err
+	}
+	if o.release == "" {
+		return lc.target, lc.name, nil
+	}
+	if ct := lc.byRelease[o.release]; ct != nil {
+		return ct, lc.name, nil
+	}
+	return nil, "", fmt.Errorf("kind target: cluster %s has no worker of kubelet %s", lc.name, o.release)
+}
+
+// live is the cases' cluster target when the cluster has been created, else nil.
+func (o onCluster) live() *cluster.Target {
+	lc := o.t.created()
+	if lc == nil {
+		return nil
+	}
+	if o.release == "" {
+		return lc.target
+	}
+	return lc.byRelease[o.release]
+}
+
+// Supports asks kind, then the cluster once it exists (its apiserver and its kubelet: a case
+// Prepare observed is not asked again).
+func (o onCluster) Supports(c *framework.Case) (bool, string) {
+	if ok, why := o.supports(c); !ok {
+		return false, why
+	}
+	if ct := o.live(); ct != nil {
+		return ct.Supports(c)
+	}
+	return true, ""
+}
+
+// Prepare has the cluster target prepare the cases kind can run (the cluster is created by the
+// first batch). A cluster that could not be created is each case's error (Observe).
+func (o onCluster) Prepare(ctx context.Context, cases []*framework.Case) error {
+	var todo []*framework.Case
+	for _, c := range cases {
+		if ok, _ := o.supports(c); ok {
+			todo = append(todo, c)
+		}
+	}
+	if len(todo) == 0 {
+		return ctx.Err()
+	}
+	ct, name, err := o.on(ctx, todo)
+	if err != nil {
+		return ctx.Err()
+	}
+	start, pods := time.Now(), ct.PodStarts()
+	err = ct.Prepare(ctx, todo)
+	o.t.countPods(ct.PodStarts() - pods)
+	where := name
+	if o.release != "" {
+		where += ", kubelet " + o.release
+	}
+	o.t.logf("%s: %d cases, %d pod starts, in %s", where, len(todo), ct.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
+	return err
+}
+
+// Observe hands out what Prepare observed for c, or has the cluster observe it now.
+func (o onCluster) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
+	ct, _, err := o.on(ctx, []*framework.Case{c})
+	if err != nil {
+		return nil, err
+	}
+	pods := ct.PodStarts()
+	defer func() { o.t.countPods(ct.PodStarts() - pods) }()
+	return ct.Observe(ctx, c)
+}
