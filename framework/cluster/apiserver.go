@@ -40,8 +40,10 @@ type apiserverHalf struct {
 	inEffect map[string]int
 	// policy is the allowlist policy's name, once installed.
 	policy string
-	// serving are the endpoints that serve each apiserver gate setting (Reconfigure).
-	serving map[string]string
+	// serving are the endpoints that serve each apiserver gate setting (Reconfigure);
+	// unserved why a setting has none.
+	serving  map[string]string
+	unserved map[string]error
 	// admitted are the answers given, by the case as admitted: the targets of a Spread share
 	// the half (every node's pods are written by the one apiserver), so a case asked about on
 	// one node and observed on another is admitted once.
@@ -138,8 +140,17 @@ func (h *apiserverHalf) endpoint(ctx context.Context, gates map[string]bool) (st
 	if ep, ok := h.serving[key]; ok {
 		return ep, nil
 	}
+	if err := h.unserved[key]; err != nil {
+		return "", err // the other cases of those gates do not wait again
+	}
 	ep, err := h.t.apiserverOf(ctx, gates)
 	if err != nil {
+		if ctx.Err() == nil {
+			if h.unserved == nil {
+				h.unserved = map[string]error{}
+			}
+			h.unserved[key] = err
+		}
 		return "", err
 	}
 	if h.serving == nil {

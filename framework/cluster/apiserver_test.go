@@ -94,3 +94,33 @@ func TestAdmissionHalf(t *testing.T) {
 		t.Errorf("after Close: %d bindings and %d namespaces left", len(bs.Items), len(nss.Items))
 	}
 }
+
+// failingControl gives no apiserver for any gates.
+type failingControl struct{ asked *int }
+
+func (f failingControl) SetKubeletGates(context.Context, map[string]bool) error { return nil }
+func (f failingControl) RestartKubelet(context.Context) error                 { return nil }
+func (f failingControl) SetAPIServerGates(context.Context, map[string]bool) (string, error) {
+	*f.asked++
+	return "", errors.New("no apiserver for these gates")
+}
+
+// Reconfiguring, a case is admitted on the apiserver of its gates; when the cluster cannot give
+// one, every case of those gates fails with why, and the cluster is asked once.
+func TestAdmissionWithoutAnAPIServerOfTheGates(t *testing.T) {
+	asked := 0
+	tg := &Target{opts: Options{Log: io.Discard, Reconfigure: true, NodeControl: failingControl{&asked}},
+		gates:      framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false}},
+		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
+	h := &apiserverHalf{t: tg}
+	for _, name := range []string{"a", "b"} {
+		c := &framework.Case{Name: name, Gates: framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: true}},
+			Pod: &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v"}}}}}
+		if _, err := h.Admit(context.Background(), c); err == nil || !strings.Contains(err.Error(), "no apiserver for these gates") {
+			t.Errorf("case %s: %v, want the cluster's answer", name, err)
+		}
+	}
+	if asked != 1 {
+		t.Errorf("the cluster was asked for an apiserver %d times, want once", asked)
+	}
+}
