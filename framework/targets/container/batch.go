@@ -59,12 +59,8 @@ func (n *node) run(ctx context.Context, cases []framework.NodeCase, prefixed boo
 		for _, p := range ps {
 			errs = append(errs, n.tearDownHost(p))
 		}
-		ch := make(chan error, len(containers))
 		for _, id := range containers {
-			go func() { ch <- eng.remove(ctx, id) }()
-		}
-		for range containers {
-			errs = append(errs, <-ch)
+			errs = append(errs, eng.remove(ctx, id)) // one at a time (engine.removing)
 		}
 		if e := errors.Join(errs...); e != nil {
 			out, err = nil, errors.Join(err, e)

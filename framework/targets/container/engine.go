@@ -44,6 +44,11 @@ type engine struct {
 
 	version, apiVersion string
 
+	// removing makes removals one at a time: Debian's dockerd 20.10 deadlocked here (its
+	// containers listed Up, every later stop or remove hanging) when a batch's five containers
+	// were removed at once, and before that in libnetwork (sweep.go).
+	removing sync.Mutex
+
 	mu   sync.Mutex
 	live map[string]bool
 	// interrupted: a start was cancelled, so the engine may create a container of this run
@@ -284,8 +289,11 @@ func (e *engine) exec(ctx context.Context, id string, cmd []string) (stdout, std
 	}
 }
 
-// remove removes container id (force: it is killed), also when ctx is already cancelled.
+// remove removes container id (force: it is killed), also when ctx is already cancelled; one
+// removal at a time (removing).
 func (e *engine) remove(ctx context.Context, id string) error {
+	e.removing.Lock()
+	defer e.removing.Unlock()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := removeContainer(rctx, e.cli, id); err != nil {
