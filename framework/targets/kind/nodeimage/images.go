@@ -464,7 +464,11 @@ func (b *builder) preload(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		if err := imp.Run(); err != nil {
-			_ = save.Wait()
+			// An image removed from the engine since the build began (by another run) makes
+			// docker save fail and the import read nothing: say that, not the import's error.
+			if werr := save.Wait(); werr != nil {
+				return false, fmt.Errorf("docker save %s: %w: %s (was it removed from the engine while the node image was built? run again)", t, werr, strings.TrimSpace(serr.String()))
+			}
 			return false, fmt.Errorf("ctr images import %s: %w\n%s", t, err, ierr.String())
 		}
 		if err := save.Wait(); err != nil {
