@@ -110,9 +110,10 @@ func copyAdmitted(a framework.Admitted) framework.Admitted {
 
 // admit is Admit's one request (h.mu held).
 func (h *apiserverHalf) admit(ctx context.Context, c *framework.Case) (framework.Admitted, error) {
+	ep := "" // the one the clients talk to
 	if h.t.opts.Reconfigure {
-		ep, err := h.endpoint(ctx, h.t.fullGates(c.Gates).APIServer)
-		if err != nil {
+		var err error
+		if ep, err = h.endpoint(ctx, h.t.fullGates(c.Gates).APIServer); err != nil {
 			return framework.Admitted{}, fmt.Errorf("admission: %w", err)
 		}
 		ctx = withEndpoint(ctx, ep)
@@ -123,7 +124,7 @@ func (h *apiserverHalf) admit(ctx context.Context, c *framework.Case) (framework
 	}
 	var label string
 	if c.FlexVolumePolicy != nil {
-		if label, err = h.bind(ctx, ns, c.FlexVolumePolicy); err != nil {
+		if label, err = h.bind(ctx, ep, ns, c.FlexVolumePolicy); err != nil {
 			return framework.Admitted{}, fmt.Errorf("admission: %w", err)
 		}
 	}
@@ -282,9 +283,9 @@ func strictDecodingError(err error) bool {
 
 // bind gives allowlist p its parameters and binding, selected by PolicyLabel (once per
 // allowlist: a second case of the same parameters shares it), and waits until a canary shows
-// every binding made so far in effect on the endpoint of ctx: a binding takes effect when that
+// every binding made so far in effect on apiserver ep (the one ctx sends to): a binding takes effect when that
 // apiserver's policy informer has seen it. It returns the PolicyLabel value of p's binding.
-func (h *apiserverHalf) bind(ctx context.Context, ns string, p *framework.FlexVolumePolicy) (string, error) {
+func (h *apiserverHalf) bind(ctx context.Context, ep, ns string, p *framework.FlexVolumePolicy) (string, error) {
 	if h.policy == "" {
 		name, err := h.t.installPolicy(ctx)
 		if err != nil {
@@ -305,7 +306,6 @@ func (h *apiserverHalf) bind(ctx context.Context, ns string, p *framework.FlexVo
 		}
 		h.bindings[string(raw)] = label
 	}
-	ep, _ := ctx.Value(endpointKey{}).(string)
 	if h.inEffect[ep] == len(h.made) {
 		return label, nil
 	}

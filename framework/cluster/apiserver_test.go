@@ -99,7 +99,7 @@ func TestAdmissionHalf(t *testing.T) {
 type failingControl struct{ asked *int }
 
 func (f failingControl) SetKubeletGates(context.Context, map[string]bool) error { return nil }
-func (f failingControl) RestartKubelet(context.Context) error                 { return nil }
+func (f failingControl) RestartKubelet(context.Context) error                   { return nil }
 func (f failingControl) SetAPIServerGates(context.Context, map[string]bool) (string, error) {
 	*f.asked++
 	return "", errors.New("no apiserver for these gates")

@@ -227,10 +227,13 @@ type Target struct {
 	mu       sync.Mutex
 	provider *kindcluster.Provider
 	live     map[string]*liveCluster // by config name
-	// cases is where the cases go: the one cluster's target (cases.go); perCell keeps what
-	// each config's cluster observed before it was deleted (PerCell).
-	cases   onCluster
-	perCell *cluster.Batch
+	// cases is where the cases go, chosen once: the one cluster's target (cases.go), or with
+	// PerCell the Batch that keeps what each config's cluster observed before it was deleted.
+	cases interface {
+		framework.Batcher
+		Supports(*framework.Case) (bool, string)
+		Observe(context.Context, *framework.Case) (*framework.Observation, error)
+	}
 	// madeNetwork: the Docker network kindNetwork did not exist before this target's first
 	// cluster, so the target removes it at the end.
 	networkChecked, madeNetwork bool
@@ -279,7 +282,9 @@ func New(opts Options) (*Target, error) {
 	}
 	t := &Target{opts: opts, configs: cfgs, live: map[string]*liveCluster{}}
 	t.cases = onCluster{t: t, supports: t.supportsOn(t.release())}
-	t.perCell = cluster.NewBatch(t.observePerCell, t.cases.supports)
+	if opts.PerCell {
+		t.cases = cluster.NewBatch(t.observePerCell, t.supportsOn(t.release()))
+	}
 	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
 	return t, nil
 }
@@ -336,12 +341,7 @@ var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true, framewor
 
 // Supports says whether the target runs c: kind's own check, then the cluster's once it
 // exists (a prepared case is not asked again).
-func (t *Target) Supports(c *framework.Case) (bool, string) {
-	if t.opts.PerCell {
-		return t.perCell.Supports(c)
-	}
-	return t.cases.Supports(c)
-}
+func (t *Target) Supports(c *framework.Case) (bool, string) { return t.cases.Supports(c) }
 
 // supportsOn says whether the cluster can be given c's gates (PerCell: a kind-config has them)
 // and a stock cluster whose apiserver runs the node image's release and whose kubelet runs
@@ -385,17 +385,11 @@ func (t *Target) supports(c *framework.Case) (bool, string) {
 // batch from the kind-config that most of its cases need and kept until Close; the cluster
 // target moves its gates from cell to cell. PerCell: a cluster per config (observePerCell).
 func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
-	if t.opts.PerCell {
-		return t.perCell.Prepare(ctx, cases)
-	}
 	return t.cases.Prepare(ctx, cases)
 }
 
 // Observe returns what Prepare observed for c, or runs c alone.
 func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
-	if t.opts.PerCell {
-		return t.perCell.Observe(ctx, c)
-	}
 	return t.cases.Observe(ctx, c)
 }
 
