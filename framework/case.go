@@ -125,7 +125,8 @@ type Case struct {
 	Host []HostObject `json:"host,omitempty"`
 
 	// Sources is the data of the objects AtomicWriter volumes project: "secret/NAME",
-	// "configmap/NAME" -> key -> content. A missing object is set up from an empty map.
+	// "configmap/NAME" -> key -> content. An object missing here is absent: a volume naming it
+	// fails with the kubelet's NotFound unless optional ("secret/x": {} is an empty object).
 	Sources map[string]map[string]string `json:"sources,omitempty"`
 
 	// Storage is, per flexVolume volume name, the files its storage already holds when the

@@ -519,6 +519,37 @@ func (c *Case) validateReleases() error {
 			}
 		}
 	}
+	return c.validateProjectionReleases()
+}
+
+// validateProjectionReleases: a clusterTrustBundle or podCertificate projection is a case of the
+// releases whose apiserver and kubelet have it on by default (firstRelease; before, their gates
+// are off by default and an apiserver drops the source).
+func (c *Case) validateProjectionReleases() error {
+	if c.Pod == nil {
+		return nil
+	}
+	for i, v := range c.Pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for j, src := range v.Projected.Sources {
+			field := ""
+			switch {
+			case src.ClusterTrustBundle != nil:
+				field = FieldClusterTrustBundle
+			case src.PodCertificate != nil:
+				field = FieldPodCertificate
+			default:
+				continue
+			}
+			for _, r := range []string{c.Releases.Of(true), c.Releases.Of(false)} {
+				if !ReleaseHas(r, field) {
+					return fmt.Errorf("pod.spec.volumes[%d].projected.sources[%d].%s: on by default from %s only, not in %s", i, j, field, firstRelease[field], r)
+				}
+			}
+		}
+	}
 	return nil
 }
 

@@ -26,6 +26,14 @@ const FieldEmptyDirMode = "emptyDir.mode"
 // FieldUser stands for KEP-5936's fields (defaultUser, item user) in firstRelease.
 const FieldUser = "user"
 
+// FieldClusterTrustBundle and FieldPodCertificate stand for the projected sources of those names
+// in firstRelease: GA and on by default from v1.37 (ClusterTrustBundleProjection,
+// PodCertificateRequest; v1.37 pkg/features/kube_features.go), off by default before.
+const (
+	FieldClusterTrustBundle = "clusterTrustBundle"
+	FieldPodCertificate     = "podCertificate"
+)
+
 // firstRelease is the first release that has each field and gate volperm knows (KEP-5502 for
 // both: v1.37 alpha). PreservePermissions is seed 002's proposal: only the newest release, as
 // the reference simulates it, has it.
@@ -36,6 +44,8 @@ var firstRelease = map[string]string{
 	// KEP-5936 (v1.37 alpha): the gate and the fields defaultUser and user.
 	GateAtomicWriteVolumeUserFields: "v1.37",
 	FieldUser:                       "v1.37",
+	FieldClusterTrustBundle:         "v1.37",
+	FieldPodCertificate:             "v1.37",
 }
 
 // Releases are the releases of a cell's two components; "" is NewestRelease.

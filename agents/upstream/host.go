@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,12 +30,18 @@ import (
 // they are the same), since no apiserver issues one here.
 const fakeServiceAccountToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ2b2xwZXJtIn0."
 
+// fakeTrustAnchors, fakeCertificateKey and fakeCertificateChain are what every
+// clusterTrustBundle and podCertificate projection holds: the reference node's
+// (nodeimpl/atomicwriter FakeTrustAnchors, FakeCertificateKey, FakeCertificateChain; the same
+// test checks them), since no cluster issues them here.
+const (
+	fakeTrustAnchors     = "volperm: fake trust anchors, no certificate"
+	fakeCertificateKey   = "volperm: fake private key;"
+	fakeCertificateChain = "volperm: fake certificate chain"
+)
+
 // nodeName is the name the harness's kubelet reports.
 const nodeName = "volperm-node"
-
-// errNotOnThisNode answers the host calls that need a cluster the harness does not have
-// (ClusterTrustBundles, pod certificates, CSI).
-var errNotOnThisNode = errors.New("not available on the volperm upstream node (no cluster behind it)")
 
 // volumeHost is the kubelet's VolumeHost and KubeletVolumeHost (v1.37 pkg/kubelet/volume_host.go)
 // for one pod under one root: the directory layout of the real kubelet below root but the
@@ -134,15 +140,28 @@ func (h *volumeHost) GetMounter() mount.Interface { return h.mounter }
 
 func (h *volumeHost) GetNodeAllocatable() (corev1.ResourceList, error) { return h.allocatable, nil }
 
+// GetSecretFunc and GetConfigMapFunc read the fake API server as a kubelet's default (Watch)
+// secret and configMap managers read their caches: an absent object is the NotFound of v1.37
+// pkg/kubelet/util/manager watch_based_manager.go objectCache.Get, whose resource is singular
+// (secret_manager.go corev1.Resource("secret"), configmap_manager.go "configmap"), so a real
+// node's text is `secret "x" not found`, not the client's `secrets "x" not found`.
 func (h *volumeHost) GetSecretFunc() func(namespace, name string) (*corev1.Secret, error) {
 	return func(namespace, name string) (*corev1.Secret, error) {
-		return h.client.CoreV1().Secrets(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		s, err := h.client.CoreV1().Secrets(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewNotFound(corev1.Resource("secret"), name)
+		}
+		return s, err
 	}
 }
 
 func (h *volumeHost) GetConfigMapFunc() func(namespace, name string) (*corev1.ConfigMap, error) {
 	return func(namespace, name string) (*corev1.ConfigMap, error) {
-		return h.client.CoreV1().ConfigMaps(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		c, err := h.client.CoreV1().ConfigMaps(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewNotFound(corev1.Resource("configmap"), name)
+		}
+		return c, err
 	}
 }
 
@@ -195,58 +214,32 @@ func (h *volumeHost) WaitForCacheSync() error { return nil }
 
 func (h *volumeHost) GetHostUtil() hostutil.HostUtils { return h.hostUtil }
 
-func (h *volumeHost) GetPodCertificateCredentialBundle(_ context.Context, namespace, podName, _, volumeName string, _ int) ([]byte, []byte, error) {
-	return nil, nil, fmt.Errorf("pod certificate for %s/%s volume %s: %w", namespace, podName, volumeName, errNotOnThisNode)
+// GetPodCertificateCredentialBundle gives every podCertificate projection the reference node's
+// fixed key and chain (no signer issues one here).
+func (h *volumeHost) GetPodCertificateCredentialBundle(context.Context, string, string, string, string, int) ([]byte, []byte, error) {
+	return []byte(fakeCertificateKey), []byte(fakeCertificateChain), nil
 }
 
-// sourceObjects builds the secrets and configMaps the pod's volumes project, from the Case's
-// Sources ("secret/NAME", "configmap/NAME"); an object the Case does not give exists with no
-// data (docs/exec-protocol.md "Request": sources).
+// sourceObjects builds the secrets and configMaps the fake API server holds: exactly the Case's
+// Sources ("secret/NAME", "configmap/NAME" -> data); an object the Case does not give is absent
+// (docs/exec-protocol.md "Request": sources; docs/spec.md [atomicwriter.sources]).
 func sourceObjects(pod *corev1.Pod, sources map[string]map[string]string) []runtime.Object {
-	secrets, configMaps := map[string]bool{}, map[string]bool{}
-	for _, v := range pod.Spec.Volumes {
-		switch {
-		case v.Secret != nil:
-			secrets[v.Secret.SecretName] = true
-		case v.ConfigMap != nil:
-			configMaps[v.ConfigMap.Name] = true
-		case v.Projected != nil:
-			for _, s := range v.Projected.Sources {
-				if s.Secret != nil {
-					secrets[s.Secret.Name] = true
-				}
-				if s.ConfigMap != nil {
-					configMaps[s.ConfigMap.Name] = true
-				}
-			}
-		}
-	}
-	for key := range sources {
-		kind, name, _ := strings.Cut(key, "/")
-		switch kind {
-		case "secret":
-			secrets[name] = true
-		case "configmap":
-			configMaps[name] = true
-		}
-	}
 	var objs []runtime.Object
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: pod.Namespace, Name: name}
 	}
-	for name := range secrets {
-		s := &corev1.Secret{ObjectMeta: meta(name), Data: map[string][]byte{}}
-		for k, v := range sources["secret/"+name] {
-			s.Data[k] = []byte(v)
+	for key, data := range sources {
+		kind, name, _ := strings.Cut(key, "/")
+		switch kind {
+		case "secret":
+			s := &corev1.Secret{ObjectMeta: meta(name), Data: map[string][]byte{}}
+			for k, v := range data {
+				s.Data[k] = []byte(v)
+			}
+			objs = append(objs, s)
+		case "configmap":
+			objs = append(objs, &corev1.ConfigMap{ObjectMeta: meta(name), Data: maps.Clone(data)})
 		}
-		objs = append(objs, s)
-	}
-	for name := range configMaps {
-		cm := &corev1.ConfigMap{ObjectMeta: meta(name), Data: map[string]string{}}
-		for k, v := range sources["configmap/"+name] {
-			cm.Data[k] = v
-		}
-		objs = append(objs, cm)
 	}
 	return objs
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/featuregate"
@@ -22,12 +21,13 @@ var upstreamGates = map[string]featuregate.Feature{
 	"AtomicWriteVolumeUserFields": features.AtomicWriteVolumeUserFields,
 }
 
-// The ClusterTrustBundle calls of KubeletVolumeHost take a context from v1.37 on.
+// The ClusterTrustBundle calls of KubeletVolumeHost give every name and signer the reference
+// node's fixed trust anchors (fakeTrustAnchors); they take a context from v1.37 on.
 
-func (h *volumeHost) GetTrustAnchorsByName(_ context.Context, name string, _ bool) ([]byte, error) {
-	return nil, fmt.Errorf("ClusterTrustBundle %q: %w", name, errNotOnThisNode)
+func (h *volumeHost) GetTrustAnchorsByName(_ context.Context, _ string, _ bool) ([]byte, error) {
+	return []byte(fakeTrustAnchors), nil
 }
 
-func (h *volumeHost) GetTrustAnchorsBySigner(_ context.Context, signerName string, _ *metav1.LabelSelector, _ bool) ([]byte, error) {
-	return nil, fmt.Errorf("ClusterTrustBundles of signer %q: %w", signerName, errNotOnThisNode)
+func (h *volumeHost) GetTrustAnchorsBySigner(_ context.Context, _ string, _ *metav1.LabelSelector, _ bool) ([]byte, error) {
+	return []byte(fakeTrustAnchors), nil
 }

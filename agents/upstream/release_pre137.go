@@ -3,8 +3,6 @@
 package main
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/featuregate"
 )
@@ -16,12 +14,13 @@ const kubernetesRelease = "v1.34-v1.36"
 // EmptyDirVolumeMode and KEP-5936's AtomicWriteVolumeUserFields come with v1.37).
 var upstreamGates = map[string]featuregate.Feature{}
 
-// The ClusterTrustBundle calls of KubeletVolumeHost take no context before v1.37.
+// The ClusterTrustBundle calls of KubeletVolumeHost give every name and signer the reference
+// node's fixed trust anchors (fakeTrustAnchors); they take no context before v1.37.
 
-func (h *volumeHost) GetTrustAnchorsByName(name string, _ bool) ([]byte, error) {
-	return nil, fmt.Errorf("ClusterTrustBundle %q: %w", name, errNotOnThisNode)
+func (h *volumeHost) GetTrustAnchorsByName(_ string, _ bool) ([]byte, error) {
+	return []byte(fakeTrustAnchors), nil
 }
 
-func (h *volumeHost) GetTrustAnchorsBySigner(signerName string, _ *metav1.LabelSelector, _ bool) ([]byte, error) {
-	return nil, fmt.Errorf("ClusterTrustBundles of signer %q: %w", signerName, errNotOnThisNode)
+func (h *volumeHost) GetTrustAnchorsBySigner(_ string, _ *metav1.LabelSelector, _ bool) ([]byte, error) {
+	return []byte(fakeTrustAnchors), nil
 }

@@ -21,7 +21,7 @@ import (
 
 // generators build the cases of each area that are generated in code.
 var generators = []func() []*framework.Case{
-	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, ownerCases, flexVolumeCases, skewCases, conditionCases, ruleCases, userPainCases,
+	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, ownerCases, flexVolumeCases, skewCases, conditionCases, ruleCases, userPainCases, fsUserCases, absentObjectCases,
 }
 
 // All returns the whole catalogue, each case Complete()d, names unique: per area (in
@@ -90,6 +90,12 @@ func needs(c *framework.Case) []string {
 		for _, v := range c.Pod.Spec.Volumes {
 			if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool { return p.ServiceAccountToken != nil }) {
 				out = append(out, LabelServiceAccountToken)
+				break
+			}
+		}
+		for _, v := range c.Pod.Spec.Volumes {
+			if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool { return p.ClusterTrustBundle != nil || p.PodCertificate != nil }) {
+				out = append(out, LabelPodCredentials)
 				break
 			}
 		}

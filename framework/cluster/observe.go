@@ -57,7 +57,7 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 				vo.Medium = string(src.EmptyDir.Medium)
 			}
 			if text, failed := p.setUp[bv.unique]; failed {
-				vo.SetUp = strings.ReplaceAll(text, r.host, "")
+				vo.SetUp = r.originalNames(strings.ReplaceAll(text, r.host, ""))
 			} else {
 				vo.Paths = paths[bv.unique]
 			}

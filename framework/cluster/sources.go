@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,9 +35,17 @@ func (r *caseRun) renameSources(v *corev1.VolumeSource) {
 	}
 }
 
-// createSources makes every Secret and ConfigMap the cases project, from Case.Sources; an
-// object the case does not give is created empty (docs/spec.md: "A missing object is set up
-// from an empty map").
+// originalNames puts back, in a set-up failure text, the names of r's objects that
+// renameSources changed: the kubelet names the object it did not find (`secret "x" not found`).
+func (r *caseRun) originalNames(text string) string {
+	for _, s := range r.sources {
+		text = strings.ReplaceAll(text, strconv.Quote(s.unique), strconv.Quote(s.name))
+	}
+	return text
+}
+
+// createSources makes every Secret and ConfigMap the cases project that Case.Sources gives; an
+// object the case does not give is absent (docs/spec.md [atomicwriter.sources]).
 func (t *Target) createSources(ctx context.Context, ns string, runs []*caseRun) error {
 	done := map[string]bool{}
 	for _, r := range runs {
@@ -44,7 +54,10 @@ func (t *Target) createSources(ctx context.Context, ns string, runs []*caseRun) 
 				continue
 			}
 			done[s.kind+"/"+s.unique] = true
-			data := r.c.Sources[s.kind+"/"+s.name]
+			data, given := r.c.Sources[s.kind+"/"+s.name]
+			if !given {
+				continue
+			}
 			meta := metav1.ObjectMeta{Name: s.unique, Namespace: ns, Labels: ownedLabels()}
 			err := t.create(ctx, func(ctx context.Context) error {
 				var err error

@@ -180,6 +180,9 @@ func TestAgentSpellsTheHarnessNames(t *testing.T) {
 	for what, want := range map[string]string{
 		"the fixture flexVolume driver (framework.FixtureDriver)":                          framework.FixtureDriver,
 		"the serviceAccountToken (nodeimpl/atomicwriter FakeServiceAccountToken)":          atomicwriter.FakeServiceAccountToken,
+		"the trust anchors (nodeimpl/atomicwriter FakeTrustAnchors)":                       atomicwriter.FakeTrustAnchors,
+		"the pod certificate's key (nodeimpl/atomicwriter FakeCertificateKey)":             atomicwriter.FakeCertificateKey,
+		"the pod certificate's chain (nodeimpl/atomicwriter FakeCertificateChain)":         atomicwriter.FakeCertificateChain,
 		"the gate EmptyDirVolumeMode (framework.GateEmptyDirVolumeMode)":                   framework.GateEmptyDirVolumeMode,
 		"the gate AtomicWriteVolumeUserFields (framework.GateAtomicWriteVolumeUserFields)": framework.GateAtomicWriteVolumeUserFields,
 	} {

@@ -229,24 +229,38 @@ func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]fileSpec, error) {
 		case src.DownwardAPI != nil:
 			downwardPayload(out, src.DownwardAPI.Items, *p.DefaultMode, p.DefaultUser, users)
 		case src.ServiceAccountToken != nil:
-			tok := src.ServiceAccountToken
-			// projected.go collectData resolveFsUser: the token's user, else defaultUser.
-			owner := fileOwner(users, p.DefaultUser, tok.User)
-			from := ownerFrom(users, p.DefaultUser, tok.User, userFromToken)
-			k.tr.hit(rule.AtomicToken, k.fsGroupCond())
-			if users || tok.User != nil || p.DefaultUser != nil {
-				k.tr.hit(rule.AtomicTokenUser, cond(rule.UserFrom, from), k.fsGroupCond())
-			}
-			// collectData: the token is 0600 when it has an owner or fsGroup is set
-			// (SetVolumeOwnership then makes it 0640).
-			mode := uint32(*p.DefaultMode)
-			if owner != nil || k.fsGroup() != nil {
-				mode = 0600
-			}
-			out[path.Clean(tok.Path)] = fileSpec{mode: mode, owner: owner, from: from}
+			k.credential(out, p, "serviceAccountToken", src.ServiceAccountToken.User, src.ServiceAccountToken.Path)
+		case src.ClusterTrustBundle != nil:
+			k.credential(out, p, "clusterTrustBundle", src.ClusterTrustBundle.User, src.ClusterTrustBundle.Path)
+		case src.PodCertificate != nil:
+			c := src.PodCertificate
+			k.credential(out, p, "podCertificate", c.User, c.CredentialBundlePath, c.KeyPath, c.CertificateChainPath)
 		}
 	}
 	return out, utilerrors.NewAggregate(errs)
+}
+
+// credential is the serviceAccountToken, clusterTrustBundle and podCertificate cases of v1.37
+// projected.go collectData ([atomicwriter.token], [atomicwriter.token-owner]): each file's owner
+// is resolveFsUser(mounterArgs.FsUser, defaultUser, the source's user), and its mode defaultMode,
+// or 0600 when it has an owner or fsGroup is set (SetVolumeOwnership then makes it 0640). paths
+// are the source's files ("" is a podCertificate file not asked for).
+func (k *kubelet) credential(out map[string]fileSpec, p *corev1.ProjectedVolumeSource, source string, user *int64, paths ...string) {
+	users := gateOn(k.gates, framework.GateAtomicWriteVolumeUserFields)
+	owner, from := resolveFsUser(fsUserFrom(k.pod), users, p.DefaultUser, user)
+	k.tr.hit(rule.AtomicToken, cond(rule.Projection, source), k.fsUserCond(), k.fsGroupCond())
+	if users || user != nil || p.DefaultUser != nil {
+		k.tr.hit(rule.AtomicTokenUser, cond(rule.UserFrom, from), cond(rule.Gate, onOff(users)), k.fsGroupCond())
+	}
+	mode := uint32(*p.DefaultMode)
+	if owner != nil || k.fsGroup() != nil {
+		mode = 0600
+	}
+	for _, f := range paths {
+		if f != "" {
+			out[path.Clean(f)] = fileSpec{mode: mode, owner: owner, from: from}
+		}
+	}
 }
 
 // Texts of a missing key (v1.37 secret.go MakePayload, configmap.go MakePayload).
@@ -257,10 +271,16 @@ func configMapKeyMissing(key string) error {
 	return fmt.Errorf("configmap references non-existent config key: %s", key)
 }
 
-// keyPayload is secret.go / configmap.go MakePayload over Case.Sources[object]; a missing
-// object is an empty one (framework.Case.Sources).
+// keyPayload is secret.go / configmap.go MakePayload over Case.Sources[object] ("secret/NAME",
+// "configmap/NAME"). An object the Case does not give is absent: [atomicwriter.sources] the
+// volume fails with the kubelet's NotFound (v1.37 watch_based_manager.go objectCache.Get, the
+// resource singular: `secret "x" not found`), unless the reference is optional (an empty object).
 func (k *kubelet) keyPayload(out map[string]fileSpec, object string, items []corev1.KeyToPath, defaultMode int32, defaultUser *int64, optional bool, missing func(string) error) error {
-	data := k.sources[object]
+	data, found := k.sources[object]
+	if !found && !optional {
+		kind, name, _ := strings.Cut(object, "/")
+		return fmt.Errorf("%s %q not found", kind, name)
+	}
 	users := gateOn(k.gates, framework.GateAtomicWriteVolumeUserFields)
 	if len(items) == 0 {
 		// MakePayload: every key with defaultMode and, gate on, defaultUser.

@@ -120,8 +120,13 @@ func TestAtomicWriterVolumes(t *testing.T) {
 			want: framework.VolumeObservation{Name: "s", Type: "secret", SetUp: "references non-existent secret key: nope"},
 		},
 		{
-			name: "secret: a missing object is empty",
+			name: "secret: an absent object fails with the kubelet's NotFound",
 			c:    &framework.Case{Pod: podWith(secretVol("s", "absent", nil))},
+			want: framework.VolumeObservation{Name: "s", Type: "secret", SetUp: `secret "absent" not found`},
+		},
+		{
+			name: "secret: an empty object is set up empty",
+			c:    &framework.Case{Pod: podWith(secretVol("s", "empty", nil)), Sources: map[string]map[string]string{"secret/empty": {}}},
 			want: framework.VolumeObservation{Name: "s", Type: "secret", SetUp: "ok", Paths: []framework.PathObservation{
 				entry(".", "dir", "1777", 0, 0), entry("..TIMESTAMP", "dir", "0755", 0, 0), link("..data", "..TIMESTAMP", 0),
 			}},

@@ -20,7 +20,10 @@ const (
 	userFromDefault = "defaultUser"
 	userFromItem    = "item"
 	userFromToken   = "token"
-	userFromNone    = "none"
+	// userFromRunAsUser: the pod's FsUser (every container's runAsUser), the owner of a token,
+	// clusterTrustBundle or podCertificate file no KEP-5936 field overrides.
+	userFromRunAsUser = "runAsUser"
+	userFromNone      = "none"
 )
 
 // userField is one KEP-5936 field of a pod: its volume's index, its path, a pointer to it,
@@ -165,7 +168,7 @@ func (k *kubelet) traceOwners(v *volume, payload map[string]fileSpec) {
 	}
 	conds := []rule.Cond{cond(rule.Type, v.typ), cond(rule.Gate, onOff(on)), k.fsGroupCond(), cond(rule.Preserve, preserve), setUpValue(k.setups)}
 	for _, f := range payload {
-		if f.from != userFromToken {
+		if f.from != userFromToken && f.from != userFromRunAsUser {
 			conds = append(conds, cond(rule.UserFrom, f.from))
 		}
 	}

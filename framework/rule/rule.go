@@ -69,6 +69,12 @@ const (
 	// token's user), or, for a file's owner, which one decided it ("none": neither, or the
 	// kubelet gate off).
 	UserFrom Dim = "user-from"
+	// FsUser is the pod's FsUser as v1.37 FsUserFrom finds it: every container's effective
+	// runAsUser the same non-zero uid ("one") or 0 ("root"), or none because no container has
+	// one ("none"), some container lacks one ("partial") or two differ ("mixed").
+	FsUser Dim = "fs-user"
+	// Projection is the kind of a projected source whose files get the pod's FsUser.
+	Projection Dim = "projection"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -96,7 +102,9 @@ var Values = map[Dim][]string{
 	Class:      {"root", "owner", "group", "other"},
 
 	FieldValidation: {"warn", "strict"},
-	UserFrom:        {"defaultUser", "item", "token", "none"},
+	UserFrom:        {"defaultUser", "item", "token", "runAsUser", "none"},
+	FsUser:          {"one", "root", "none", "partial", "mixed"},
+	Projection:      {"serviceAccountToken", "clusterTrustBundle", "podCertificate"},
 }
 
 // Cond is one condition a rule was applied under.

@@ -19,10 +19,11 @@ import (
 
 // Payload builds the files of a secret, configMap, downwardAPI or projected volume (v1.37
 // secret.MakePayload, configmap.MakePayload, downwardapi.CollectData, projected collectData).
-// sources maps "secret/NAME" and "configmap/NAME" to the object's data; a missing object is an
-// empty one (the Case's contract), then upstream's optional and missing-key rules apply with
-// their texts. A serviceAccountToken projection gets FakeServiceAccountToken; clusterTrustBundle
-// and podCertificate projections have no source on the reference node and fail the volume.
+// sources maps "secret/NAME" and "configmap/NAME" to the object's data; an object missing there
+// is absent (the Case's contract): upstream's NotFound, optional and missing-key rules apply with
+// their texts. A serviceAccountToken projection gets FakeServiceAccountToken, a clusterTrustBundle
+// FakeTrustAnchors, a podCertificate FakeCertificateKey and FakeCertificateChain: the reference
+// node has no API server to issue them; their files are owned by the pod's FsUser (FsUserFrom).
 //
 // userFields is the kubelet's AtomicWriteVolumeUserFields gate (KEP-5936): on, each file's
 // FsUser is its item's `user`, else the volume's `defaultUser` (docs/spec.md [atomicwriter.owner],
@@ -31,10 +32,18 @@ func Payload(pod *corev1.Pod, vol *corev1.Volume, sources map[string]map[string]
 	switch {
 	case vol.Secret != nil:
 		s := vol.Secret
-		return secretPayload(s.Items, sources["secret/"+s.SecretName], s.DefaultMode, owners{userFields, s.DefaultUser}, isTrue(s.Optional))
+		data, err := object(sources, "secret", s.SecretName, isTrue(s.Optional))
+		if err != nil {
+			return nil, err
+		}
+		return secretPayload(s.Items, data, s.DefaultMode, owners{userFields, s.DefaultUser}, isTrue(s.Optional))
 	case vol.ConfigMap != nil:
 		c := vol.ConfigMap
-		return configMapPayload(c.Items, sources["configmap/"+c.Name], c.DefaultMode, owners{userFields, c.DefaultUser}, isTrue(c.Optional))
+		data, err := object(sources, "configmap", c.Name, isTrue(c.Optional))
+		if err != nil {
+			return nil, err
+		}
+		return configMapPayload(c.Items, data, c.DefaultMode, owners{userFields, c.DefaultUser}, isTrue(c.Optional))
 	case vol.DownwardAPI != nil:
 		d := vol.DownwardAPI
 		return collectDownwardAPI(d.Items, pod, d.DefaultMode, owners{userFields, d.DefaultUser})
@@ -45,6 +54,19 @@ func Payload(pod *corev1.Pod, vol *corev1.Volume, sources map[string]map[string]
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// object is the data of sources[kind/name] as a kubelet's secret or configMap manager finds it:
+// an object the Case does not give is absent, which fails the volume with v1.37's NotFound text
+// (pkg/kubelet/util/manager watch_based_manager.go objectCache.Get: `secret "x" not found`)
+// unless the reference is optional (then it is an empty object: secret.go / configmap.go SetUpAt,
+// projected.go collectData).
+func object(sources map[string]map[string]string, kind, name string, optional bool) (map[string]string, error) {
+	data, found := sources[kind+"/"+name]
+	if !found && !optional {
+		return nil, fmt.Errorf("%s %q not found", kind, name)
+	}
+	return data, nil
+}
 
 // errNoDefaultMode is the text of every v1.37 payload builder when defaultMode is nil.
 var errNoDefaultMode = errors.New("no defaultMode used, not even the default value for it")
@@ -170,17 +192,23 @@ func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources 
 		var err error
 		switch {
 		case src.Secret != nil:
-			part, err = secretPayload(src.Secret.Items, sources["secret/"+src.Secret.Name], p.DefaultMode, own, isTrue(src.Secret.Optional))
+			var data map[string]string
+			if data, err = object(sources, "secret", src.Secret.Name, isTrue(src.Secret.Optional)); err == nil {
+				part, err = secretPayload(src.Secret.Items, data, p.DefaultMode, own, isTrue(src.Secret.Optional))
+			}
 		case src.ConfigMap != nil:
-			part, err = configMapPayload(src.ConfigMap.Items, sources["configmap/"+src.ConfigMap.Name], p.DefaultMode, own, isTrue(src.ConfigMap.Optional))
+			var data map[string]string
+			if data, err = object(sources, "configmap", src.ConfigMap.Name, isTrue(src.ConfigMap.Optional)); err == nil {
+				part, err = configMapPayload(src.ConfigMap.Items, data, p.DefaultMode, own, isTrue(src.ConfigMap.Optional))
+			}
 		case src.DownwardAPI != nil:
 			part, err = collectDownwardAPI(src.DownwardAPI.Items, pod, p.DefaultMode, own)
 		case src.ServiceAccountToken != nil:
-			part = tokenPayload(src.ServiceAccountToken, pod, *p.DefaultMode, own)
+			part = credentialPayload(p, pod, own, src.ServiceAccountToken.User, map[string][]byte{src.ServiceAccountToken.Path: []byte(FakeServiceAccountToken)})
 		case src.ClusterTrustBundle != nil:
-			err = errors.New("clusterTrustBundle projections are not supported by the reference node")
+			part = credentialPayload(p, pod, own, src.ClusterTrustBundle.User, map[string][]byte{src.ClusterTrustBundle.Path: []byte(FakeTrustAnchors)})
 		case src.PodCertificate != nil:
-			err = errors.New("podCertificate projections are not supported by the reference node")
+			part = credentialPayload(p, pod, own, src.PodCertificate.User, podCertificateFiles(src.PodCertificate))
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -202,19 +230,94 @@ func collectProjected(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, sources 
 // no API server accepts. Only the file's mode and owner are observed (docs/user-pain.md, issue 82573).
 const FakeServiceAccountToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ2b2xwZXJtIn0."
 
-// tokenPayload is the serviceAccountToken case of v1.37 projected.go collectData: the owner is
-// resolveFsUser(mounterArgs, defaultUser, tp.User), and the file has defaultMode, or 0600 when it
-// has an owner or mounterArgs.FsGroup is set (SetVolumeOwnership then makes it 0640).
-// resolveFsUser starts from mounterArgs.FsUser (every container's runAsUser the same), which
-// docs/spec.md [atomicwriter.token-owner] leaves out of the model: without it resolveFsUser is
-// ResolvesFsUser (the token's user, else defaultUser, nil with the gate off).
-func tokenPayload(tp *corev1.ServiceAccountTokenProjection, pod *corev1.Pod, defaultMode int32, own owners) map[string]FileProjection {
-	owner := own.of(tp.User)
-	mode := defaultMode
+// FakeTrustAnchors is every clusterTrustBundle projection's content on the reference node
+// (volperm's upstream target returns the same bytes for any name or signer): it holds no
+// certificate. Only the file's mode and owner are observed.
+const FakeTrustAnchors = "volperm: fake trust anchors, no certificate"
+
+// FakeCertificateKey and FakeCertificateChain are every podCertificate projection's private key
+// and certificate chain on the reference node (and volperm's upstream target).
+const (
+	FakeCertificateKey   = "volperm: fake private key;"
+	FakeCertificateChain = "volperm: fake certificate chain"
+)
+
+// podCertificateFiles is v1.37 projected.go collectData's podCertificate files: the credential
+// bundle (key, then chain), the key and the chain, each at its path when the source gives one.
+func podCertificateFiles(c *corev1.PodCertificateProjection) map[string][]byte {
+	files := map[string][]byte{}
+	if c.CredentialBundlePath != "" {
+		files[c.CredentialBundlePath] = []byte(FakeCertificateKey + FakeCertificateChain)
+	}
+	if c.KeyPath != "" {
+		files[c.KeyPath] = []byte(FakeCertificateKey)
+	}
+	if c.CertificateChainPath != "" {
+		files[c.CertificateChainPath] = []byte(FakeCertificateChain)
+	}
+	return files
+}
+
+// credentialPayload is the serviceAccountToken, clusterTrustBundle and podCertificate cases of
+// v1.37 projected.go collectData: every file's owner is resolveFsUser(mounterArgs, defaultUser,
+// the source's user) and its mode defaultMode, or 0600 when it has an owner or
+// mounterArgs.FsGroup is set (SetVolumeOwnership then makes it 0640).
+func credentialPayload(p *corev1.ProjectedVolumeSource, pod *corev1.Pod, own owners, user *int64, files map[string][]byte) map[string]FileProjection {
+	owner := resolveFsUser(FsUserFrom(pod), own, user)
+	mode := *p.DefaultMode
 	if sc := pod.Spec.SecurityContext; owner != nil || (sc != nil && sc.FSGroup != nil) {
 		mode = 0600
 	}
-	return map[string]FileProjection{tp.Path: {Data: []byte(FakeServiceAccountToken), Mode: mode, FsUser: owner}}
+	out := map[string]FileProjection{}
+	for name, data := range files {
+		out[name] = FileProjection{Data: data, Mode: mode, FsUser: owner}
+	}
+	return out
+}
+
+// resolveFsUser is v1.37 projected.go resolveFsUser: mounterArgs.FsUser, then, with the
+// AtomicWriteVolumeUserFields gate on, the volume's defaultUser and the source's user over it.
+func resolveFsUser(fsUser *int64, own owners, user *int64) *int64 {
+	if u := own.of(user); u != nil {
+		return u
+	}
+	return fsUser
+}
+
+// FsUserFrom is v1.37 pkg/volume/util FsUserFrom (operation_generator.go passes it as
+// mounterArgs.FsUser): the runAsUser every container of the pod runs as, init and ephemeral
+// containers included, a container's own runAsUser over the pod's
+// (securitycontext.DetermineEffectiveRunAsUser); nil when a container has none or two differ.
+func FsUserFrom(pod *corev1.Pod) *int64 {
+	var podUser *int64
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		podUser = sc.RunAsUser
+	}
+	var all []*corev1.SecurityContext
+	for i := range pod.Spec.InitContainers {
+		all = append(all, pod.Spec.InitContainers[i].SecurityContext)
+	}
+	for i := range pod.Spec.Containers {
+		all = append(all, pod.Spec.Containers[i].SecurityContext)
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		all = append(all, pod.Spec.EphemeralContainers[i].SecurityContext)
+	}
+	var fsUser *int64
+	for _, sc := range all {
+		u := podUser
+		if sc != nil && sc.RunAsUser != nil {
+			u = sc.RunAsUser
+		}
+		if u == nil || (fsUser != nil && *fsUser != *u) {
+			return nil
+		}
+		if fsUser == nil {
+			v := *u
+			fsUser = &v
+		}
+	}
+	return fsUser
 }
 
 // fieldPathValue is v1.37 pkg/fieldpath ExtractFieldPathAsString for a pod, with its texts.

@@ -65,6 +65,7 @@ var testPod = &corev1.Pod{
 var testSources = map[string]map[string]string{
 	"secret/creds":   {"user": "admin", "pass": "s3cret"},
 	"configmap/conf": {"a.conf": "A", "b.conf": "B"},
+	"secret/empty":   {},
 }
 
 func TestPayload(t *testing.T) {
@@ -101,13 +102,32 @@ func TestPayload(t *testing.T) {
 			want: map[string]FileProjection{"u": file("admin", 0644)},
 		},
 		{
-			name: "missing secret object is empty",
-			src:  corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "absent", DefaultMode: mode(0644)}},
+			name:    "absent secret object fails with the kubelet's NotFound",
+			src:     corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "absent", DefaultMode: mode(0644)}},
+			wantErr: `secret "absent" not found`,
+		},
+		{
+			name: "absent optional secret object is empty",
+			src:  corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "absent", DefaultMode: mode(0644), Optional: ptr(true)}},
 			want: map[string]FileProjection{},
 		},
 		{
-			name:    "missing secret object, item not optional",
-			src:     corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "absent", DefaultMode: mode(0644), Items: []corev1.KeyToPath{{Key: "k", Path: "k"}}}},
+			name:    "absent configMap object fails with the kubelet's NotFound",
+			src:     corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "absent"}, DefaultMode: mode(0644)}},
+			wantErr: `configmap "absent" not found`,
+		},
+		{
+			name: "absent projected sources: every text, optional ones empty",
+			src: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}}},
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}}},
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "maybe"}, Optional: ptr(true)}},
+			}}},
+			wantErr: `[secret "gone" not found, configmap "gone" not found]`,
+		},
+		{
+			name:    "empty secret object, item not optional",
+			src:     corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "empty", DefaultMode: mode(0644), Items: []corev1.KeyToPath{{Key: "k", Path: "k"}}}},
 			wantErr: "references non-existent secret key: k",
 		},
 		{
@@ -183,11 +203,11 @@ func TestPayload(t *testing.T) {
 		{
 			name: "projected: failures of several sources",
 			src: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: mode(0644), Sources: []corev1.VolumeProjection{
-				{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{Name: ptr("bundle"), Path: "ca.crt"}},
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Items: []corev1.KeyToPath{{Key: "yyy", Path: "y"}}}},
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}, Items: []corev1.KeyToPath{{Key: "zzz", Path: "z"}}}},
 			}}},
-			wantErr: "[clusterTrustBundle projections are not supported by the reference node, configmap references non-existent config key: zzz]",
+			wantErr: "[references non-existent secret key: yyy, configmap references non-existent config key: zzz]",
 		},
 		{
 			name: "projected: serviceAccountToken without fsGroup has defaultMode",
