@@ -50,7 +50,7 @@ func comparisons(agent string) []bench.Comparison {
 			for _, l := range c.Labels {
 				switch l {
 				case catalogue.LabelHugePages, catalogue.LabelPreservePermissions, catalogue.LabelPodUpdate, "runtime-defined",
-					catalogue.LabelServiceAccountToken, catalogue.LabelReleaseSkew, catalogue.LabelSourceUpdate:
+					catalogue.LabelFsUserProbes, catalogue.LabelPodCredentials, catalogue.LabelReleaseSkew, catalogue.LabelSourceUpdate:
 					return true
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	caseneeds "github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/manifests"
 )
 
@@ -55,14 +56,14 @@ const (
 	// LabelPodUpdate: an update of a pod's volumes (Case.OldPod); v1 pod volumes are immutable,
 	// only workload templates change.
 	LabelPodUpdate = "pod-update"
-	// LabelServiceAccountToken: a projected serviceAccountToken. A cluster's probe containers run
-	// as uid 0, which v1.37 turns into the token's FsUser (0600 whatever defaultMode says), and
-	// the cluster target does not set such projections up.
-	LabelServiceAccountToken = "service-account-token"
 	// LabelSourceUpdate: an update of the data of a secret or configMap (an updateSources
 	// step); a cluster's kubelet applies it at its next sync, up to a minute later, which the
 	// cluster target does not wait for.
 	LabelSourceUpdate = "source-update"
+	// LabelFsUserProbes: a token whose pod runs as one uid other than 0, probed as another user.
+	// On a cluster the probe pod's containers must all run as that uid, so that the kubelet
+	// gives the token the same owner, and cannot switch users (framework/needs FsUserProbes).
+	LabelFsUserProbes = "fs-user-probes"
 )
 
 // needs is the labels above that c carries.
@@ -87,11 +88,8 @@ func needs(c *framework.Case) []string {
 		out = append(out, LabelSourceUpdate)
 	}
 	if c.Pod != nil {
-		for _, v := range c.Pod.Spec.Volumes {
-			if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool { return p.ServiceAccountToken != nil }) {
-				out = append(out, LabelServiceAccountToken)
-				break
-			}
+		if caseneeds.FsUserProbes(c) != "" {
+			out = append(out, LabelFsUserProbes)
 		}
 		for _, v := range c.Pod.Spec.Volumes {
 			if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool { return p.ClusterTrustBundle != nil || p.PodCertificate != nil }) {

@@ -42,6 +42,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/fixturedriver"
 	"github.com/volperm/volperm/framework/knowndiff"
+	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/framework/owner"
 )
 
@@ -570,13 +571,21 @@ func settable(c *framework.Case, flexDriver bool) (bool, string) {
 			}
 		case v.Projected != nil:
 			for _, p := range v.Projected.Sources {
-				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil {
-					return false, "only secret, configMap and downwardAPI projections are set up by this target"
+				switch {
+				case p.ClusterTrustBundle != nil:
+					return false, "a clusterTrustBundle projection: this target makes no ClusterTrustBundle object"
+				case p.PodCertificate != nil:
+					return false, "a podCertificate projection: this target runs no signer for it"
+				case p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil && p.ServiceAccountToken == nil:
+					return false, "only secret, configMap, downwardAPI and serviceAccountToken projections are set up by this target"
 				}
 			}
 		default:
 			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI, projected and the harness's flexVolume volumes are set up by this target"
 		}
+	}
+	if why := needs.FsUserProbes(c); why != "" {
+		return false, why
 	}
 	return true, ""
 }

@@ -51,7 +51,17 @@ func TestRunnable(t *testing.T) {
 		{"huge pages", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "HugePages"}})}, false, "huge pages"},
 		{"secret", framework.Case{Pod: pod(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}})}, true, ""},
 		{"token projection", framework.Case{Pod: withServiceAccount(pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}}))}, false, "projections"},
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}}))}, true, ""},
+		{"token projection, pod runAsUser 1000, probed as 1001", framework.Case{Pod: withRunAsUser(withServiceAccount(pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})), 1000),
+			Probes: []framework.Probe{{Name: "p", As: framework.User{UID: 1001, GID: 1001}}}}, false, "FsUser 1000"},
+		{"token projection, pod runAsUser 1000, probed as 1000", framework.Case{Pod: withRunAsUser(withServiceAccount(pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})), 1000),
+			Probes: []framework.Probe{{Name: "p", As: framework.User{UID: 1000, GID: 1000}}}}, true, ""},
+		{"clusterTrustBundle projection", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{}}}}})}, false, "ClusterTrustBundle object"},
+		{"podCertificate projection", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{}}}}})}, false, "signer"},
 		{"token projection without serviceAccountName at admission", framework.Case{AdmissionOnly: true, Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{}}}}})}, false, "ServiceAccount admission plugin"},
 		{"flexVolume of another driver", framework.Case{Pod: pod(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "example/nfs"}})}, false, `driver "example/nfs"`},
@@ -213,4 +223,11 @@ func TestRetryKubeletAuthz(t *testing.T) {
 	if err := retryKubeletAuthz(context.Background(), 0, func() error { attempts++; return authz }); err != authz || attempts != 1 {
 		t.Errorf("past the grace: %v after %d attempts", err, attempts)
 	}
+}
+
+// withRunAsUser gives p one container and the pod-level runAsUser uid.
+func withRunAsUser(p *corev1.Pod, uid int64) *corev1.Pod {
+	p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
+	p.Spec.Containers = []corev1.Container{{Name: "app"}}
+	return p
 }

@@ -83,6 +83,7 @@ func (t *Target) again(ctx context.Context, p *probePod, runs []*caseRun, base s
 		}
 		if next.pod == nil {
 			next.pod = t.probePodSpec(next.name, ns, r.pod.Spec.SecurityContext)
+			shapeFsUser(next.pod, r.pod)
 		}
 		if err := next.add(r, ns); err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/fixturedriver"
+	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
 
 // podGroup says which probe pod c (admitted as pod) may share: the pods of cases with the same
@@ -20,14 +21,56 @@ func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, erro
 	if podPerCase || len(c.After) > 0 || missingKey(c, pod) {
 		return "", nil
 	}
-	sc, err := json.Marshal(pod.Spec.SecurityContext)
+	b, err := json.Marshal(pod.Spec.SecurityContext)
+	sc := string(b)
+	if hasTokenProjection(pod) {
+		// The probe pod gives the token the case pod's FsUser (fsUserShape).
+		sc += fmt.Sprintf(" fsUser=%s", fsUserWord(atomicwriter.FsUserFrom(pod)))
+	}
 	for _, v := range pod.Spec.Volumes {
 		if v.HostPath != nil {
-			return hostPathGroup + string(sc), err
+			return hostPathGroup + sc, err
 		}
 	}
-	return string(sc), err
+	return sc, err
 }
+
+func fsUserWord(u *int64) string {
+	if u == nil {
+		return "none"
+	}
+	return fmt.Sprint(*u)
+}
+
+// fsUserSidecar is the uid of the container a probe pod adds so that its FsUser is none: any uid
+// but the probe container's 0 makes v1.37 FsUserFrom find two (pkg/volume/util).
+const fsUserSidecar int64 = 65532
+
+// shapeFsUser gives probe pod p, which holds the volumes of casePod, casePod's FsUser when they
+// project a serviceAccountToken (docs/spec.md [atomicwriter.token]: the kubelet makes it the
+// token's owner): none, with a second container of another uid; 0, as the probe container runs;
+// another uid, with the probe container running as it (then it probes as that user only:
+// settable). Other volumes do not read the FsUser.
+func shapeFsUser(p, casePod *corev1.Pod) {
+	if !hasTokenProjection(casePod) {
+		return
+	}
+	probe := &p.Spec.Containers[0]
+	switch u := atomicwriter.FsUserFrom(casePod); {
+	case u == nil:
+		side := *probe.DeepCopy()
+		side.Name = "fsuser-none"
+		side.VolumeMounts = nil
+		side.SecurityContext.RunAsUser = ptrTo(fsUserSidecar)
+		side.SecurityContext.RunAsGroup = ptrTo(fsUserSidecar)
+		p.Spec.Containers = append(p.Spec.Containers, side)
+	case *u != 0:
+		probe.SecurityContext.RunAsUser = ptrTo(*u)
+		probe.SecurityContext.RunAsGroup = ptrTo(*u)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // hostPathGroup begins the group of a case with a hostPath volume. A hostPath that fails its
 // type check keeps the whole pod from running, so hostPath cases share pods with each other
@@ -103,6 +146,7 @@ func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
 	for n, members := range packPods(groups, volumes, podVolumes(t.opts.BatchVolumes)) {
 		p := &probePod{name: fmt.Sprintf("%s-%d", prefix, n), setUp: map[string]string{}, hostPath: strings.HasPrefix(groups[members[0]], hostPathGroup)}
 		p.pod = t.probePodSpec(p.name, ns, admitted[members[0]].pod.Spec.SecurityContext)
+		shapeFsUser(p.pod, admitted[members[0]].pod)
 		for _, m := range members {
 			if err := p.add(admitted[m], ns); err != nil {
 				return nil, err

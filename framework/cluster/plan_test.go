@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
 
 func TestPackPods(t *testing.T) {
@@ -113,4 +114,54 @@ func ids(runs []*caseRun) []int {
 		out = append(out, r.id)
 	}
 	return out
+}
+
+// A probe pod holding a token gets the case pod's FsUser (v1.37 FsUserFrom): none through a
+// second container of another uid, 0 as the probe container runs, another uid by running the
+// probe container as it; token cases of different FsUsers never share a pod.
+func TestShapeFsUser(t *testing.T) {
+	token := func(podUser *int64, containers ...*int64) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: podUser}
+		for _, u := range containers {
+			c := corev1.Container{Name: "c"}
+			if u != nil {
+				c.SecurityContext = &corev1.SecurityContext{RunAsUser: u}
+			}
+			p.Spec.Containers = append(p.Spec.Containers, c)
+		}
+		p.Spec.Volumes = []corev1.Volume{{Name: "t", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}}}
+		return p
+	}
+	u := func(v int64) *int64 { return &v }
+	target := &Target{opts: Options{ProbeImage: "probe"}}
+	for _, tc := range []struct {
+		name string
+		c    *corev1.Pod
+		want *int64 // FsUserFrom of the probe pod
+	}{
+		{"no runAsUser", token(nil, nil), nil},
+		{"two uids", token(nil, u(1000), u(1001)), nil},
+		{"root", token(u(0), nil), u(0)},
+		{"uid 1000", token(u(1000), nil, nil), u(1000)},
+	} {
+		p := target.probePodSpec("p", "ns", tc.c.Spec.SecurityContext)
+		shapeFsUser(p, tc.c)
+		got := atomicwriter.FsUserFrom(p)
+		if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+			t.Errorf("%s: the probe pod's FsUser is %v, want %v", tc.name, fsUserWord(got), fsUserWord(tc.want))
+		}
+	}
+	groups := map[string]bool{}
+	for _, c := range []*corev1.Pod{token(nil, nil), token(u(0), nil), token(u(1000), nil)} {
+		g, err := podGroup(&framework.Case{}, c, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups[g] = true
+	}
+	if len(groups) != 3 {
+		t.Errorf("token cases of three FsUsers fall in %d pod groups, want 3", len(groups))
+	}
 }

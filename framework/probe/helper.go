@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,6 +173,14 @@ func startHelper(key string, user framework.User) (*helper, error) {
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{
 		Credential: &syscall.Credential{Uid: uint32(user.UID), Gid: uint32(user.GID), Groups: groups},
 	}
+	if os.Getuid() != 0 {
+		// A process that is not root cannot change its user; it can probe as the user it is (a
+		// cluster's probe pod whose containers all run as the pod's FsUser, framework/cluster).
+		if err := runsAs(user); err != nil {
+			return nil, err
+		}
+		h.cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
 	var err error
 	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -185,6 +194,35 @@ func startHelper(key string, user framework.User) (*helper, error) {
 	}
 	h.out = bufio.NewReaderSize(out, 64<<10)
 	return h, nil
+}
+
+// runsAs says why a process that is not root cannot probe as user: its uid, gid or
+// supplementary groups (the primary gid aside) are not user's.
+func runsAs(user framework.User) error {
+	have, err := os.Getgroups()
+	if err != nil {
+		return fmt.Errorf("probe as uid %d: read this process's groups: %w", user.UID, err)
+	}
+	set := func(gs []int64, primary int64) []int64 {
+		out := []int64{}
+		for _, g := range gs {
+			if g != primary && !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	haveGroups := make([]int64, 0, len(have))
+	for _, g := range have {
+		haveGroups = append(haveGroups, int64(g))
+	}
+	want, got := set(user.Groups, user.GID), set(haveGroups, int64(os.Getgid()))
+	if int64(os.Getuid()) != user.UID || int64(os.Getgid()) != user.GID || !slices.Equal(want, got) {
+		return fmt.Errorf("probe as uid %d gid %d groups %v: this process runs as uid %d gid %d groups %v and, not being root, cannot change them",
+			user.UID, user.GID, want, os.Getuid(), os.Getgid(), got)
+	}
+	return nil
 }
 
 // do sends one request and reads its answer; on any failure, or when ctx ends first, h is ended
