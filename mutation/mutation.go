@@ -31,7 +31,7 @@ import (
 
 // MinKillers is how many cases must fail under every non-equivalent mutant: with one, a
 // renamed or dropped case would let the bug through.
-const MinKillers = 2
+const MinKillers = 3
 
 // NewTarget makes a fresh target for one run (the reference target in a work dir).
 type NewTarget func() (framework.Target, error)

@@ -78,12 +78,16 @@ func Admit(req Request) Result {
 	case req.Pod != nil:
 		pod := req.Pod.DeepCopy()
 		// docs/spec.md "Releases": the request is decoded as the apiserver's release knows it.
-		if unknown := release.Decode(req.Release, pod); len(unknown) > 0 {
+		unknown := release.Decode(req.Release, pod)
+		if len(unknown) > 0 {
 			texts := make([]string, len(unknown))
 			for i, p := range unknown {
 				texts[i] = fmt.Sprintf("unknown field %q", p)
 			}
 			if req.Strict && !mutant.On(mutant.ReleaseStrictIgnored) {
+				if mutant.On(mutant.BlindReleaseStrictSortedFields) {
+					sort.Strings(texts)
+				}
 				return Result{Errors: []string{`Pod in version "v1" cannot be handled as a Pod: strict decoding error: ` + strings.Join(texts, ", ")}}
 			}
 			if !mutant.On(mutant.ReleaseWarnSilently) {
@@ -103,6 +107,9 @@ func Admit(req Request) Result {
 		}
 		preserve := carriers(pod, req.PreservePermissions)
 		res.Dropped, preserve = dropDisabledFields(req.Gates, pod, old, preserve, carriers(req.OldPod, req.OldPreservePermissions))
+		if len(unknown) > 0 && mutant.On(mutant.BlindReleaseUnknownListedDropped) {
+			res.Dropped = sortedStrings(append(res.Dropped, unknown...))
+		}
 		res.Pod = pod
 		res.PreservePermissions = sortedKeys(preserve)
 		validate = func() field.ErrorList { return validatePod(pod) }

@@ -27,12 +27,20 @@ func ValidateFlexVolumePolicy(p *FlexVolumePolicy) []string {
 	// Seed 004: "Flexvolume driver names must be non-empty."
 	for i, d := range p.AllowedDrivers {
 		if d == "" && !mutant.On(mutant.AllowEmptyNameOK) {
-			allErrs = append(allErrs, field.Required(drivers.Index(i), "driver name must be non-empty"))
+			at := drivers.Index(i)
+			if mutant.On(mutant.BlindAllowEmptyNameIndex) {
+				at = drivers.Index(i + 1)
+			}
+			allErrs = append(allErrs, field.Required(at, "driver name must be non-empty"))
 		}
 	}
 	// Seed 004: "If a PSP disallows to pods to request volumes of type flexVolume then
 	// AllowedFlexVolumes must be empty."
-	if len(p.AllowedDrivers) > 0 && !p.typeAllowed(flexVolumeType) {
+	flexAllowed := p.typeAllowed(flexVolumeType)
+	if mutant.On(mutant.BlindAllowPolicyWildcardIgnored) {
+		flexAllowed = len(p.AllowedVolumeTypes) == 0 || contains(p.AllowedVolumeTypes, flexVolumeType)
+	}
+	if len(p.AllowedDrivers) > 0 && !flexAllowed {
 		allErrs = append(allErrs, field.Forbidden(drivers, "must be empty when flexVolume is not an allowed volume type"))
 	}
 	return errorTexts(allErrs)
@@ -93,6 +101,12 @@ func allowPersistentVolume(p *FlexVolumePolicy, pv *corev1.PersistentVolume) fie
 	}
 	spec := field.NewPath("spec")
 	typ := volumeTypeName(persistentVolumeSources(&pv.Spec.PersistentVolumeSource))
+	if typ == flexVolumeType && mutant.On(mutant.BlindAllowPVDriverUnchecked) {
+		if !p.typeAllowed(typ) {
+			return field.ErrorList{field.Forbidden(spec.Child(typ), fmt.Sprintf("%s volumes are not allowed by the policy", typ))}
+		}
+		return nil
+	}
 	return allowSource(p, typ, driver, spec.Child(typ), spec.Child(flexVolumeType, "driver"))
 }
 
@@ -107,7 +121,7 @@ func allowSource(p *FlexVolumePolicy, typ, driver string, typePath, driverPath *
 		}
 		return errs
 	}
-	if typ == flexVolumeType && !p.driverAllowed(driver) {
+	if (typ == flexVolumeType || mutant.On(mutant.BlindAllowDriverCheckedForEveryType)) && !p.driverAllowed(driver) {
 		return field.ErrorList{field.Forbidden(driverPath,
 			fmt.Sprintf("driver %q is not in the allowed flexVolume drivers [%s]", driver, strings.Join(p.AllowedDrivers, ", ")))}
 	}
@@ -128,6 +142,9 @@ func volumeTypeName(srcs []source) string {
 func apiName(pathName string) string {
 	switch pathName {
 	case "downwarAPI":
+		if mutant.On(mutant.BlindAllowDownwardAPITypeName) {
+			return pathName
+		}
 		return "downwardAPI"
 	case "cephFS":
 		return "cephfs"

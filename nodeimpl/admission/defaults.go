@@ -36,7 +36,11 @@ func setDefaultsPod(pod *corev1.Pod) {
 		}
 		if src.DownwardAPI != nil {
 			// v1.37 defaults.go SetDefaults_DownwardAPIVolumeSource: defaultMode nil -> 0644.
-			defaultMode(&src.DownwardAPI.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode)
+			def := corev1.DownwardAPIVolumeSourceDefaultMode
+			if mutant.On(mutant.BlindDefaultDownwardAPIMode0444) {
+				def = 0444
+			}
+			defaultMode(&src.DownwardAPI.DefaultMode, def)
 			defaultFieldRefs(src.DownwardAPI.Items)
 		}
 		if src.Projected != nil {
@@ -76,6 +80,9 @@ func defaultMode(mode **int32, def int32) {
 
 // defaultFieldRefs is v1.37 defaults.go SetDefaults_ObjectFieldSelector: apiVersion "" -> "v1".
 func defaultFieldRefs(items []corev1.DownwardAPIVolumeFile) {
+	if mutant.On(mutant.BlindDefaultFieldRefNoAPIVersion) {
+		return
+	}
 	for i := range items {
 		if fr := items[i].FieldRef; fr != nil && fr.APIVersion == "" {
 			fr.APIVersion = "v1"

@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -71,11 +73,19 @@ func dropDisabledFields(g gates.Set, pod, oldPod *corev1.Pod, preserve, oldPrese
 	}
 	// docs/spec.md "Field dropping": the PreservePermissions proposal gate follows the same
 	// pattern: off and not on any volume of the old pod -> cleared on every volume.
-	if !g.Enabled(gates.PreservePermissions) && (len(oldPreserve) == 0 || mutant.On(mutant.DropPreserveIgnoresInUse)) {
+	preserveInUse := len(oldPreserve) != 0
+	if mutant.On(mutant.BlindDropPreserveInUseNewPod) {
+		preserveInUse = len(preserve) != 0
+	}
+	if !g.Enabled(gates.PreservePermissions) && (!preserveInUse || mutant.On(mutant.DropPreserveIgnoresInUse)) {
 		for i := range pod.Spec.Volumes {
 			v := &pod.Spec.Volumes[i]
 			if preserve[v.Name] {
-				dropped = append(dropped, volumes.Index(i).Child(atomicWriterType(v), "preservePermissions").String())
+				typ := atomicWriterType(v)
+				if mutant.On(mutant.BlindDropPreservePathSecret) {
+					typ = "secret"
+				}
+				dropped = append(dropped, volumes.Index(i).Child(typ, "preservePermissions").String())
 			}
 		}
 		preserve = map[string]bool{}
@@ -108,7 +118,7 @@ func dropAtomicWriteVolumeUserFields(pod *corev1.Pod) []string {
 // any volume of the old pod spec sets defaultUser or a user.
 func atomicWriteVolumeUserFieldsInUse(pod *corev1.Pod) bool {
 	for _, f := range release.UserFields(pod) {
-		if *f.Ptr != nil {
+		if *f.Ptr != nil && !(!strings.HasSuffix(f.Path, ".defaultUser") && mutant.On(mutant.BlindDropUserInUseDefaultUserOnly)) {
 			return true
 		}
 	}
@@ -122,7 +132,7 @@ func emptyDirVolumeModeInUse(pod *corev1.Pod) bool {
 		return false
 	}
 	for _, v := range pod.Spec.Volumes {
-		if v.EmptyDir != nil && v.EmptyDir.Mode != nil {
+		if v.EmptyDir != nil && v.EmptyDir.Mode != nil && !(*v.EmptyDir.Mode == 0 && mutant.On(mutant.BlindDropModeZeroNotInUse)) {
 			return true
 		}
 	}

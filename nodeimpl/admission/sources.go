@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // validateDownwardAPI is v1.37 validation.go validateDownwardAPIVolumeSource. As upstream, the
@@ -18,6 +20,13 @@ func validateDownwardAPI(d *corev1.DownwardAPIVolumeSource, fldPath *field.Path)
 	allErrs := validateFileMode(d.DefaultMode, fldPath.Child("defaultMode"))
 	allErrs = append(allErrs, validateUser(d.DefaultUser, fldPath.Child("defaultUser"))...)
 	for i := range d.Items {
+		if d.Items[i].User != nil && mutant.On(mutant.BlindValidDownwardUserIndexed) {
+			item := d.Items[i]
+			item.User = nil
+			allErrs = append(allErrs, validateDownwardAPIFile(&item, fldPath)...)
+			allErrs = append(allErrs, validateUser(d.Items[i].User, fldPath.Child("items").Index(i).Child("user"))...)
+			continue
+		}
 		allErrs = append(allErrs, validateDownwardAPIFile(&d.Items[i], fldPath)...)
 	}
 	return allErrs
@@ -263,7 +272,7 @@ func validateServiceAccountToken(t *corev1.ServiceAccountTokenProjection, projPa
 	if exp := t.ExpirationSeconds; exp == nil {
 		allErrs = append(allErrs, field.Required(projPath.Child("expirationSeconds"), ""))
 	} else {
-		if *exp < 10*60 {
+		if *exp < 10*60 || (*exp == 10*60 && mutant.On(mutant.BlindValidTokenExpiration600)) {
 			allErrs = append(allErrs, field.Invalid(projPath.Child("expirationSeconds"), *exp, "may not specify a duration less than 10 minutes"))
 		}
 		if *exp > 1<<32 {
@@ -297,7 +306,7 @@ func validateLocalNonReservedPath(targetPath string, fldPath *field.Path) field.
 // many `..` elements.
 func validatePathNoBacksteps(targetPath string, fldPath *field.Path) field.ErrorList {
 	for _, item := range strings.Split(filepath.ToSlash(targetPath), "/") {
-		if item == ".." {
+		if item == ".." || (strings.Contains(item, "..") && mutant.On(mutant.BlindValidDotDotInName)) {
 			return field.ErrorList{field.Invalid(fldPath, targetPath, "must not contain '..'")}
 		}
 	}

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -235,6 +236,9 @@ func validateHostPath(hp *corev1.HostPathVolumeSource, fldPath *field.Path) fiel
 }
 
 func hostPathTypeSupported(t corev1.HostPathType) bool {
+	if t == corev1.HostPathSocket && mutant.On(mutant.BlindValidHostPathSocketUnsupported) {
+		return false
+	}
 	for _, s := range supportedHostPathTypes {
 		if s == t || (mutant.On(mutant.ValidHostPathTypeFold) && strings.EqualFold(string(s), string(t))) {
 			return true
@@ -297,7 +301,7 @@ func validateFileMode(mode *int32, fldPath *field.Path) field.ErrorList {
 	if mutant.On(mutant.ValidFileModeUpper01777) {
 		upper = 01777
 	}
-	if mode != nil && (*mode > upper || *mode < 0) {
+	if mode != nil && (*mode > upper || (*mode == upper && mutant.On(mutant.BlindValidFileMode0777Rejected)) || (*mode < 0 && !mutant.On(mutant.BlindValidFileModeNegative))) {
 		return field.ErrorList{field.Invalid(fldPath, *mode, fileModeErrorMsg)}
 	}
 	return nil
@@ -309,7 +313,14 @@ func validateUser(user *int64, fldPath *field.Path) field.ErrorList {
 		return nil
 	}
 	var allErrs field.ErrorList
-	for _, msg := range validation.IsValidUserID(*user) {
+	id := *user
+	if id == math.MaxInt32 && mutant.On(mutant.BlindValidUserMaxRejected) {
+		id++
+	}
+	if id == 0 && mutant.On(mutant.BlindValidUserZeroRejected) {
+		id--
+	}
+	for _, msg := range validation.IsValidUserID(id) {
 		allErrs = append(allErrs, field.Invalid(fldPath, *user, msg))
 	}
 	return allErrs

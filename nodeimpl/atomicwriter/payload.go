@@ -85,6 +85,9 @@ func (o owners) of(itemUser *int64) *int64 {
 		return nil
 	}
 	u := itemUser
+	if u != nil && *u == 0 && mutant.On(mutant.BlindUserZeroUnset) {
+		u = nil
+	}
 	if u == nil {
 		u = o.defaultUser
 	} else if o.defaultUser != nil && mutant.On(mutant.AtomicUserDefaultWins) {
@@ -118,27 +121,35 @@ func keyedPayload(items []corev1.KeyToPath, data map[string]string, defaultMode 
 	if len(items) == 0 {
 		for name, content := range data {
 			// v1.37 MakePayload without items: FsUser = defaultUser when the gate is on.
-			payload[name] = FileProjection{Data: []byte(content), Mode: *defaultMode, FsUser: own.of(nil)}
+			fsUser := own.of(nil)
+			if mutant.On(mutant.BlindUserDefaultIgnoredWithoutItems) {
+				fsUser = nil
+			}
+			payload[name] = FileProjection{Data: []byte(content), Mode: *defaultMode, FsUser: fsUser}
 		}
 		return payload, nil
 	}
 	for _, ktp := range items {
 		content, ok := data[ktp.Key]
 		if !ok {
-			if optional {
+			if optional && !mutant.On(mutant.BlindAtomicOptionalMissingKeyFails) {
 				continue
 			}
 			return nil, fmt.Errorf(missingKey, ktp.Key)
 		}
 		// v1.37 MakePayload with items: FsUser = ResolvesFsUser(defaultUser, ktp.User).
-		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode), FsUser: own.of(ktp.User)}
+		itemOwners := own
+		if mutant.On(mutant.BlindUserDefaultIgnoredWithItems) {
+			itemOwners.defaultUser = nil
+		}
+		payload[ktp.Path] = FileProjection{Data: []byte(content), Mode: itemMode(ktp.Mode, defaultMode), FsUser: itemOwners.of(ktp.User)}
 	}
 	return payload, nil
 }
 
 // itemMode is the item's mode if set, else the volume's defaultMode (v1.37 MakePayload).
 func itemMode(mode, defaultMode *int32) int32 {
-	if mode != nil && !mutant.On(mutant.AtomicItemModeIgnored) {
+	if mode != nil && !mutant.On(mutant.AtomicItemModeIgnored) && !(*mode == 0 && mutant.On(mutant.BlindAtomicItemModeZeroUnset)) {
 		return *mode
 	}
 	return *defaultMode

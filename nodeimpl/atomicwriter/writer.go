@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -203,8 +204,21 @@ func validatePath(targetPath string) error {
 func shouldWritePayload(payload map[string]FileProjection, oldTsDir string) (bool, error) {
 	for p, fp := range payload {
 		full := filepath.Join(oldTsDir, p)
-		if _, err := os.Lstat(full); os.IsNotExist(err) {
+		fi, err := os.Lstat(full)
+		if os.IsNotExist(err) {
 			return true, nil
+		}
+		if err == nil && mutant.On(mutant.BlindAtomicRewriteOnOwnerChange) {
+			want := int64(0)
+			if fp.FsUser != nil {
+				want = *fp.FsUser
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int64(st.Uid) != want {
+				return true, nil
+			}
+		}
+		if mutant.On(mutant.BlindAtomicUpdateContentIgnored) {
+			continue
 		}
 		onDisk, err := os.ReadFile(full)
 		if err != nil {
@@ -292,6 +306,11 @@ func writePayloadToDir(payload map[string]FileProjection, dir string) error {
 		if err := setOwner(full, *fp.FsUser); err != nil {
 			return err
 		}
+		if filepath.Clean(baseDir) != filepath.Clean(dir) && mutant.On(mutant.BlindUserNestedDirChowned) {
+			if err := setOwner(filepath.Clean(baseDir), *fp.FsUser); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -322,6 +341,9 @@ func createUserVisibleFiles(dir string, payload map[string]FileProjection) error
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
+		if strings.Contains(p, string(os.PathSeparator)) && mutant.On(mutant.BlindAtomicNestedNoLink) {
+			continue
+		}
 		linkName, _, _ := strings.Cut(p, string(os.PathSeparator))
 		visible := filepath.Join(dir, linkName)
 		if _, err := os.Readlink(visible); err == nil && mutant.On(mutant.AtomicUpdateRechownsLinks) {

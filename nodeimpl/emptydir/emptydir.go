@@ -44,7 +44,7 @@ func unixModeToFileMode(mode int32) os.FileMode {
 	if mutant.On(mutant.EmptyDirModeOtherWriteOnly) {
 		fm &^= 0002
 	}
-	if mode&01000 != 0 && !mutant.On(mutant.EmptyDirModeDropsSticky) {
+	if mode&01000 != 0 && !mutant.On(mutant.EmptyDirModeDropsSticky) && !(mutant.On(mutant.BlindEmptyDirStickyNeedsOtherWrite) && mode&0002 == 0) {
 		fm |= os.ModeSticky
 		if mutant.On(mutant.EmptyDirModeStickyAsSetgid) {
 			fm ^= os.ModeSticky | os.ModeSetgid
@@ -72,7 +72,7 @@ func SetUp(v Volume) error {
 			_ = os.Chmod(v.Dir, *mode)
 		}
 		switch {
-		case mounted != nil && (v.Source.Medium == corev1.StorageMediumMemory || IsHugePageMedium(v.Source.Medium)):
+		case mounted != nil && (v.Source.Medium == corev1.StorageMediumMemory || (IsHugePageMedium(v.Source.Medium) && !mutant.On(mutant.BlindEmptyDirRestartHugePagesSetUp))):
 			return nil
 		case v.Source.Medium == corev1.StorageMediumDefault:
 			if _, err := os.Stat(v.Dir); err == nil {
@@ -86,6 +86,9 @@ func SetUp(v Volume) error {
 	}
 
 	fsGroup := podFSGroup(v.Pod)
+	if fsGroup != nil && *fsGroup == 0 && mutant.On(mutant.BlindEmptyDirFSGroupZeroNoWalk) {
+		fsGroup = nil
+	}
 	walkFirst := mutant.On(mutant.EmptyDirWalkBeforeMode)
 	if walkFirst {
 		_ = ownership.Apply(v.Dir, fsGroup, false, nil)
@@ -95,7 +98,7 @@ func SetUp(v Volume) error {
 		err = setupDir(v.Dir, mode)
 	case v.Source.Medium == corev1.StorageMediumMemory:
 		err = setupTmpfs(v, mode, mounted)
-	case IsHugePageMedium(v.Source.Medium):
+	case IsHugePageMedium(v.Source.Medium) && !(v.Source.Medium != corev1.StorageMediumHugePages && mutant.On(mutant.BlindEmptyDirSizedHugePagesUnknown)):
 		err = setupHugepages(v, mode, mounted)
 	default:
 		err = fmt.Errorf("unknown storage medium %q", v.Source.Medium)
@@ -105,6 +108,7 @@ func SetUp(v Volume) error {
 	// (`_ = ownershipChanger.ChangePermissions()`), also when the set-up failed.
 	switch {
 	case walkFirst, mutant.On(mutant.EmptyDirNoWalk):
+	case mode != nil && mutant.On(mutant.BlindEmptyDirNoWalkWithMode):
 	case v.Source.Medium != corev1.StorageMediumDefault && mutant.On(mutant.EmptyDirWalkDefaultOnly):
 	default:
 		_ = ownership.Apply(v.Dir, fsGroup, false, nil)
@@ -112,6 +116,9 @@ func SetUp(v Volume) error {
 
 	if err != nil {
 		return err
+	}
+	if mode == nil && mutant.On(mutant.BlindEmptyDirReadyOnlyWithMode) {
+		return nil
 	}
 	return setReady(v.ReadyDir)
 }
@@ -144,6 +151,11 @@ func setupDir(dir string, mode *os.FileMode) error {
 	}
 	if mode != nil && mutant.On(mutant.EmptyDirModeUmask) {
 		return os.Chmod(dir, *mode&^0022)
+	}
+	if mode != nil && mutant.On(mutant.BlindEmptyDirModeChmodOnPermDiff) {
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode().Perm() == mode.Perm() {
+			return nil
+		}
 	}
 	if mode != nil {
 		return os.Chmod(dir, *mode)
@@ -178,6 +190,9 @@ func setupTmpfs(v Volume, mode *os.FileMode, mounted *mountInfo) error {
 		}
 		if err := unix.Mount("tmpfs", v.Dir, "tmpfs", 0, opts); err != nil {
 			return fmt.Errorf("mount tmpfs (%s) on %s: %w", opts, v.Dir, err)
+		}
+		if opts != "" && mutant.On(mutant.BlindEmptyDirMemorySizeLimitNoMode) {
+			return nil
 		}
 	}
 	if mutant.On(mutant.EmptyDirModeNotOnMemory) {

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // IsHugePageMedium is v1.37 pkg/apis/core/v1/helper IsHugePageMedium.
@@ -62,6 +64,11 @@ func isPodLevelResourcesSet(pod *corev1.Pod) bool {
 
 // getPageSizeMountOption is v1.37 emptydir getPageSizeMountOption, texts included.
 func getPageSizeMountOption(medium corev1.StorageMedium, pod *corev1.Pod) (string, error) {
+	if mutant.On(mutant.BlindEmptyDirHugePagesInitIgnored) {
+		p := *pod
+		p.Spec.InitContainers = nil
+		pod = &p
+	}
 	pageSize, err := PageSize(medium, pod)
 	if err != nil {
 		return "", err

@@ -73,6 +73,9 @@ func SetUp(dir string, src *corev1.FlexVolumeSource, storage []StorageFile, fsGr
 
 	// v1.37 flexVolumeMounter.SetUpAt: `if !f.readOnly` the ownership walk (the driver has the
 	// default FSGroup capability), with the pod's fsGroupChangePolicy, error discarded.
+	if restarted && mutant.On(mutant.BlindPolicyIgnoredOnRestart) {
+		policy = nil
+	}
 	switch {
 	case restarted && mutant.On(mutant.FlexNoWalkOnRestart):
 	case !src.ReadOnly || mutant.On(mutant.FlexReadOnlyWalks):
@@ -153,6 +156,9 @@ func populate(dir string, storage []StorageFile) error {
 	sort.SliceStable(files, func(i, j int) bool { return depth(files[i].Path) < depth(files[j].Path) })
 
 	for _, f := range files {
+		if f.Path == "." && mutant.On(mutant.BlindFlexRootEntryIgnored) {
+			continue
+		}
 		p := filepath.Join(dir, f.Path)
 		if err := mkParents(dir, filepath.Dir(f.Path)); err != nil {
 			return err
@@ -172,6 +178,15 @@ func populate(dir string, storage []StorageFile) error {
 		}
 		if err != nil {
 			return fmt.Errorf("create %s: %w", f.Path, err)
+		}
+		if f.Symlink == "" && mutant.On(mutant.BlindFlexChmodBeforeChown) {
+			if err := os.Chmod(p, unixMode(f.Mode)); err != nil {
+				return fmt.Errorf("chmod %s: %w", f.Path, err)
+			}
+			if err := os.Lchown(p, int(f.UID), int(f.GID)); err != nil {
+				return fmt.Errorf("chown %s: %w", f.Path, err)
+			}
+			continue
 		}
 		uid, gid := int(f.UID), int(f.GID)
 		if mutant.On(mutant.FlexStorageOwnerLost) {

@@ -66,7 +66,7 @@ func (h Host) podErr(err error) error {
 // SetVolumeOwnership for hostPath) and keeps no state: a second SetUp checks again.
 func (h Host) SetUp(path string, pathType *corev1.HostPathType) error {
 	// v1.37 hostPathMounter.SetUp: ValidatePathNoBacksteps first, with its text.
-	if slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "..") {
+	if slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "..") || (strings.Contains(path, "..") && mutant.On(mutant.BlindHostPathKubeletDotDotInName)) {
 		return fmt.Errorf("invalid HostPath `%s`: %v", path, errBacksteps)
 	}
 	t := corev1.HostPathUnset
@@ -158,7 +158,7 @@ func (ftc *fileTypeChecker) MakeDir() error {
 	if mutant.On(mutant.HostPathDirCreate0700) {
 		perm = 0700
 	}
-	if err := os.MkdirAll(ftc.real(), perm); err != nil && !os.IsExist(err) {
+	if err := os.MkdirAll(ftc.real(), perm); err != nil && (!os.IsExist(err) || mutant.On(mutant.BlindHostPathCreateExistFails)) {
 		return ftc.host.podErr(err)
 	}
 	return nil
@@ -191,6 +191,9 @@ func typeMatchedOrError(ftc *fileTypeChecker, match func() bool, expected string
 	}
 	if mutant.On(mutant.HostPathTextHostRoot) {
 		ftc = &fileTypeChecker{host: Host{}, path: ftc.real()}
+	}
+	if expected == "socket file" && mutant.On(mutant.BlindHostPathSocketWord) {
+		expected = "socket"
 	}
 	if !match() {
 		pathType, err := ftc.GetType()
@@ -227,6 +230,10 @@ func checkTypeInternal(ftc *fileTypeChecker, pathType corev1.HostPathType) error
 	case corev1.HostPathCharDev:
 		return typeMatchedOrError(ftc, ftc.is(corev1.HostPathCharDev), "character device")
 	case corev1.HostPathBlockDev:
+		if mutant.On(mutant.BlindHostPathBlockAcceptsChar) {
+			isBlock, isChar := ftc.is(corev1.HostPathBlockDev), ftc.is(corev1.HostPathCharDev)
+			return typeMatchedOrError(ftc, func() bool { return isBlock() || isChar() }, "block device")
+		}
 		return typeMatchedOrError(ftc, ftc.is(corev1.HostPathBlockDev), "block device")
 	default:
 		return fmt.Errorf("%s is an invalid volume type", pathType)

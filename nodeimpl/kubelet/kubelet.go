@@ -140,6 +140,17 @@ func (k *Kubelet) SetGates(g gates.Set) {
 	if mutant.On(mutant.GatesRestartKeepsOld) {
 		return
 	}
+	if mutant.On(mutant.BlindGatesOffNotApplied) {
+		merged := gates.Set{}
+		maps.Copy(merged, k.gates)
+		for name, on := range g {
+			if on {
+				merged[name] = true
+			}
+		}
+		k.gates = merged
+		return
+	}
 	k.gates = g
 }
 
@@ -275,6 +286,9 @@ func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string,
 	// KEP-5936 (docs/spec.md [atomicwriter.owner]): file owners come from defaultUser / user only
 	// with the kubelet's AtomicWriteVolumeUserFields gate on (v1.37 ResolvesFsUser reads the gate).
 	userFields := g.Enabled(gates.AtomicWriteVolumeUserFields) || mutant.On(mutant.AtomicUserIgnoresGate)
+	if _, set := g[gates.AtomicWriteVolumeUserFields]; !set && mutant.On(mutant.BlindGatesUserFieldsDefaultOn) {
+		userFields = true
+	}
 	payload, err := atomicwriter.Payload(p.Pod, vol, p.Sources, userFields)
 	if err != nil {
 		return err
@@ -312,12 +326,19 @@ func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string,
 		preserveGate = true
 	}
 	carries := slices.Contains(p.PreservePermissions, vol.Name)
+	if typ == TypeProjected && mutant.On(mutant.BlindPreserveNotProjected) {
+		carries = false
+	}
 	if mutant.On(mutant.PreserveAllVolumes) {
 		carries = len(p.PreservePermissions) > 0
 	}
 	preserve := carries && preserveGate && !mutant.On(mutant.PreserveIgnored)
 	setPerms := func() error {
 		switch {
+		case mutant.On(mutant.BlindAtomicUpdateNoWalk) && hasDataLink(dir):
+			return nil
+		case preserve && mutant.On(mutant.BlindPreserveFirstWriteOnly) && hasDataLink(dir):
+			return ownership.Apply(dir, fsGroup, true, nil)
 		case preserve, mutant.On(mutant.AtomicNoWalk):
 			return nil
 		case mutant.On(mutant.AtomicRWMask):
@@ -337,6 +358,13 @@ func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string,
 		return err
 	}
 	return nil
+}
+
+// hasDataLink reports whether the AtomicWriter volume at dir already has its `..data` link: set
+// during a Write, this one is an update of an earlier write. Only mutants ask.
+func hasDataLink(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, "..data"))
+	return err == nil
 }
 
 // TearDown unmounts and removes every volume of p (docs/spec.md step 8): the emptyDir, wrapper

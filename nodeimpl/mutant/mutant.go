@@ -6,6 +6,8 @@
 // nothing of volperm.
 package mutant
 
+import "strings"
+
 // Name identifies one mutant; it is also the value of VOLPERM_MUTANT for an agent.
 type Name string
 
@@ -34,6 +36,10 @@ const (
 	FamGates             Family = "gates"               // the kubelet's gates across steps
 	FamReleases          Family = "releases"            // what an older release knows
 )
+
+// IsBlind says whether m is of the blind set (blind.go, issue 30): written by someone who had
+// read only docs/spec.md and nodeimpl/, not the catalogue or the other mutants.
+func (m Mutant) IsBlind() bool { return strings.HasPrefix(string(m.Name), "blind-") }
 
 // Mutant is one realistic bug.
 type Mutant struct {

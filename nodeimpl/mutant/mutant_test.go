@@ -15,16 +15,18 @@ import (
 // (issue 11: at least two per rule family).
 func TestEverySeamOnce(t *testing.T) {
 	consts := map[string]mutant.Name{}
-	src, err := os.ReadFile("mutant.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile(`(?m)^\t(\w+)\s+Name = "([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
-		consts[m[1]] = mutant.Name(m[2])
+	for _, f := range []string{"mutant.go", "blind.go"} {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`(?m)^\t(\w+)\s+Name = "([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
+			consts[m[1]] = mutant.Name(m[2])
+		}
 	}
 	seams := map[mutant.Name]int{}
 	on := regexp.MustCompile(`mutant\.On\(mutant\.(\w+)\)`)
-	err = filepath.WalkDir("..", func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir("..", func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return err
 		}
@@ -71,6 +73,19 @@ func TestEverySeamOnce(t *testing.T) {
 	}
 	if len(mutant.All) < 60 {
 		t.Errorf("%d mutants; issue 11 asks for at least 60", len(mutant.All))
+	}
+	// Issue 30: a second set written blind (from docs/spec.md and nodeimpl/ only), at least 40.
+	blind := 0
+	for _, m := range mutant.All {
+		if m.IsBlind() != strings.HasPrefix(string(m.Name), "blind-") {
+			t.Errorf("mutant %s: IsBlind %v disagrees with its name", m.Name, m.IsBlind())
+		}
+		if m.IsBlind() {
+			blind++
+		}
+	}
+	if blind < 40 || blind != len(mutant.Blind) {
+		t.Errorf("%d blind mutants in All, %d in Blind; issue 30 asks for at least 40, all in All", blind, len(mutant.Blind))
 	}
 }
 

@@ -60,6 +60,12 @@ func Apply(dir string, fsGroup *int64, readOnly bool, policy *corev1.PodFSGroupC
 // changeFilePermission is v1.37 changeFilePermission for one entry; its errors are dropped
 // because upstream only logs them and carries on.
 func changeFilePermission(root, path string, gid int, readOnly bool, info os.FileInfo) {
+	if info.Mode()&os.ModeSymlink != 0 && mutant.On(mutant.BlindWalkSkipsSymlinks) {
+		return
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Gid) == gid && mutant.On(mutant.BlindWalkSkipsWhenGIDMatches) {
+		return
+	}
 	// v1.37 changeFilePermission: Lchown(path, -1, fsGroup), the owner is kept, symlinks included.
 	switch {
 	case mutant.On(mutant.WalkNoChown):
@@ -85,7 +91,7 @@ func changeFilePermission(root, path string, gid int, readOnly bool, info os.Fil
 	}
 	// v1.37 changeFilePermission: directories also get setgid and the exec bits.
 	if info.IsDir() {
-		if !mutant.On(mutant.WalkDirNoSetgid) {
+		if !mutant.On(mutant.WalkDirNoSetgid) && !(path != root && mutant.On(mutant.BlindWalkSetgidRootOnly)) {
 			mask |= os.ModeSetgid
 		}
 		if !mutant.On(mutant.WalkDirNoExec) {
@@ -118,7 +124,11 @@ func requiresPermissionChange(root string, fsGroup int64, readOnly bool) bool {
 	if !ok || st == nil {
 		return true
 	}
-	if int64(st.Gid) != fsGroup && !mutant.On(mutant.PolicyNoGIDCheck) {
+	rootGID := int64(st.Gid)
+	if mutant.On(mutant.BlindPolicyChecksUID) {
+		rootGID = int64(st.Uid)
+	}
+	if rootGID != fsGroup && !mutant.On(mutant.PolicyNoGIDCheck) {
 		return true
 	}
 	if !fi.IsDir() {
@@ -154,6 +164,9 @@ func walk(path string, info os.FileInfo, fn func(path string, info os.FileInfo))
 		return err
 	}
 	for _, name := range names {
+		if strings.HasPrefix(name, ".") && mutant.On(mutant.BlindWalkSkipsDotNames) {
+			continue
+		}
 		child := filepath.Join(path, name)
 		ci, err := os.Lstat(child)
 		if err != nil {

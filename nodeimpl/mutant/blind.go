@@ -1,0 +1,127 @@
+package mutant
+
+// FamEmptyDirMedium is the group of rules on how an emptyDir's medium is set up (the HugePages
+// medium names and page sizes, docs/spec.md [emptydir.hugepages-size]).
+const FamEmptyDirMedium Family = "emptydir-medium"
+
+// The blind mutants: written from docs/spec.md and the reference node's sources only, without
+// the catalogue, the oracle or the other mutants (docs/mutants.md). Each name appears in exactly
+// one `mutant.On` call under nodeimpl/.
+const (
+	BlindEmptyDirStickyNeedsOtherWrite  Name = "blind-emptydir-sticky-needs-other-write"
+	BlindEmptyDirMemorySizeLimitNoMode  Name = "blind-emptydir-memory-sizelimit-no-mode"
+	BlindEmptyDirModeChmodOnPermDiff    Name = "blind-emptydir-mode-chmod-only-on-perm-diff"
+	BlindEmptyDirSizedHugePagesUnknown  Name = "blind-emptydir-sized-hugepages-unknown"
+	BlindEmptyDirHugePagesInitIgnored   Name = "blind-emptydir-hugepages-init-containers-ignored"
+	BlindEmptyDirRestartHugePagesSetUp  Name = "blind-emptydir-restart-hugepages-set-up-again"
+	BlindEmptyDirReadyOnlyWithMode      Name = "blind-emptydir-ready-only-with-mode"
+	BlindEmptyDirNoWalkWithMode         Name = "blind-emptydir-no-walk-with-mode"
+	BlindEmptyDirFSGroupZeroNoWalk      Name = "blind-emptydir-fsgroup-zero-no-walk"
+	BlindWalkSetgidRootOnly             Name = "blind-walk-setgid-root-only"
+	BlindWalkSkipsWhenGIDMatches        Name = "blind-walk-skips-entry-with-fsgroup-gid"
+	BlindWalkSkipsDotNames              Name = "blind-walk-skips-dot-names"
+	BlindWalkSkipsSymlinks              Name = "blind-walk-skips-symlinks"
+	BlindPolicyChecksUID                Name = "blind-policy-checks-root-uid"
+	BlindPolicyIgnoredOnRestart         Name = "blind-policy-ignored-on-restart"
+	BlindFlexRootEntryIgnored           Name = "blind-flex-root-entry-ignored"
+	BlindFlexChmodBeforeChown           Name = "blind-flex-chmod-before-chown"
+	BlindHostPathBlockAcceptsChar       Name = "blind-hostpath-block-accepts-char"
+	BlindHostPathSocketWord             Name = "blind-hostpath-socket-text-word"
+	BlindHostPathKubeletDotDotInName    Name = "blind-hostpath-kubelet-dotdot-in-name"
+	BlindHostPathCreateExistFails       Name = "blind-hostpath-directoryorcreate-eexist-fails"
+	BlindAtomicItemModeZeroUnset        Name = "blind-atomic-item-mode-zero-unset"
+	BlindAtomicNestedNoLink             Name = "blind-atomic-nested-no-visible-link"
+	BlindAtomicOptionalMissingKeyFails  Name = "blind-atomic-optional-missing-key-fails"
+	BlindAtomicUpdateContentIgnored     Name = "blind-atomic-update-content-change-ignored"
+	BlindAtomicUpdateNoWalk             Name = "blind-atomic-update-no-walk"
+	BlindAtomicRewriteOnOwnerChange     Name = "blind-atomic-rewrite-on-owner-change"
+	BlindPreserveFirstWriteOnly         Name = "blind-preserve-first-write-only"
+	BlindPreserveNotProjected           Name = "blind-preserve-not-projected"
+	BlindUserZeroUnset                  Name = "blind-user-zero-unset"
+	BlindUserDefaultIgnoredWithItems    Name = "blind-user-default-ignored-with-items"
+	BlindUserDefaultIgnoredWithoutItems Name = "blind-user-default-ignored-without-items"
+	BlindUserNestedDirChowned           Name = "blind-user-nested-dir-chowned"
+	BlindDefaultDownwardAPIMode0444     Name = "blind-default-downwardapi-mode-0444"
+	BlindDefaultFieldRefNoAPIVersion    Name = "blind-default-fieldref-no-apiversion"
+	BlindDropUserInUseDefaultUserOnly   Name = "blind-drop-user-in-use-defaultuser-only"
+	BlindDropModeZeroNotInUse           Name = "blind-drop-mode-zero-not-in-use"
+	BlindDropPreservePathSecret         Name = "blind-drop-preserve-path-secret"
+	BlindDropPreserveInUseNewPod        Name = "blind-drop-preserve-in-use-new-pod"
+	BlindValidFileModeNegative          Name = "blind-valid-file-mode-negative-accepted"
+	BlindValidFileMode0777Rejected      Name = "blind-valid-file-mode-0777-rejected"
+	BlindValidUserMaxRejected           Name = "blind-valid-user-max-rejected"
+	BlindValidUserZeroRejected          Name = "blind-valid-user-zero-rejected"
+	BlindValidDownwardUserIndexed       Name = "blind-valid-downwardapi-user-indexed-path"
+	BlindValidDotDotInName              Name = "blind-valid-dotdot-inside-name"
+	BlindValidHostPathSocketUnsupported Name = "blind-valid-hostpath-socket-unsupported"
+	BlindValidTokenExpiration600        Name = "blind-valid-token-expiration-600-rejected"
+	BlindAllowEmptyNameIndex            Name = "blind-allow-empty-name-index-off-by-one"
+	BlindAllowPolicyWildcardIgnored     Name = "blind-allow-policy-check-ignores-wildcard"
+	BlindAllowDownwardAPITypeName       Name = "blind-allow-downwardapi-type-name"
+	BlindAllowDriverCheckedForEveryType Name = "blind-allow-driver-checked-for-every-type"
+	BlindAllowPVDriverUnchecked         Name = "blind-allow-pv-driver-unchecked"
+	BlindGatesOffNotApplied             Name = "blind-gates-off-not-applied"
+	BlindGatesUserFieldsDefaultOn       Name = "blind-gates-kubelet-user-fields-default-on"
+	BlindReleaseStrictSortedFields      Name = "blind-release-strict-fields-sorted"
+	BlindReleaseUnknownListedDropped    Name = "blind-release-unknown-field-listed-dropped"
+)
+
+// Blind lists the blind mutants with what each one gets wrong.
+var Blind = []Mutant{
+	{BlindEmptyDirStickyNeedsOtherWrite, FamEmptyDirMode, "emptyDir mode: the sticky bit is only applied when the mode is also world-writable (01755 gives 0755)", ""},
+	{BlindEmptyDirMemorySizeLimitNoMode, FamEmptyDirMode, "emptyDir mode is not applied to a Memory volume mounted with a size= option (sizeLimit set): the root keeps tmpfs' 1777", ""},
+	{BlindEmptyDirModeChmodOnPermDiff, FamEmptyDirMode, "emptyDir mode on the default medium: chmod only when the permission bits differ from the new directory's, so a sticky bit is lost (01755 gives 0755)", ""},
+	{BlindEmptyDirSizedHugePagesUnknown, FamEmptyDirMedium, "emptyDir medium HugePages-<size> is not recognised by set-up: the volume fails with unknown storage medium (plain HugePages works)", ""},
+	{BlindEmptyDirHugePagesInitIgnored, FamEmptyDirMedium, "HugePages emptyDir page size only looks at the containers' hugepages requests, not the init containers'", ""},
+	{BlindEmptyDirRestartHugePagesSetUp, FamEmptyDirRestart, "a ready HugePages emptyDir is set up again on a kubelet restart (chmod of the mounted root to mode, then the walk)", ""},
+	{BlindEmptyDirReadyOnlyWithMode, FamEmptyDirRestart, "the ready marker is only written for an emptyDir with a mode: without one, a kubelet restart sets it up again (chmod 0777, walk)", ""},
+	{BlindEmptyDirNoWalkWithMode, FamEmptyDirFSGroup, "an emptyDir with an explicit mode is not given fsGroup: the walk is skipped to respect the mode", ""},
+	{BlindEmptyDirFSGroupZeroNoWalk, FamEmptyDirFSGroup, "emptyDir treats fsGroup 0 as unset: no ownership walk (no setgid, no group bits)", ""},
+	{BlindWalkSetgidRootOnly, FamWalkMask, "ownership walk sets setgid on the volume root only, not on the directories below it", ""},
+	{BlindWalkSkipsWhenGIDMatches, FamWalkMask, "ownership walk skips an entry whose group already is fsGroup: no chmod, so its group bits are not added", ""},
+	{BlindWalkSkipsDotNames, FamWalkTree, "ownership walk does not descend into or change entries whose name starts with a dot (hidden files, ..<timestamp>)", ""},
+	{BlindWalkSkipsSymlinks, FamWalkTree, "ownership walk skips symlinks entirely: they are not lchown'ed to fsGroup", ""},
+	{BlindPolicyChecksUID, FamWalkPolicy, "OnRootMismatch compares the root's owner uid, not its gid, with fsGroup", ""},
+	{BlindPolicyIgnoredOnRestart, FamWalkPolicy, "flexVolume: fsGroupChangePolicy OnRootMismatch is honoured on the first SetUp only; a restart always walks", ""},
+	{BlindFlexRootEntryIgnored, FamFlexVolume, "fixture driver ignores the storage's '.' entry: the volume root keeps 0750 root:root instead of the storage root's mode and owner", ""},
+	{BlindFlexChmodBeforeChown, FamFlexVolume, "fixture driver chmods a storage file before chowning it, so the chown clears its setuid bit", ""},
+	{BlindHostPathBlockAcceptsChar, FamHostPathType, "hostPath type BlockDevice accepts a character device (any device passes)", ""},
+	{BlindHostPathSocketWord, FamHostPathType, "hostPath Socket check failure says 'is not a socket' instead of 'is not a socket file'", ""},
+	{BlindHostPathKubeletDotDotInName, FamHostPathType, "kubelet rejects a hostPath whose path merely contains '..' inside a name (/data/..cache), not only a '..' element", ""},
+	{BlindHostPathCreateExistFails, FamHostPathCreate, "DirectoryOrCreate fails with 'file exists' when the path is a dangling symlink instead of leaving it to the runtime", ""},
+	{BlindAtomicItemModeZeroUnset, FamAtomicWriter, "AtomicWriter: an item mode of 0 is taken as unset, the file gets defaultMode", ""},
+	{BlindAtomicNestedNoLink, FamAtomicWriter, "AtomicWriter: no user-visible symlink for a top-level directory (item path sub/key has no 'sub -> ..data/sub')", ""},
+	{BlindAtomicOptionalMissingKeyFails, FamAtomicWriter, "secret/configMap with optional: true still fails the volume on an item whose key is missing", ""},
+	{BlindAtomicUpdateContentIgnored, FamAtomicUpdate, "AtomicWriter only rewrites when a path was added or removed: a changed content of an existing key is not written", ""},
+	{BlindAtomicUpdateNoWalk, FamAtomicUpdate, "AtomicWriter: the fsGroup walk runs on the first write only, not when an update writes a new timestamp dir", ""},
+	{BlindAtomicRewriteOnOwnerChange, FamAtomicUpdate, "AtomicWriter compares file owners too: an unchanged payload is rewritten when the owners the gates give differ from the files'", ""},
+	{BlindPreserveFirstWriteOnly, FamAtomicWriterOwner, "preservePermissions skips the walk on the first write only: an update of the sources walks the new files", ""},
+	{BlindPreserveNotProjected, FamAtomicWriterOwner, "preservePermissions is not honoured on projected volumes (secret, configMap and downwardAPI only)", ""},
+	{BlindUserZeroUnset, FamAtomicUser, "KEP-5936: an item's user 0 is taken as unset, the file gets defaultUser instead of root", ""},
+	{BlindUserDefaultIgnoredWithItems, FamAtomicUser, "KEP-5936: a secret/configMap with items ignores defaultUser for items without a user", ""},
+	{BlindUserDefaultIgnoredWithoutItems, FamAtomicUser, "KEP-5936: a secret/configMap without items ignores defaultUser: every key stays root's", ""},
+	{BlindUserNestedDirChowned, FamAtomicUser, "KEP-5936: the nested directory of an item path (sub/ of sub/key) is given the item's owner too", ""},
+	{BlindDefaultDownwardAPIMode0444, FamDefaulting, "downwardAPI defaultMode defaults to 0444 instead of 0644", ""},
+	{BlindDefaultFieldRefNoAPIVersion, FamDefaulting, "a downwardAPI item's fieldRef apiVersion is not defaulted to v1, so the pod fails validation", ""},
+	{BlindDropUserInUseDefaultUserOnly, FamDropping, "KEP-5936 fields in use: only the old pod's defaultUser counts, not an item's or a token's user", ""},
+	{BlindDropModeZeroNotInUse, FamDropping, "emptyDir mode in use: an old pod's mode 0 is taken as unset, so a new mode is dropped", ""},
+	{BlindDropPreservePathSecret, FamDropping, "the dropped preservePermissions path always names .secret., whatever the volume's type", ""},
+	{BlindDropPreserveInUseNewPod, FamDropping, "preservePermissions in-use is checked on the new pod instead of the old one: the field is never dropped", ""},
+	{BlindValidFileModeNegative, FamValidation, "defaultMode / item mode: negative values are accepted (only the upper bound is checked)", ""},
+	{BlindValidFileMode0777Rejected, FamValidation, "defaultMode / item mode: 0777 itself is rejected (upper bound exclusive)", ""},
+	{BlindValidUserMaxRejected, FamValidation, "defaultUser / user: 2147483647 itself is rejected (upper bound exclusive)", ""},
+	{BlindValidUserZeroRejected, FamValidation, "defaultUser / user: 0 (root) is rejected", ""},
+	{BlindValidDownwardUserIndexed, FamValidation, "a downwardAPI volume item's invalid user is reported at .downwardAPI.items[j].user instead of the source's .downwardAPI.user", ""},
+	{BlindValidDotDotInName, FamValidation, "path check rejects '..' anywhere in the path (/var/..data, a..b), not only as an element", ""},
+	{BlindValidHostPathSocketUnsupported, FamValidation, "hostPath type Socket is missing from the supported types: rejected as Unsupported value", ""},
+	{BlindValidTokenExpiration600, FamValidation, "serviceAccountToken expirationSeconds 600 (exactly 10 minutes) is rejected as less than 10 minutes", ""},
+	{BlindAllowEmptyNameIndex, FamAllowlist, "invalid policy: an empty driver name is reported one index too far (allowedDrivers[i+1])", ""},
+	{BlindAllowPolicyWildcardIgnored, FamAllowlist, "policy check: allowedVolumeTypes [*] with allowedDrivers is called invalid (the wildcard is not taken as allowing flexVolume there)", ""},
+	{BlindAllowDownwardAPITypeName, FamAllowlist, "allowlist names a downwardAPI volume 'downwarAPI' (upstream's path spelling), so allowedVolumeTypes [downwardAPI] forbids it", ""},
+	{BlindAllowDriverCheckedForEveryType, FamAllowlist, "allowlist checks the flexVolume driver of every volume: with allowedDrivers set, a non-flexVolume volume is forbidden for driver \"\"", ""},
+	{BlindAllowPVDriverUnchecked, FamAllowlist, "allowlist checks a PersistentVolume's type but not its flexVolume driver", ""},
+	{BlindGatesOffNotApplied, FamGates, "kubelet gate change: gates turned off are ignored (only gates turned on are merged), an on gate stays on", ""},
+	{BlindGatesUserFieldsDefaultOn, FamGates, "kubelet: AtomicWriteVolumeUserFields is on when the kubelet's gates do not name it", ""},
+	{BlindReleaseStrictSortedFields, FamReleases, "Strict refusal of unknown fields lists them sorted instead of in decoding order (defaultUser before items[j].user)", ""},
+	{BlindReleaseUnknownListedDropped, FamReleases, "an unknown field of an older apiserver is also listed in admission's dropped paths, not only as a warning", ""},
+}
