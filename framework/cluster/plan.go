@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,9 +17,10 @@ import (
 // podGroup says which probe pod c (admitted as pod) may share: the pods of cases with the same
 // pod-level security context, hostPath cases apart (hostPathGroup); "" when it needs a pod of its
 // own: a case with steps (a kubelet restart disturbs every volume of its pod), a projection of a
-// key its source lacks (missingKey), or every case when the target runs one pod per case.
+// key its source lacks (missingKey), mounts nested below an AtomicWriter volume (its mirrored
+// containers, mirrorNested), or every case when the target runs one pod per case.
 func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, error) {
-	if podPerCase || len(c.After) > 0 || missingKey(c, pod) {
+	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) {
 		return "", nil
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
@@ -201,7 +203,49 @@ func (p *probePod) add(r *caseRun, ns string) error {
 		pr.Volume = names[pr.Volume]
 		r.probes = append(r.probes, pr)
 	}
+	p.mirrorNested(r, names)
 	return nil
+}
+
+// nestedAtomic reports whether a container of pod mounts a volume below where it mounts a secret,
+// configMap, downwardAPI or projected volume: the kubelet makes that mount point in the outer
+// volume (docs/spec.md [atomicwriter.nested]).
+func nestedAtomic(pod *corev1.Pod) bool {
+	atomic := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		atomic[v.Name] = v.Secret != nil || v.ConfigMap != nil || v.DownwardAPI != nil || v.Projected != nil
+	}
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		for _, outer := range c.VolumeMounts {
+			for _, m := range c.VolumeMounts {
+				if atomic[outer.Name] && strings.HasPrefix(path.Clean(m.MountPath), path.Clean(outer.MountPath)+"/") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// mirrorNested gives p, for a case whose containers nest mounts below an AtomicWriter volume, a
+// waiting container per case container with its volumeMounts under the volumes' names in p:
+// v1.37 MakeNestedMountpoints reads the pod's containers, and the probe container mounts every
+// volume apart (/volumes/NAME), where the outer volume shows the mount point made in it.
+func (p *probePod) mirrorNested(r *caseRun, names map[string]string) {
+	if !nestedAtomic(r.pod) {
+		return
+	}
+	probe := p.pod.Spec.Containers[0]
+	for i, c := range slices.Concat(r.pod.Spec.InitContainers, r.pod.Spec.Containers) {
+		m := *probe.DeepCopy()
+		m.Name = fmt.Sprintf("c%d-mounts-%d", r.id, i)
+		m.VolumeMounts = nil
+		for _, vm := range c.VolumeMounts {
+			vm.Name = names[vm.Name]
+			m.VolumeMounts = append(m.VolumeMounts, vm)
+		}
+		p.pod.Spec.Containers = append(p.pod.Spec.Containers, m)
+	}
 }
 
 // missingKey reports whether a secret or configMap (or a projection of one) of pod selects a key

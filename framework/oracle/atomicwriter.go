@@ -57,6 +57,16 @@ func (k *kubelet) setUpAtomicWriter(v *volume) string {
 	if g != nil {
 		k.walk(v, root, *g, false)
 	}
+	// [atomicwriter.nested] MakeNestedMountpoints, after the wrapped set-up, before the write
+	// (whose setPerms walk then meets them).
+	nested, err := nestedMountpoints(v.spec.Name, k.pod)
+	if err != nil {
+		return err.Error()
+	}
+	if len(nested) > 0 {
+		k.tr.hit(rule.AtomicNested, kind, k.fsGroupCond())
+		makeNested(root, nested)
+	}
 	// seed 002 "Proposed heuristics" Case 2: preservePermissions (kubelet gate on) skips
 	// SetVolumeOwnership, i.e. the AtomicWriter setPerms walk.
 	walk := g != nil && !(k.preserve[v.spec.Name] && gateOn(k.gates, framework.GatePreservePermissions))

@@ -43,6 +43,7 @@ const (
 	AtomicToken         ID = "atomicwriter.token"
 	AtomicOwner         ID = "atomicwriter.owner"
 	AtomicTokenUser     ID = "atomicwriter.token-owner"
+	AtomicNested        ID = "atomicwriter.nested"
 	FlexDir             ID = "flexvolume.dir"
 	FlexPopulate        ID = "flexvolume.populate"
 	FlexWalk            ID = "flexvolume.walk"
@@ -153,6 +154,9 @@ var All = []Rule{
 		[]Need{{Dim: Type, Only: atomicTypes}, {Dim: UserFrom, Only: []string{"defaultUser", "item", "none"}}, {Dim: Gate}, {Dim: FSGroup}, {Dim: Preserve}, {Dim: SetUp}}},
 	{AtomicTokenUser, "Node: AtomicWriter volumes", "kubelet gate on: a token's owner is its user, else defaultUser, else the pod's FsUser; 0600 when it has an owner or fsGroup is set (KEP-5936)",
 		[]Need{{Dim: UserFrom, Only: []string{"defaultUser", "token", "runAsUser", "none"}}, {Dim: Gate}, {Dim: FSGroup}}},
+
+	{AtomicNested, "Node: AtomicWriter volumes", "a volume mounted below this one's mount path gets its mount point made in this volume (0755, root's), then walked",
+		[]Need{{Dim: Type, Only: atomicTypes}, {Dim: FSGroup}}},
 
 	{FlexDir, "Node: flexVolume", "the volume dir is created 0750", nil},
 	{FlexPopulate, "Node: flexVolume", "the first SetUp populates from the storage, exact modes and owners; later SetUps do not",

@@ -315,6 +315,9 @@ func (k *Kubelet) setUpAtomicWriter(p *Pod, vol *corev1.Volume, typ, dir string,
 	if err := emptydir.SetUp(wrapper); err != nil {
 		return err
 	}
+	if err := makeNestedMountpoints(vol.Name, dir, p.Pod); err != nil {
+		return err
+	}
 
 	fsGroup := podSecurityContext(p.Pod).FSGroup
 	// Seed 002: with preservePermissions (and the kubelet gate on) SetVolumeOwnership is skipped.

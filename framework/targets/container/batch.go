@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -314,13 +315,24 @@ func (n *node) setUpHost(ctx context.Context, nc framework.NodeCase, prefix stri
 
 // volumeMounts picks, per volume, the first volumeMount naming it across the pod's containers in
 // order: the target runs one container per user set, not the pod's containers, so each volume
-// is mounted once.
+// is mounted once. A volume whose mount path lies below another's is mounted at
+// /volumes/NAME instead, so that the outer volume shows the mount point the kubelet made for it
+// (docs/spec.md [atomicwriter.nested]), not the inner volume over it.
 func volumeMounts(pod *corev1.Pod) map[string]corev1.VolumeMount {
 	out := map[string]corev1.VolumeMount{}
 	for _, c := range pod.Spec.Containers {
 		for _, m := range c.VolumeMounts {
 			if _, seen := out[m.Name]; !seen {
 				out[m.Name] = m
+			}
+		}
+	}
+	for name, m := range out {
+		for other, o := range out {
+			if other != name && strings.HasPrefix(filepath.Clean(m.MountPath), filepath.Clean(o.MountPath)+"/") {
+				m.MountPath = "/volumes/" + name
+				out[name] = m
+				break
 			}
 		}
 	}
