@@ -52,7 +52,8 @@ func ParseProfiles(spec string) ([]Profile, error) {
 	return out, nil
 }
 
-// Feature gate names a Case may set.
+// Feature gate names a Case may set; what volperm knows of each is its row in gateTable
+// (gate.go).
 const (
 	// GateEmptyDirVolumeMode is KEP-5502's gate (alpha in v1.37, default off), on both components.
 	GateEmptyDirVolumeMode = "EmptyDirVolumeMode"
@@ -63,13 +64,6 @@ const (
 	// components: defaultUser and item user on secret, configMap, downwardAPI and projected volumes.
 	GateAtomicWriteVolumeUserFields = "AtomicWriteVolumeUserFields"
 )
-
-// KnownGates maps every gate volperm understands to its default value.
-var KnownGates = map[string]bool{
-	GateEmptyDirVolumeMode:          false,
-	GatePreservePermissions:         false,
-	GateAtomicWriteVolumeUserFields: false,
-}
 
 // Gates are the feature gates of the two components. A gate absent from a map has its default.
 type Gates struct {

@@ -27,12 +27,12 @@ const (
 
 var features = []FeatureInfo{
 	{FeatureEmptyDirVolumeMode, "emptyDir mode with the alpha gate EmptyDirVolumeMode on (KEP-5502)",
-		func(c *Case) bool { return c.gateOn(GateEmptyDirVolumeMode) }},
+		func(c *Case) bool { return c.featureGateOn(FeatureEmptyDirVolumeMode) }},
 	{FeatureAtomicWriteVolumeUserFields, "defaultUser and item user on secret, configMap, downwardAPI and projected volumes with the alpha gate AtomicWriteVolumeUserFields on (KEP-5936)",
-		func(c *Case) bool { return c.gateOn(GateAtomicWriteVolumeUserFields) }},
+		func(c *Case) bool { return c.featureGateOn(FeatureAtomicWriteVolumeUserFields) }},
 	{FeaturePreservePermissions, "preservePermissions on AtomicWriter volumes (seed 002's proposal, volperm's gate PreservePermissions)",
 		func(c *Case) bool {
-			return len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 || c.gateOn(GatePreservePermissions)
+			return len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 || c.featureGateOn(FeaturePreservePermissions)
 		}},
 	{FeatureFlexVolumeAllowlist, "the flexVolume driver allowlist (seed 004's proposal)",
 		func(c *Case) bool { return c.FlexVolumePolicy != nil }},
@@ -95,6 +95,16 @@ func (c *Case) gateOn(gate string) bool {
 	}
 	for _, g := range sets {
 		if g.APIServer[gate] || g.Kubelet[gate] {
+			return true
+		}
+	}
+	return false
+}
+
+// featureGateOn reports whether c turns on a gate (gateTable) whose feature is feature.
+func (c *Case) featureGateOn(feature string) bool {
+	for _, g := range gateTable {
+		if g.Feature == feature && c.gateOn(g.Name) {
 			return true
 		}
 	}

@@ -7,14 +7,53 @@ import (
 	"strings"
 )
 
-// The Kubernetes releases volperm knows (docs/spec.md "Releases"): the minor releases the
-// module proxy holds, oldest first. A cell of the release-skew matrix names the apiserver's and
-// the kubelet's release; a component of a release without a field or a gate behaves as the KEP's
-// "gate off" row says.
-var SupportedReleases = []string{"v1.34", "v1.35", "v1.36", "v1.37"}
+// Release is one Kubernetes minor release volperm knows (docs/spec.md "Releases"): the table
+// every target, agent build and node image reads (issue 35: one table per concept).
+type Release struct {
+	// Minor is the release as cases name it: "v1.37".
+	Minor string
+	// Patch is the patch release of it that volperm builds and runs (agents, kubelets, node
+	// images): the newest seen on the module proxy. The newest minor's is the default of
+	// `upstream`, of the kind node image and of agents/upstream/go.mod (a test checks).
+	Patch string
+}
+
+// releaseTable is every supported release, oldest first; the last is the newest.
+var releaseTable = []Release{
+	{Minor: "v1.34", Patch: "v1.34.4"},
+	{Minor: "v1.35", Patch: "v1.35.4"},
+	{Minor: "v1.36", Patch: "v1.36.3"},
+	{Minor: "v1.37", Patch: "v1.37.1"},
+}
+
+// ReleaseTable lists the supported releases, oldest first.
+func ReleaseTable() []Release { return slices.Clone(releaseTable) }
+
+// The Kubernetes releases volperm knows: the minor releases the module proxy holds, oldest
+// first. A cell of the release-skew matrix names the apiserver's and the kubelet's release; a
+// component of a release without a field or a gate behaves as the KEP's "gate off" row says.
+var SupportedReleases = func() []string {
+	var out []string
+	for _, r := range releaseTable {
+		out = append(out, r.Minor)
+	}
+	return out
+}()
 
 // NewestRelease is the release a component runs when a case names none.
-const NewestRelease = "v1.37"
+var NewestRelease = releaseTable[len(releaseTable)-1].Minor
+
+// NewestPatch is the patch release of NewestRelease volperm builds and runs by default.
+var NewestPatch = releaseTable[len(releaseTable)-1].Patch
+
+// PatchReleases are the patch releases of releaseTable, oldest first.
+func PatchReleases() []string {
+	var out []string
+	for _, r := range releaseTable {
+		out = append(out, r.Patch)
+	}
+	return out
+}
 
 // MaxKubeletSkew is how many minor releases a kubelet may be older than its kube-apiserver
 // (kubernetes.io/releases/version-skew-policy); it must never be newer.
@@ -34,18 +73,14 @@ const (
 	FieldPodCertificate     = "podCertificate"
 )
 
-// firstRelease is the first release that has each field and gate volperm knows (KEP-5502 for
-// both: v1.37 alpha). PreservePermissions is seed 002's proposal: only the newest release, as
-// the reference simulates it, has it.
+// firstRelease is the first release that has each API field volperm knows (gates: gateTable's
+// First): KEP-5502's emptyDir mode and KEP-5936's fields, alpha in v1.37; the clusterTrustBundle
+// and podCertificate projections, on by default from v1.37.
 var firstRelease = map[string]string{
 	FieldEmptyDirMode:       "v1.37",
-	GateEmptyDirVolumeMode:  "v1.37",
-	GatePreservePermissions: "v1.37",
-	// KEP-5936 (v1.37 alpha): the gate and the fields defaultUser and user.
-	GateAtomicWriteVolumeUserFields: "v1.37",
-	FieldUser:                       "v1.37",
-	FieldClusterTrustBundle:         "v1.37",
-	FieldPodCertificate:             "v1.37",
+	FieldUser:               "v1.37",
+	FieldClusterTrustBundle: "v1.37",
+	FieldPodCertificate:     "v1.37",
 }
 
 // Releases are the releases of a cell's two components; "" is NewestRelease.
@@ -74,6 +109,9 @@ func (r Releases) Skewed() bool {
 // ReleaseHas reports whether release has the field (FieldEmptyDirMode) or gate named what.
 func ReleaseHas(release, what string) bool {
 	first, ok := firstRelease[what]
+	if g, gate := GateNamed(what); gate {
+		first, ok = g.First, true
+	}
 	return ok && ReleaseMinor(release) >= ReleaseMinor(first)
 }
 

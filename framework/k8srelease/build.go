@@ -30,12 +30,12 @@ import (
 )
 
 // DefaultRelease is the release "upstream" alone means: the newest supported, the one
-// agents/upstream/go.mod requires (a test checks they agree).
-const DefaultRelease = "v1.37.1"
+// agents/upstream/go.mod requires (a test checks they agree); framework's release table.
+var DefaultRelease = framework.NewestPatch
 
-// Releases are the release of each supported minor that upstream@matrix runs (the newest patch
-// release seen to download from the module proxy), oldest first; the last is DefaultRelease.
-var Releases = []string{"v1.34.4", "v1.35.4", "v1.36.3", DefaultRelease}
+// Releases are the release of each supported minor that upstream@matrix runs (framework's
+// release table), oldest first; the last is DefaultRelease.
+var Releases = framework.PatchReleases()
 
 // AgentDir is the agent's module, relative to the root of a volperm checkout.
 const AgentDir = "agents/upstream"

@@ -190,6 +190,12 @@ func TestAgentSpellsTheHarnessNames(t *testing.T) {
 			t.Errorf("%s does not spell %s as %q", AgentDir, what, want)
 		}
 	}
+	// The gate table's upstream gates are the agent's (release_137.go upstreamGates).
+	for _, g := range framework.UpstreamGates() {
+		if !strings.Contains(all.String(), `"`+g+`": features.`+g+`,`) {
+			t.Errorf("%s does not map the upstream gate %s of framework's gate table to features.%s", AgentDir, g, g)
+		}
+	}
 }
 
 // The drift files of a release are picked by the tags of every boundary it is older than.

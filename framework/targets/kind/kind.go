@@ -337,7 +337,13 @@ func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
 
 // nodeGates are the volperm gates the v1.37 components have (v1.37 pkg/features): the only
 // ones a reconfigured cluster can turn on, those of its release (framework.GatesOfRelease).
-var nodeGates = map[string]bool{framework.GateEmptyDirVolumeMode: true, framework.GateAtomicWriteVolumeUserFields: true}
+var nodeGates = func() map[string]bool {
+	out := map[string]bool{}
+	for _, g := range framework.UpstreamGates() {
+		out[g] = true
+	}
+	return out
+}()
 
 // Supports says whether the target runs c: kind's own check, then the cluster's once it
 // exists (a prepared case is not asked again).

@@ -276,7 +276,7 @@ func info(release string, driven framework.TargetInfo, agents int) framework.Tar
 // upstreamGates are the volperm gates Kubernetes has, by the same name (pkg/features
 // kube_features.go): KEP-5502's EmptyDirVolumeMode and KEP-5936's AtomicWriteVolumeUserFields,
 // from the release framework.ReleaseHas names.
-var upstreamGates = []string{framework.GateEmptyDirVolumeMode, framework.GateAtomicWriteVolumeUserFields}
+var upstreamGates = framework.UpstreamGates()
 
 // gateSupport reports whether the release can run with the volperm gates g: a gate it lacks
 // can only be off (that is what it does without the gate).

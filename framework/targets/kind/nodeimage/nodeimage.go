@@ -24,10 +24,13 @@ import (
 	"github.com/volperm/volperm/framework/k8srelease"
 )
 
-// Versions of what the image holds. KubernetesVersion must match build/kindnode/go.mod (a test
-// checks). The etcd and pause tags are the ones the release's kubeadm lists (kubeadmImages).
+// KubernetesVersion is the release of the default node image: the newest patch release of
+// framework's release table. It must match build/kindnode/go.mod (a test checks).
+var KubernetesVersion = framework.NewestPatch
+
+// Versions of what else the image holds. The etcd and pause tags are the ones the release's
+// kubeadm lists (kubeadmImages).
 const (
-	KubernetesVersion = "v1.37.1"
 	// KindVersion is the sigs.k8s.io/kind module whose images/base/files the node image uses.
 	KindVersion = "v0.33.0"
 	// Suite is the Debian release of the rootfs.

@@ -1,0 +1,68 @@
+package framework
+
+import (
+	"slices"
+	"sort"
+)
+
+// Gate is one feature gate volperm knows: every component, target and report reads it from this
+// table (issue 35: one table per concept). A new gate is one row here, its rule in docs/spec.md
+// and the oracle, and, for an upstream gate, its feature constant in agents/upstream (which
+// cannot import this package; a test checks the two agree).
+type Gate struct {
+	Name string
+	// Default is the gate's value when a component is not told one.
+	Default bool
+	// First is the first release that has it: a component of an older release refuses the flag.
+	First string
+	// Upstream says that Kubernetes has the gate (v1.37 pkg/features/kube_features.go) on
+	// kube-apiserver and kubelet, so real components (upstream, kind, cluster) can set it; a gate
+	// that is not upstream is volperm's own, which only the reference node simulates.
+	Upstream bool
+	// Feature is the claimable feature (feature.go) a case belongs to when it turns the gate on.
+	Feature string
+}
+
+// gateTable is every gate a Case may set.
+var gateTable = []Gate{
+	// KEP-5502 (seed 000): alpha in v1.37, default off, on both components.
+	{Name: GateEmptyDirVolumeMode, Default: false, First: "v1.37", Upstream: true, Feature: FeatureEmptyDirVolumeMode},
+	// Seed 002's proposal: volperm's own gate, only the newest release as the reference
+	// simulates it.
+	{Name: GatePreservePermissions, Default: false, First: "v1.37", Upstream: false, Feature: FeaturePreservePermissions},
+	// KEP-5936: alpha in v1.37, default off, on both components: defaultUser and item user.
+	{Name: GateAtomicWriteVolumeUserFields, Default: false, First: "v1.37", Upstream: true, Feature: FeatureAtomicWriteVolumeUserFields},
+}
+
+// GateTable lists every gate, in table order.
+func GateTable() []Gate { return slices.Clone(gateTable) }
+
+// GateNamed returns the gate called name.
+func GateNamed(name string) (Gate, bool) {
+	i := slices.IndexFunc(gateTable, func(g Gate) bool { return g.Name == name })
+	if i < 0 {
+		return Gate{}, false
+	}
+	return gateTable[i], true
+}
+
+// UpstreamGates are the names of the gates Kubernetes has, sorted.
+func UpstreamGates() []string {
+	var out []string
+	for _, g := range gateTable {
+		if g.Upstream {
+			out = append(out, g.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// KnownGates maps every gate volperm understands to its default value (gateTable).
+var KnownGates = func() map[string]bool {
+	out := map[string]bool{}
+	for _, g := range gateTable {
+		out[g.Name] = g.Default
+	}
+	return out
+}()
