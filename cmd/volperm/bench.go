@@ -16,6 +16,7 @@ import (
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/execagent"
+	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/framework/probe"
 )
 
@@ -49,8 +50,8 @@ func comparisons(agent string) []bench.Comparison {
 			}
 			for _, l := range c.Labels {
 				switch l {
-				case catalogue.LabelHugePages, catalogue.LabelPreservePermissions, catalogue.LabelPodUpdate, "runtime-defined",
-					catalogue.LabelFsUserProbes, catalogue.LabelPodCredentials, catalogue.LabelReleaseSkew, catalogue.LabelSourceUpdate:
+				case needs.HugePages, needs.PreservePermissions, needs.PodUpdate, catalogue.LabelRuntimeDefined,
+					needs.FsUserProbesLabel, needs.PodCredentials, catalogue.LabelReleaseSkew, needs.SourceUpdate:
 					return true
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/suites"
 )
@@ -76,6 +77,8 @@ func (c *caseFlags) load() ([]*framework.Case, error) {
 			if err := suites.CheckLabels(cs); err != nil {
 				return nil, usagef("%s: %v", path, err)
 			}
+			// What it needs beyond a stock cluster, as the catalogue's cases say it (issue 35).
+			needs.Label(cs)
 		}
 		all = append(all, cases...)
 	}

@@ -9,11 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"slices"
 	"sort"
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
 	caseneeds "github.com/volperm/volperm/framework/needs"
@@ -40,65 +36,9 @@ func All() []*framework.Case {
 	sort.SliceStable(cases, func(i, j int) bool { return rank[cases[i].Area] < rank[cases[j].Area] })
 	for _, c := range cases {
 		c.Complete()
-		c.Labels = append(c.Labels, needs(c)...)
+		caseneeds.Label(c)
 	}
 	return cases
-}
-
-// Labels naming what a case needs beyond a stock v1.37 cluster, so that a run on real nodes
-// can leave such cases out (--label-filter '!hugepages'), with runtime-defined (hostpath.go).
-const (
-	// LabelHugePages: an emptyDir on a HugePages medium needs huge pages allocated on the node.
-	LabelHugePages = "hugepages"
-	// LabelPreservePermissions: the proposed field (seed 002) is not in the v1 API, nor its
-	// gate in Kubernetes.
-	LabelPreservePermissions = "preserve-permissions"
-	// LabelPodUpdate: an update of a pod's volumes (Case.OldPod); v1 pod volumes are immutable,
-	// only workload templates change.
-	LabelPodUpdate = "pod-update"
-	// LabelSourceUpdate: an update of the data of a secret or configMap (an updateSources
-	// step); a cluster's kubelet applies it at its next sync, up to a minute later, which the
-	// cluster target does not wait for.
-	LabelSourceUpdate = "source-update"
-	// LabelFsUserProbes: a token whose pod runs as one uid other than 0, probed as another user.
-	// On a cluster the probe pod's containers must all run as that uid, so that the kubelet
-	// gives the token the same owner, and cannot switch users (framework/needs FsUserProbes).
-	LabelFsUserProbes = "fs-user-probes"
-)
-
-// needs is the labels above that c carries.
-func needs(c *framework.Case) []string {
-	var out []string
-	if c.Pod != nil {
-		for _, v := range c.Pod.Spec.Volumes {
-			if v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages") {
-				out = append(out, LabelHugePages)
-				break
-			}
-		}
-	}
-	if len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 ||
-		c.Gates.APIServer[framework.GatePreservePermissions] || c.Gates.Kubelet[framework.GatePreservePermissions] {
-		out = append(out, LabelPreservePermissions)
-	}
-	if c.OldPod != nil {
-		out = append(out, LabelPodUpdate)
-	}
-	if framework.UpdatesSources(c) {
-		out = append(out, LabelSourceUpdate)
-	}
-	if c.Pod != nil {
-		if caseneeds.FsUserProbes(c) != "" {
-			out = append(out, LabelFsUserProbes)
-		}
-		for _, v := range c.Pod.Spec.Volumes {
-			if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool { return p.ClusterTrustBundle != nil || p.PodCertificate != nil }) {
-				out = append(out, LabelPodCredentials)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // Filter returns the cases of area, in their order.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/framework/oracle"
 )
 
@@ -238,20 +239,20 @@ func TestNeedsLabels(t *testing.T) {
 				huge = huge || (v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages"))
 			}
 		}
-		if has(LabelHugePages) != huge {
-			t.Errorf("%q: label %s is %v, HugePages medium %v", c.Name, LabelHugePages, has(LabelHugePages), huge)
+		if has(needs.HugePages) != huge {
+			t.Errorf("%q: label %s is %v, HugePages medium %v", c.Name, needs.HugePages, has(needs.HugePages), huge)
 		}
 		proposal := len(c.PreservePermissions)+len(c.OldPreservePermissions) > 0 ||
 			c.Gates.APIServer[framework.GatePreservePermissions] || c.Gates.Kubelet[framework.GatePreservePermissions]
-		if has(LabelPreservePermissions) != proposal {
-			t.Errorf("%q: label %s does not match its preservePermissions", c.Name, LabelPreservePermissions)
+		if has(needs.PreservePermissions) != proposal {
+			t.Errorf("%q: label %s does not match its preservePermissions", c.Name, needs.PreservePermissions)
 		}
-		if has(LabelPodUpdate) != (c.OldPod != nil) {
-			t.Errorf("%q: label %s does not match its oldPod", c.Name, LabelPodUpdate)
+		if has(needs.PodUpdate) != (c.OldPod != nil) {
+			t.Errorf("%q: label %s does not match its oldPod", c.Name, needs.PodUpdate)
 		}
 	}
 	// 1024 swept modes and 2 canonical cases on HugePages (emptydir.go, manifests/cases).
-	if count[LabelHugePages] < 1025 || count[LabelPreservePermissions] == 0 || count[LabelPodUpdate] == 0 {
+	if count[needs.HugePages] < 1025 || count[needs.PreservePermissions] == 0 || count[needs.PodUpdate] == 0 {
 		t.Errorf("label counts %v", count)
 	}
 }

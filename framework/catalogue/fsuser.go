@@ -14,11 +14,6 @@ import (
 // test/e2e/auth/service_accounts.go "should set ownership and permission when RunAsUser or
 // FsGroup is present" (four rows); kubernetes issue 129475 is runAsUser 0.
 
-// LabelPodCredentials marks the cases with a clusterTrustBundle or podCertificate projection: a
-// cluster needs a ClusterTrustBundle object and a podCertificate signer, which the cluster
-// target does not make; the reference node and the upstream target write fixed contents.
-const LabelPodCredentials = "pod-credentials"
-
 // The uids of the FsUser cases: the pod's one uid, another container's, and an outsider.
 const (
 	runAsApp   int64 = 1000

@@ -531,15 +531,14 @@ func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 	return settable(c, flexDriver)
 }
 
-// admissible says whether the target can send c's objects to a v1 apiserver as c means them.
+// admissible says whether the target can send c's objects to a v1 apiserver as c means them: a
+// real apiserver has none of the apiserver needs of framework/needs' table (their reasons), and
+// its ServiceAccount admission plugin names a pod's service account before validation.
 func admissible(c *framework.Case) (bool, string) {
+	if n, lacks := needs.Half(c, false); lacks {
+		return false, n.Reason
+	}
 	switch {
-	case len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0:
-		return false, "preservePermissions is not a field of the v1 API"
-	case c.OldPod != nil:
-		return false, "pod-template updates (oldPod) are not run by this target"
-	case framework.UpdatesSources(c):
-		return false, "updates of secrets and configMaps (updateSources) are not run by this target: a kubelet applies them at its next sync, up to a minute later"
 	case c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && hasTokenProjection(c.Pod):
 		// The ServiceAccount admission plugin names "default" before validation runs, so a
 		// cluster never shows ValidatePodCreate's rule for a pod without one.
@@ -553,12 +552,13 @@ func settable(c *framework.Case, flexDriver bool) (bool, string) {
 	if c.Pod == nil || c.AdmissionOnly {
 		return true, ""
 	}
+	// A stock node has none of the node needs of framework/needs' table.
+	if n, lacks := needs.Half(c, true); lacks {
+		return false, n.Reason
+	}
 	for _, v := range c.Pod.Spec.Volumes {
 		switch {
 		case v.EmptyDir != nil:
-			if strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages") {
-				return false, "emptyDir medium HugePages needs pre-allocated huge pages on the node"
-			}
 		case v.HostPath != nil, v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil:
 		case v.VolumeSource == (corev1.VolumeSource{}):
 			// The apiserver makes it an emptyDir (v1.37 SetDefaults_Volume).
@@ -571,21 +571,14 @@ func settable(c *framework.Case, flexDriver bool) (bool, string) {
 			}
 		case v.Projected != nil:
 			for _, p := range v.Projected.Sources {
-				switch {
-				case p.ClusterTrustBundle != nil:
-					return false, "a clusterTrustBundle projection: this target makes no ClusterTrustBundle object"
-				case p.PodCertificate != nil:
-					return false, "a podCertificate projection: this target runs no signer for it"
-				case p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil && p.ServiceAccountToken == nil:
+				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil && p.ServiceAccountToken == nil &&
+					p.ClusterTrustBundle == nil && p.PodCertificate == nil { // those two: needs.PodCredentials
 					return false, "only secret, configMap, downwardAPI and serviceAccountToken projections are set up by this target"
 				}
 			}
 		default:
 			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI, projected and the harness's flexVolume volumes are set up by this target"
 		}
-	}
-	if why := needs.FsUserProbes(c); why != "" {
-		return false, why
 	}
 	return true, ""
 }

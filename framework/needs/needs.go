@@ -1,16 +1,115 @@
-// Package needs says what a case needs of a target beyond setting its volumes up, where a
-// target's answer depends on the case's pod shape rather than on its gates or releases.
+// Package needs is the table of what a case needs beyond a stock v1.37 cluster (issue 35:
+// declared needs): each need has the label a run on real nodes leaves such cases out by
+// (`--label-filter '!hugepages'`) and the reason a target that cannot meet it gives. The
+// catalogue and the cases of -f files are labelled from it (Label); runtime-defined, which only
+// the oracle's answer decides, is labelled by the catalogue's hostPath generator.
 package needs
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
+
+// The labels of the needs.
+const (
+	HugePages           = "hugepages"
+	PreservePermissions = "preserve-permissions"
+	PodUpdate           = "pod-update"
+	SourceUpdate        = "source-update"
+	FsUserProbesLabel   = "fs-user-probes"
+	PodCredentials      = "pod-credentials"
+)
+
+// Need is one thing a case needs beyond a stock v1.37 cluster.
+type Need struct {
+	Label string
+	// Reason says why a stock node or a real cluster cannot give it.
+	Reason string
+	// Node says that the node (kubelet half) is what lacks it; else the apiserver half.
+	Node bool
+}
+
+// table is every need: its label, and the reason it holds for c ("" when it does not).
+var table = []struct {
+	label string
+	node  bool
+	of    func(c *framework.Case) string
+}{
+	{HugePages, true, func(c *framework.Case) string {
+		if c.Pod != nil && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
+			return v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages")
+		}) {
+			return "an emptyDir on a HugePages medium needs huge pages allocated on the node"
+		}
+		return ""
+	}},
+	{PreservePermissions, false, func(c *framework.Case) string {
+		if len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 ||
+			c.Gates.APIServer[framework.GatePreservePermissions] || c.Gates.Kubelet[framework.GatePreservePermissions] {
+			return "preservePermissions (seed 002's proposal) is not a field of the v1 API, nor its gate one of Kubernetes"
+		}
+		return ""
+	}},
+	{PodUpdate, false, func(c *framework.Case) string {
+		if c.OldPod != nil {
+			return "an update of a pod's volumes (oldPod): v1 pod volumes are immutable, only workload templates change"
+		}
+		return ""
+	}},
+	{SourceUpdate, true, func(c *framework.Case) string {
+		if framework.UpdatesSources(c) {
+			return "an update of a secret's or configMap's data (updateSources): a cluster's kubelet applies it at its next sync, up to a minute later"
+		}
+		return ""
+	}},
+	{FsUserProbesLabel, true, FsUserProbes},
+	{PodCredentials, true, func(c *framework.Case) string {
+		if c.Pod != nil && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
+			return v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool {
+				return p.ClusterTrustBundle != nil || p.PodCertificate != nil
+			})
+		}) {
+			return "a clusterTrustBundle or podCertificate projection needs a ClusterTrustBundle object or a signer, which volperm does not make on a cluster"
+		}
+		return ""
+	}},
+}
+
+// Of lists what c needs beyond a stock v1.37 cluster, in table order.
+func Of(c *framework.Case) []Need {
+	var out []Need
+	for _, n := range table {
+		if why := n.of(c); why != "" {
+			out = append(out, Need{Label: n.label, Reason: why, Node: n.node})
+		}
+	}
+	return out
+}
+
+// Half is the first need of c that the node half (node true) or the apiserver half lacks.
+func Half(c *framework.Case, node bool) (Need, bool) {
+	for _, n := range Of(c) {
+		if n.Node == node {
+			return n, true
+		}
+	}
+	return Need{}, false
+}
+
+// Label adds to c's labels the label of each need of c it does not carry yet.
+func Label(c *framework.Case) {
+	for _, n := range Of(c) {
+		if !slices.Contains(c.Labels, n.Label) {
+			c.Labels = append(c.Labels, n.Label)
+		}
+	}
+}
 
 // FsUserProbes says why a cluster cannot run c's probes ("" when it can): c projects a
 // serviceAccountToken and its pod's containers all run as one uid other than 0, which the

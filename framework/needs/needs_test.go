@@ -1,0 +1,65 @@
+package needs
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// Each need is found on the case shape it names and on no other; Label is idempotent; Half
+// splits them between the halves.
+func TestNeeds(t *testing.T) {
+	pod := func(vs ...corev1.VolumeSource) *corev1.Pod {
+		p := &corev1.Pod{}
+		for _, v := range vs {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "v", VolumeSource: v})
+		}
+		return p
+	}
+	token := corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}}}}
+	uid := int64(1000)
+	asApp := pod(token)
+	asApp.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
+	asApp.Spec.Containers = []corev1.Container{{Name: "c"}}
+	for _, tc := range []struct {
+		name string
+		c    framework.Case
+		want []string
+		node bool
+	}{
+		{"plain emptyDir", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})}, nil, false},
+		{"huge pages", framework.Case{Pod: pod(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "HugePages-2Mi"}})}, []string{HugePages}, true},
+		{"preservePermissions", framework.Case{Pod: pod(), PreservePermissions: []string{"v"}}, []string{PreservePermissions}, false},
+		{"pod update", framework.Case{Pod: pod(), OldPod: pod()}, []string{PodUpdate}, false},
+		{"source update", framework.Case{Pod: pod(), After: []framework.Step{{UpdateSources: map[string]map[string]string{"secret/s": {}}}}}, []string{SourceUpdate}, true},
+		{"token, runAsUser 1000, probed as 1000", framework.Case{Pod: asApp, Probes: []framework.Probe{{Name: "p", As: framework.User{UID: 1000, GID: 1000}}}}, nil, false},
+		{"token, runAsUser 1000, probed as 1001", framework.Case{Pod: asApp, Probes: []framework.Probe{{Name: "p", As: framework.User{UID: 1001, GID: 1001}}}}, []string{FsUserProbesLabel}, true},
+		{"clusterTrustBundle", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{}}}}})}, []string{PodCredentials}, true},
+	} {
+		var got []string
+		for _, n := range Of(&tc.c) {
+			got = append(got, n.Label)
+			if n.Reason == "" || n.Node != tc.node {
+				t.Errorf("%s: need %s: reason %q, node %v (want %v)", tc.name, n.Label, n.Reason, n.Node, tc.node)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: needs %v, want %v", tc.name, got, tc.want)
+		}
+		Label(&tc.c)
+		Label(&tc.c)
+		if !slices.Equal(tc.c.Labels, tc.want) {
+			t.Errorf("%s: labels %v after Label twice, want %v", tc.name, tc.c.Labels, tc.want)
+		}
+		if _, lacks := Half(&tc.c, !tc.node); lacks {
+			t.Errorf("%s: the other half lacks something too", tc.name)
+		}
+		if n, lacks := Half(&tc.c, tc.node); lacks != (len(tc.want) > 0) || lacks && !strings.Contains(n.Reason, " ") {
+			t.Errorf("%s: Half(%v) = %v, %v", tc.name, tc.node, n, lacks)
+		}
+	}
+}
