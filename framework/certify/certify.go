@@ -258,6 +258,9 @@ func Build(outcomes []Outcome, o Options) *Report {
 		fr.Result = ResultUnclaimed
 		if fr.Claimed {
 			fr.Result = fr.result()
+			if fr.Total == 0 {
+				fr.Result = ResultFailure // a claim the run did not test (issue 33)
+			}
 		}
 		r.Features = append(r.Features, *fr)
 	}

@@ -139,6 +139,14 @@ func TestBuildAndVerify(t *testing.T) {
 	// verifier names the case.
 	dir = handIn(t, []string{framework.FeaturePreservePermissions}, specs...)
 	wantProblems(t, verify(t, dir), "profile proposal: 1 required case(s) failed: [atomicwriter] secret volume with preservePermissions")
+	// Issue 33: a claimed feature none of whose cases ran (the run left its profile out) fails
+	// the claim and the report.
+	dir = handIn(t, []string{framework.FeatureEmptyDirVolumeMode}, specs...)
+	wantProblems(t, verify(t, dir), "feature emptyDirVolumeMode is claimed, but the run had none of its cases")
+	outcomes, _ = ReadJUnit(filepath.Join(dir, "junit.xml"))
+	if r := Build(outcomes, Options{Claims: []string{framework.FeatureEmptyDirVolumeMode}}); r.Result != ResultFailure {
+		t.Errorf("a claim without cases: result %s, want %s", r.Result, ResultFailure)
+	}
 }
 
 // Tampered hand-ins: each is found, with a line that says what is wrong.

@@ -144,6 +144,17 @@ func Verify(dir, digest string) ([]string, error) {
 			add("%s: pool %s, on which junit.xml's cases did not run", File, p.Name)
 		}
 	}
+	// Every claimed feature had cases in the run, and none of them failed or did not run
+	// (issue 33: a claim the run did not test is no claim).
+	for _, f := range want.Features {
+		switch {
+		case !f.Claimed:
+		case f.Total == 0:
+			add("feature %s is claimed, but the run had none of its cases: run the profile its cases are in (the alpha gates' cases are --profile alpha; docs/certify.md) or drop the claim", f.Name)
+		case f.Failed > 0 || f.NotRun > 0:
+			add("feature %s is claimed: %d of its %d case(s) failed, %d did not run", f.Name, f.Failed, f.Total, f.NotRun)
+		}
+	}
 	// No required case failed or did not run.
 	for _, p := range want.Profiles {
 		if len(p.FailedCases) > 0 {
