@@ -208,8 +208,9 @@ func (p *probePod) add(r *caseRun, ns string) error {
 }
 
 // nestedAtomic reports whether a container of pod mounts a volume below where it mounts a secret,
-// configMap, downwardAPI or projected volume: the kubelet makes that mount point in the outer
-// volume (docs/spec.md [atomicwriter.nested]).
+// configMap, downwardAPI or projected volume, or mounts one at a relative path that climbs out:
+// the kubelet makes that mount point in the outer volume, or refuses the place (docs/spec.md
+// [atomicwriter.nested]).
 func nestedAtomic(pod *corev1.Pod) bool {
 	atomic := map[string]bool{}
 	for _, v := range pod.Spec.Volumes {
@@ -217,6 +218,9 @@ func nestedAtomic(pod *corev1.Pod) bool {
 	}
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		for _, outer := range c.VolumeMounts {
+			if atomic[outer.Name] && strings.HasPrefix(outer.MountPath, "../") {
+				return true // the kubelet refuses the place (getNestedMountpoints)
+			}
 			for _, m := range c.VolumeMounts {
 				if atomic[outer.Name] && strings.HasPrefix(path.Clean(m.MountPath), path.Clean(outer.MountPath)+"/") {
 					return true
