@@ -1,0 +1,391 @@
+package catalogue
+
+import (
+	"fmt"
+	"math"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// boundaryCases are issue 30's boundary pass over the rules of docs/spec.md: the value on each
+// side of every limit (0, -1, the highest and one above it), each enum member on its own, `..`
+// inside a name against `..` as a path element, each field of an in-use list on its own (with
+// the gate off, and on an apiserver of an older release), OnRootMismatch roots that fail one
+// check only or match with more bits, the allowlist on volumes and PersistentVolumes of every
+// other type. Each group names the rule ids it checks and the mutants of nodeimpl/mutant it
+// kills (`make mutants` wants mutation.MinKillers cases per mutant).
+func boundaryCases() []*framework.Case {
+	var cases []*framework.Case
+	for _, g := range [][]*framework.Case{
+		emptyDirSizeLimit(), emptyDirStickyOver0755(), kubeletModeGateUnset(), fsGroupZero(),
+		hugePagesInitContainers(), hugePagesReadyAtRestart(), emptyDirModeRange(), emptyDirModeInUse(),
+	} {
+		cases = append(cases, g...)
+	}
+	return cases
+}
+
+// A second fsGroup member and the probes the boundary cases share.
+var asFSGroup2 = framework.User{UID: 1005, GID: 1005, Groups: []int64{fsGroup}}
+
+func probeAs(name, vol string, as framework.User, op framework.ProbeOp, path string) framework.Probe {
+	return framework.Probe{Name: name, Volume: vol, As: as, Op: op, Path: path}
+}
+
+// strangerProbes: uid 1003 (no group of the volume) lists the root and creates a file in it.
+func strangerProbes(vol string) []framework.Probe {
+	return []framework.Probe{
+		probeAs("uid 1003 lists the root", vol, asOther, framework.OpList, "."),
+		probeAs("uid 1003 creates f", vol, asOther, framework.OpCreate, "f"),
+	}
+}
+
+// emptyDirSizeLimit: [emptydir.mode] on medium Memory with a sizeLimit, whose tmpfs is mounted
+// with a size= option ([emptydir.hugepages-size]): the mode applies whatever the mount options.
+// sizeLimit's own boundary: -1 is invalid, 0 gives no size= option, 1 byte is the smallest.
+// Kills blind-emptydir-memory-sizelimit-no-mode.
+func emptyDirSizeLimit() []*framework.Case {
+	on := gates(framework.GateEmptyDirVolumeMode, true, true)
+	pod := func(mode *int32, limit string) *corev1.Pod {
+		p := emptyDirPod(media[1], mode)
+		q := resource.MustParse(limit)
+		p.Spec.Volumes[0].EmptyDir.SizeLimit = &q
+		return p
+	}
+	const desc = "KEP-5502 test plan: the pod sees exactly mode on every medium; a Memory emptyDir with sizeLimit is a tmpfs mounted with size=, and the mode applies to it as to any other."
+	return []*framework.Case{{
+		Name:        "emptyDir mode 0750 on medium Memory with sizeLimit 64Mi, both gates on, probed by uid 1003",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: desc + " Others have no access: uid 1003 can neither list nor create.",
+		Gates:       on,
+		Pod:         pod(ptr[int32](0750), "64Mi"),
+		Probes:      strangerProbes(emptyDirVolume),
+	}, {
+		Name:        "emptyDir mode 0000 on medium Memory with sizeLimit 1 (one byte, the smallest), both gates on, probed by uid 1003",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: desc + " A positive sizeLimit of one byte still gives size= (v1.37 generateTmpfsMountOptions).",
+		Gates:       on,
+		Pod:         pod(ptr[int32](0), "1"),
+		Probes:      strangerProbes(emptyDirVolume),
+	}, {
+		Name:        fmt.Sprintf("emptyDir mode 0700 on medium Memory with sizeLimit 64Mi and fsGroup %d, both gates on", fsGroup),
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: desc + " The walk then makes 0700 2770 gid 2000 ([emptydir.fsgroup]).",
+		Gates:       on,
+		Pod:         withFSGroup(pod(ptr[int32](0700), "64Mi"), fsGroup),
+	}, {
+		Name:        "emptyDir mode 0750 on medium Memory with sizeLimit 0, both gates on, probed by uid 1003",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: desc + " sizeLimit 0 is valid and gives no size= option (only a positive limit does).",
+		Gates:       on,
+		Pod:         pod(ptr[int32](0750), "0"),
+		Probes:      strangerProbes(emptyDirVolume),
+	}, {
+		Name:        "emptyDir without mode on medium Memory with sizeLimit 64Mi",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileConformance,
+		Description: "GA behaviour: a sized tmpfs has tmpfs' root, 1777, like an unsized one ([emptydir.default]).",
+		Pod:         pod(nil, "64Mi"),
+	}, {
+		Name:          "emptyDir on medium Memory with sizeLimit -1 at admission",
+		Area:          framework.AreaEmptyDir,
+		Profile:       framework.ProfileConformance,
+		Description:   "v1.37 validateVolumeSource: a negative sizeLimit is forbidden (0 is the lowest valid value).",
+		Pod:           pod(nil, "-1"),
+		AdmissionOnly: true,
+	}}
+}
+
+// emptyDirStickyOver0755: [emptydir.mode] with 01755, whose permission bits are the 0755 that
+// MkdirAll leaves under umask 022 and whose only other bit is sticky: the chmod must still run.
+// With fsGroup the root is 3775, where the sticky bit keeps one fsGroup member from deleting
+// another's file; beside a 0755 emptyDir only the sticky bit tells the two apart. Kills
+// blind-emptydir-mode-chmod-only-on-perm-diff.
+func emptyDirStickyOver0755() []*framework.Case {
+	on := gates(framework.GateEmptyDirVolumeMode, true, true)
+	withProbes := withFSGroup(emptyDirPod(media[0], ptr[int32](01755)), fsGroup)
+	return []*framework.Case{{
+		Name:        fmt.Sprintf("emptyDir mode 01755 with fsGroup %d on the default medium, both gates on", fsGroup),
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: "v1.37 setupDir chmods to mode, then the walk adds 0660|0110 and setgid: 01755 becomes 3775 gid 2000, sticky kept.",
+		Gates:       on,
+		Pod:         withFSGroup(emptyDirPod(media[0], ptr[int32](01755)), fsGroup),
+	}, {
+		Name:        fmt.Sprintf("emptyDir mode 01755 with fsGroup %d on the default medium: an fsGroup member cannot delete another member's file", fsGroup),
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: "KEP-5502 story 2 with fsGroup: the root is 3775 gid 2000, so every fsGroup member creates files, and the sticky bit lets only a file's owner delete or rename it (EPERM).",
+		Gates:       on,
+		Pod:         withProbes,
+		Probes: []framework.Probe{
+			probeAs("uid 1004 creates a", emptyDirVolume, asFSGroup, framework.OpCreate, "a"),
+			probeAs("uid 1005 deletes a", emptyDirVolume, asFSGroup2, framework.OpDelete, "a"),
+			probeAs("uid 1005 creates b", emptyDirVolume, asFSGroup2, framework.OpCreate, "b"),
+			probeAs("uid 1004 deletes b", emptyDirVolume, asFSGroup, framework.OpDelete, "b"),
+			probeAs("uid 1004 deletes a", emptyDirVolume, asFSGroup, framework.OpDelete, "a"),
+		},
+	}, {
+		Name:        "emptyDir modes 01755 and 0755 on two emptyDirs of the default medium, both gates on",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: "Each emptyDir gets exactly its own mode: the two roots differ by the sticky bit only (1755, 0755).",
+		Gates:       on,
+		Pod: podOf(
+			volume("sticky", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: ptr[int32](01755)}}),
+			volume("plain", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: ptr[int32](0755)}})),
+	}}
+}
+
+// kubeletModeGateUnset: [emptydir.mode-gate-off] with the kubelet's EmptyDirVolumeMode left at
+// its default (off, alpha) on the medium and modes conditions.go leaves out: HugePages, mode 0
+// (the lowest) and a mode with fsGroup. Kills gates-kubelet-mode-default-on.
+func kubeletModeGateUnset() []*framework.Case {
+	rows := []struct {
+		phrase string
+		pod    *corev1.Pod
+	}{
+		{"emptyDir mode 0750 on medium HugePages-2Mi", emptyDirPod(media[2], ptr[int32](0750))},
+		{"emptyDir mode 0000 on the default medium", emptyDirPod(media[0], ptr[int32](0))},
+		{fmt.Sprintf("emptyDir mode 0750 with fsGroup %d on the default medium", fsGroup), withFSGroup(emptyDirPod(media[0], ptr[int32](0750)), fsGroup)},
+	}
+	var cases []*framework.Case
+	for _, r := range rows {
+		cases = append(cases, &framework.Case{
+			Name:        r.phrase + ", apiserver gate on, kubelet gate left at its default",
+			Area:        framework.AreaSkew,
+			Profile:     framework.ProfileAlpha,
+			Description: "KEP-5502: EmptyDirVolumeMode is alpha, off unless set; a kubelet that does not set it ignores the mode the apiserver kept (0777, hugetlbfs' 0755; with fsGroup 2777).",
+			Gates:       framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: true}},
+			Pod:         r.pod,
+		})
+	}
+	return cases
+}
+
+// fsGroupZero: [emptydir.fsgroup] [walk.mask] [walk.tree] with fsGroup 0, the lowest gid: it is
+// set, so the walk runs (setgid, group bits, group root) on every medium; and the highest gid,
+// 2147483647, on a flexVolume. Kills blind-emptydir-fsgroup-zero-no-walk.
+func fsGroupZero() []*framework.Case {
+	var cases []*framework.Case
+	for _, m := range media {
+		cases = append(cases, &framework.Case{
+			Name:        fmt.Sprintf("emptyDir without mode with fsGroup 0 on %s", m.phrase),
+			Area:        framework.AreaEmptyDir,
+			Profile:     framework.ProfileConformance,
+			Description: "fsGroup 0 is a group like any other (v1.37 SetVolumeOwnership returns only for a nil fsGroup): the root gets gid 0, setgid and 0660|0110 (2777, 3777 on tmpfs, 2775 on hugetlbfs).",
+			Pod:         withFSGroup(emptyDirPod(m, nil), 0),
+		})
+	}
+	cases = append(cases, &framework.Case{
+		Name:        "emptyDir mode 0700 with fsGroup 0 on the default medium, both gates on",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: "The walk runs after the mode for fsGroup 0 too: 0700 becomes 2770 gid 0.",
+		Gates:       gates(framework.GateEmptyDirVolumeMode, true, true),
+		Pod:         withFSGroup(emptyDirPod(media[0], ptr[int32](0700)), 0),
+	})
+	storage := []framework.File{
+		{Path: "file", Mode: 0600, UID: 1000, GID: 3000},
+		{Path: "sub", Dir: true, Mode: 0700, UID: 1000, GID: 3000},
+	}
+	for _, gid := range []int64{0, math.MaxInt32} {
+		p := flexPod(false, nil, false)
+		p.Spec.SecurityContext.FSGroup = ptr(gid)
+		what := "0, the lowest gid"
+		if gid != 0 {
+			what = "2147483647, the highest gid"
+		}
+		cases = append(cases, fsGroupCase(fmt.Sprintf("fsGroup %s, walks a flexVolume", what),
+			"v1.37 walkDeep: every entry gets the group fsGroup and the rw mask, whatever the gid within 0..2147483647.",
+			p, storage))
+	}
+	return cases
+}
+
+// hugePagesContainer is a container that mounts scratch and requests res (limits = requests, as
+// huge pages need).
+func hugePagesContainer(name string, res corev1.ResourceList, mount bool) corev1.Container {
+	c := corev1.Container{Name: name, Image: framework.ProbeImage, ImagePullPolicy: corev1.PullNever}
+	if res != nil {
+		c.Resources = corev1.ResourceRequirements{Limits: res, Requests: res.DeepCopy()}
+	}
+	if mount {
+		c.VolumeMounts = []corev1.VolumeMount{{Name: emptyDirVolume, MountPath: "/volumes/" + emptyDirVolume}}
+	}
+	return c
+}
+
+// hugePages is the hugepages-<size> request of one container, with the memory request huge
+// pages need.
+func hugePages(size string) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceHugePagesPrefix + corev1.ResourceName(size): resource.MustParse(size),
+		corev1.ResourceMemory: resource.MustParse("64Mi"),
+	}
+}
+
+// hugePagesInitContainers: [emptydir.hugepages-size] where the page size comes from an init
+// container (v1.37 getPageSizeMountOption reads containers and init containers): alone, as a
+// sidecar, and disagreeing with the container on a HugePages medium without a size. Kills
+// blind-emptydir-hugepages-init-containers-ignored.
+func hugePagesInitContainers() []*framework.Case {
+	hp := medium{corev1.StorageMediumHugePages, "medium HugePages"}
+	pod := func(ctr, init corev1.ResourceList, sidecar bool) *corev1.Pod {
+		p := emptyDirPod(hp, nil)
+		p.Spec.Containers = []corev1.Container{hugePagesContainer("probe", ctr, true)}
+		ic := hugePagesContainer("init", init, false)
+		if sidecar {
+			ic.RestartPolicy = ptr(corev1.ContainerRestartPolicyAlways)
+		}
+		p.Spec.InitContainers = []corev1.Container{ic}
+		return p
+	}
+	const desc = "v1.37 getPageSizeMountOption: the page size comes from the hugepages-<size> requests of the containers and the init containers"
+	return []*framework.Case{{
+		Name:        "emptyDir on medium HugePages in a pod whose init container alone requests hugepages-2Mi",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileConformance,
+		Description: desc + " (\"in some rare cases init containers can also consume huge pages\"): hugetlbfs is mounted with pagesize=2Mi, root 0755.",
+		Pod:         pod(nil, hugePages("2Mi"), false),
+	}, {
+		Name:        "emptyDir on medium HugePages in a pod whose sidecar (a restartable init container) alone requests hugepages-2Mi",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileConformance,
+		Description: desc + ": a sidecar is an init container, so its request gives the page size.",
+		Pod:         pod(nil, hugePages("2Mi"), true),
+	}, {
+		Name:        "emptyDir on medium HugePages in a pod whose container requests hugepages-2Mi and init container hugepages-1Gi",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileConformance,
+		Description: desc + ": medium HugePages without a size needs one page size in the whole pod; two fail the SetUp with upstream's text.",
+		Pod:         pod(hugePages("2Mi"), hugePages("1Gi"), false),
+	}}
+}
+
+// hugePagesReadyAtRestart: [emptydir.ready] on HugePages: a ready volume is left alone at a
+// kubelet restart, with a mode, without one and on the medium without a size. Upstream v1.37
+// sets a HugePages volume up again (a known difference, framework/knowndiff). Kills
+// blind-emptydir-restart-hugepages-set-up-again.
+func hugePagesReadyAtRestart() []*framework.Case {
+	chmodRoot := func(mode uint32) framework.Step {
+		return framework.Step{Chmod: &framework.Chmod{Volume: emptyDirVolume, Path: ".", Mode: mode}}
+	}
+	plain := medium{corev1.StorageMediumHugePages, "medium HugePages"}
+	return []*framework.Case{{
+		Name:        "emptyDir mode 0700 on medium HugePages-2Mi chmod'ed 0755 by a container, then a kubelet restart, probed by uid 1003",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileAlpha,
+		Description: "A second SetUp of a ready emptyDir does nothing on every medium: the container's 0755 stays, so uid 1003 may list the root.",
+		Gates:       gates(framework.GateEmptyDirVolumeMode, true, true),
+		Pod:         emptyDirPod(media[2], ptr[int32](0700)),
+		After:       []framework.Step{chmodRoot(0755), restart},
+		Probes:      []framework.Probe{probeAs("uid 1003 lists the root", emptyDirVolume, asOther, framework.OpList, ".")},
+	}, {
+		Name:        "emptyDir without mode on medium HugePages-2Mi chmod'ed 0700 by a container, then a kubelet restart",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileConformance,
+		Description: "A second SetUp of a ready emptyDir does nothing: no chmod back to 0777, the container's 0700 stays.",
+		Pod:         emptyDirPod(media[2], nil),
+		After:       []framework.Step{chmodRoot(0700), restart},
+	}, {
+		Name:        fmt.Sprintf("fsGroup %d is not applied again to an emptyDir on medium HugePages after a kubelet restart", fsGroup),
+		Area:        framework.AreaFSGroup,
+		Profile:     framework.ProfileConformance,
+		Description: "A second SetUp of a ready emptyDir does nothing on every medium, HugePages without a size too: the container's chmod of the root stays.",
+		Pod:         withFSGroup(emptyDirPod(plain, nil), fsGroup),
+		After:       []framework.Step{chmodRoot(0755), restart},
+	}}
+}
+
+// emptyDirModeRange: [validation.emptydir-mode] at the ends of int32, and below 0 on Memory.
+// Kills valid-emptydir-mode-negative-accepted.
+func emptyDirModeRange() []*framework.Case {
+	rows := []struct {
+		phrase string
+		m      medium
+		mode   int32
+	}{
+		{"-2147483648 (the lowest int32)", media[0], math.MinInt32},
+		{"-1 on medium Memory", media[1], -1},
+		{"2147483647 (the highest int32)", media[0], math.MaxInt32},
+	}
+	var cases []*framework.Case
+	for _, r := range rows {
+		cases = append(cases, &framework.Case{
+			Name:          fmt.Sprintf("emptyDir mode %s at admission, both gates on", r.phrase),
+			Area:          framework.AreaEmptyDir,
+			Profile:       framework.ProfileAlpha,
+			Description:   "KEP-5502 validation: 0..01777 inclusive on every medium, however far outside (value printed in decimal).",
+			Gates:         gates(framework.GateEmptyDirVolumeMode, true, true),
+			Pod:           emptyDirPod(r.m, ptr(r.mode)),
+			AdmissionOnly: true,
+		})
+	}
+	return cases
+}
+
+// emptyDirModeInUse: [dropping.emptydir-mode] on update with the apiserver gate off: mode 0 is a
+// mode (non-nil), and in use means on ANY emptyDir of the old pod, also one of another name; on
+// an apiserver of an older release the old pod never had the field ([releases.apiserver-unknown-field]).
+// Kills blind-drop-mode-zero-not-in-use, drop-mode-in-use-same-volume-only.
+func emptyDirModeInUse() []*framework.Case {
+	named := func(name string, mode *int32) *corev1.Pod {
+		return podOf(volume(name, corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: mode}}))
+	}
+	twoDirs := func(a, b *int32) *corev1.Pod {
+		return podOf(
+			volume("first", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: a}}),
+			volume("second", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: b}}))
+	}
+	c := cell{false, true}
+	rows := []struct {
+		name     string
+		old, new *corev1.Pod
+	}{
+		{"pod update keeping emptyDir mode 0000", emptyDirPod(media[0], ptr[int32](0)), emptyDirPod(media[0], ptr[int32](0))},
+		{"pod update changing emptyDir mode 0000 to 0750", emptyDirPod(media[0], ptr[int32](0)), emptyDirPod(media[0], ptr[int32](0750))},
+		{"pod update adding emptyDir mode 0750 to a second emptyDir when the first has mode 0000", twoDirs(ptr[int32](0), nil), twoDirs(ptr[int32](0), ptr[int32](0750))},
+		{"pod update renaming the emptyDir cache with mode 0700 to scratch", named("cache", ptr[int32](0700)), named(emptyDirVolume, ptr[int32](0700))},
+	}
+	var cases []*framework.Case
+	for _, r := range rows {
+		cases = append(cases, &framework.Case{
+			Name:        fmt.Sprintf("%s, %s", r.name, c.phrase()),
+			Area:        framework.AreaSkew,
+			Profile:     framework.ProfileAlpha,
+			Description: "v1.37 emptyDirVolumeModeInUse: a non-nil mode (0 included) on any emptyDir of the old spec keeps every mode of the update with the apiserver gate off.",
+			Gates:       c.gates(),
+			OldPod:      r.old,
+			Pod:         r.new,
+		})
+	}
+	for _, r := range []struct {
+		releases framework.Releases
+		gates    framework.Gates
+		words    string
+	}{
+		{framework.Releases{APIServer: "v1.36", Kubelet: "v1.36"}, framework.Gates{}, "kube-apiserver v1.36, which lacks the field, asked to warn (client-go), kubelet v1.36"},
+		{framework.Releases{Kubelet: "v1.36"}, framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false}}, "kube-apiserver v1.37 with its gate off, kubelet v1.36"},
+	} {
+		cases = append(cases, &framework.Case{
+			Name:        "pod update keeping emptyDir mode 0750, " + r.words,
+			Area:        framework.AreaSkew,
+			Profile:     framework.ProfileAlpha,
+			Labels:      framework.SkewLabels(r.releases),
+			Description: "Release skew on update: an apiserver without the field stored the old pod without it (nothing in use: the new mode is warned about and gone); one with the gate off keeps the mode the old pod used, which a kubelet without the field never sees (0777).",
+			Releases:    r.releases,
+			Gates:       r.gates,
+			OldPod:      emptyDirPod(media[0], ptr[int32](0750)),
+			Pod:         emptyDirPod(media[0], ptr[int32](0750)),
+		})
+	}
+	return cases
+}
