@@ -22,6 +22,7 @@ func boundaryCases() []*framework.Case {
 	for _, g := range [][]*framework.Case{
 		emptyDirSizeLimit(), emptyDirStickyOver0755(), kubeletModeGateUnset(), fsGroupZero(),
 		hugePagesInitContainers(), hugePagesReadyAtRestart(), emptyDirModeRange(), emptyDirModeInUse(),
+		hostPathDotDotNames(), hostPathTypeCase(), hostPathUnsetNoCheck(), hostPathRecheckAtRestart(), hostPathCreateEdges(),
 	} {
 		cases = append(cases, g...)
 	}
@@ -388,4 +389,178 @@ func emptyDirModeInUse() []*framework.Case {
 		})
 	}
 	return cases
+}
+
+// hostPathDotDotNames: [validation.hostpath] and the kubelet's own check ([hostpath.type-check]):
+// `..` is refused as a path element only, at the start, in the middle, at the end and alone; a
+// name that merely contains `..` (..cache, a..b, cache.., ...) is an ordinary name, admitted and
+// set up. Kills blind-valid-dotdot-inside-name, blind-hostpath-kubelet-dotdot-in-name,
+// valid-hostpath-backsteps-accepted.
+func hostPathDotDotNames() []*framework.Case {
+	var cases []*framework.Case
+	for _, r := range []struct{ phrase, path string }{
+		{"a name starting with .. (..cache)", hostPathRoot + "..cache"},
+		{"a name with .. inside (a..b)", hostPathRoot + "a..b"},
+		{"a name ending in .. (cache..)", hostPathRoot + "cache.."},
+		{"the name ... (three dots)", hostPathRoot + "..."},
+		{"the path .. alone", ".."},
+		{"a path starting with a .. element", "../var/run/volperm"},
+		{"the path /..", "/.."},
+	} {
+		cases = append(cases, &framework.Case{
+			Name:          "hostPath with " + r.phrase + " at admission",
+			Area:          framework.AreaHostPath,
+			Profile:       framework.ProfileConformance,
+			Description:   "v1.37 validatePathNoBacksteps splits the path at '/' and refuses an element that is exactly '..'; a name that only contains two dots is admitted.",
+			Pod:           hostPathPod(r.path, nil),
+			AdmissionOnly: true,
+		})
+	}
+	for _, r := range []struct {
+		t    corev1.HostPathType
+		kind framework.ObjectKind
+		name string
+	}{
+		{corev1.HostPathDirectory, framework.KindDirectory, "..cache"},
+		{corev1.HostPathUnset, framework.KindDirectory, "a..b"},
+		{corev1.HostPathDirectoryOrCreate, framework.KindNothing, "..data"},
+		{corev1.HostPathFile, framework.KindFile, "config..yaml"},
+	} {
+		what := fmt.Sprintf("a %s named %s", r.kind, r.name)
+		if r.kind == framework.KindNothing {
+			what = "nothing at a path named " + r.name
+		} else {
+			what += " at the path"
+		}
+		p := hostPathRoot + "dots/" + r.name
+		cases = append(cases, &framework.Case{
+			Name:        fmt.Sprintf("hostPath type %s with %s", typePhrase(r.t), what),
+			Area:        framework.AreaHostPath,
+			Profile:     framework.ProfileConformance,
+			Description: "v1.37 hostPathMounter.SetUp checks the path with validatePathNoBacksteps again: a name containing '..' is no backstep, the volume is set up as any other.",
+			Host:        []framework.HostObject{{Path: p, Kind: r.kind}},
+			Pod:         hostPathPod(p, ptr(r.t)),
+		})
+	}
+	return cases
+}
+
+// hostPathTypeCase: [validation.hostpath] every type but "" and the two hostpath.go has, in
+// another case: types are exact strings. Kills valid-hostpath-type-case-insensitive.
+func hostPathTypeCase() []*framework.Case {
+	var cases []*framework.Case
+	for _, t := range []string{"DIRECTORY", "directoryorcreate", "file", "socket", "chardevice", "blockDevice"} {
+		cases = append(cases, &framework.Case{
+			Name:          fmt.Sprintf("hostPath with the type %q in another case at admission", t),
+			Area:          framework.AreaHostPath,
+			Profile:       framework.ProfileConformance,
+			Description:   "v1.37 validateHostPathType: the type is one of eight exact strings; another case is Unsupported value.",
+			Pod:           hostPathPod(hostPathRoot+"case", ptr(corev1.HostPathType(t))),
+			AdmissionOnly: true,
+		})
+	}
+	return cases
+}
+
+// hostPathUnsetNoCheck: [hostpath.create] type "" checks nothing, [snapshot.hostpath-absent]:
+// a dangling symlink, a path below a file and nothing at all, at a restart too, are set up and
+// left to the runtime. Kills hostpath-unset-checks-existence.
+func hostPathUnsetNoCheck() []*framework.Case {
+	unset := corev1.HostPathUnset
+	dangling, file, nothing := hostPathRoot+"unset-dangling", hostPathRoot+"unset-file", hostPathRoot+"unset-nothing"
+	hp := func(name string, host []framework.HostObject, path string, after ...framework.Step) *framework.Case {
+		return &framework.Case{
+			Name: name, Area: framework.AreaHostPath, Profile: framework.ProfileConformance,
+			Description: "v1.37 hostPathMounter.SetUp: type \"\" (HostPathUnset) means no check at all, whatever is (or is not) at the path; what a container sees there is the runtime's.",
+			Labels:      []string{LabelRuntimeDefined},
+			Host:        host, Pod: hostPathPod(path, &unset), After: after,
+		}
+	}
+	return []*framework.Case{
+		hp(`hostPath type "" (unset) with a dangling symlink at the path`,
+			[]framework.HostObject{{Path: dangling, Kind: framework.KindSymlink, Target: hostPathRoot + "nowhere"}}, dangling),
+		hp(`hostPath type "" (unset) with a path below a file`,
+			[]framework.HostObject{{Path: file, Kind: framework.KindFile}}, file+"/below"),
+		hp(`hostPath type "" (unset) with nothing at the path, after a kubelet restart`,
+			[]framework.HostObject{{Path: nothing, Kind: framework.KindNothing}}, nothing, restart),
+	}
+}
+
+// hostPathRecheckAtRestart: [hostpath.recheck] a check that fails at the first SetUp fails again
+// at a restart, for more types and objects, and BlockDevice refuses a char device however
+// reached ([hostpath.type-check], [hostpath.symlinks]). Kills hostpath-no-recheck-on-restart,
+// blind-hostpath-block-accepts-char.
+func hostPathRecheckAtRestart() []*framework.Case {
+	var cases []*framework.Case
+	for _, r := range []struct {
+		t    corev1.HostPathType
+		o    hostObject
+		slug string
+	}{
+		{corev1.HostPathFile, hostObjects[1], "file-dir"},
+		{corev1.HostPathBlockDev, hostObjects[4], "block-char"},
+		{corev1.HostPathCharDev, hostObjects[0], "char-nothing"},
+	} {
+		p := hostPathRoot + "recheck-" + r.slug
+		cases = append(cases, &framework.Case{
+			Name:        fmt.Sprintf("hostPath type %s with %s at the path, after a kubelet restart", r.t, r.o.phrase),
+			Area:        framework.AreaHostPath,
+			Profile:     framework.ProfileConformance,
+			Description: "v1.37 hostPathMounter.SetUp checks the type on every SetUp: the restart fails with the same text as the first SetUp.",
+			Host:        []framework.HostObject{{Path: p, Kind: r.o.kind}},
+			Pod:         hostPathPod(p, ptr(r.t)),
+			After:       []framework.Step{restart},
+		})
+	}
+	dev, link, chain := hostPathRoot+"chain-char", hostPathRoot+"chain-link", hostPathRoot+"chain-link2"
+	cases = append(cases, &framework.Case{
+		Name:        "hostPath type BlockDevice with a symlink to a symlink to a char device at the path",
+		Area:        framework.AreaHostPath,
+		Profile:     framework.ProfileConformance,
+		Description: "v1.37 checkType follows every symlink (stat): at the end is a character device, which is not a block device.",
+		Host: []framework.HostObject{{Path: dev, Kind: framework.KindCharDev},
+			{Path: link, Kind: framework.KindSymlink, Target: dev}, {Path: chain, Kind: framework.KindSymlink, Target: link}},
+		Pod: hostPathPod(chain, ptr(corev1.HostPathBlockDev)),
+	})
+	return cases
+}
+
+// hostPathCreateEdges: [hostpath.create] [hostpath.symlinks] [snapshot.hostpath-absent]:
+// FileOrCreate never makes a missing parent, also at a restart or with fsGroup; DirectoryOrCreate
+// stops at a dangling symlink however it meets it (MkdirAll's EEXIST is ignored) and leaves
+// nothing there; FileOrCreate through a dangling symlink creates its target. Kills
+// hostpath-fileorcreate-makes-parents, blind-hostpath-directoryorcreate-eexist-fails.
+func hostPathCreateEdges() []*framework.Case {
+	fileOrCreate, dirOrCreate := corev1.HostPathFileOrCreate, corev1.HostPathDirectoryOrCreate
+	hp := func(name, desc string, host []framework.HostObject, pod *corev1.Pod, runtime bool, after ...framework.Step) *framework.Case {
+		c := &framework.Case{Name: name, Area: framework.AreaHostPath, Profile: framework.ProfileConformance,
+			Description: desc, Host: host, Pod: pod, After: after}
+		if runtime {
+			c.Labels = []string{LabelRuntimeDefined}
+		}
+		return c
+	}
+	const noParent = "Seed 001 FileOrCreate: a file is created only in an existing directory (v1.37 makeFile: open O_CREATE); the open fails with the kernel's error"
+	const stops = "v1.37 makeDir: MkdirAll meets a symlink that leads nowhere, Mkdir says EEXIST, which makeDir ignores; nothing is created behind the symlink, the set-up succeeds with nothing there"
+	link, below, far := hostPathRoot+"dangling-again", hostPathRoot+"dangling-parent", hostPathRoot+"dangling-far"
+	fileLink := hostPathRoot + "dangling-file"
+	return []*framework.Case{
+		hp("hostPath type FileOrCreate whose parent directory does not exist, after a kubelet restart", noParent+", at every SetUp.",
+			nil, hostPathPod(hostPathRoot+"missing-parent-restart/file", &fileOrCreate), false, restart),
+		hp(fmt.Sprintf("hostPath type FileOrCreate whose parent directory does not exist, with fsGroup %d", fsGroup), noParent+"; fsGroup changes nothing about that.",
+			nil, withFSGroup(hostPathPod(hostPathRoot+"missing-parent-fsgroup/file", &fileOrCreate), fsGroup), false),
+		hp("hostPath type DirectoryOrCreate with a dangling symlink at the path, after a kubelet restart", stops+", at every SetUp.",
+			[]framework.HostObject{{Path: link, Kind: framework.KindSymlink, Target: hostPathRoot + "nowhere-again"}},
+			hostPathPod(link, &dirOrCreate), true, restart),
+		hp("hostPath type DirectoryOrCreate with a path below a dangling symlink", stops+": MkdirAll of the parent is where it stops.",
+			[]framework.HostObject{{Path: below, Kind: framework.KindSymlink, Target: hostPathRoot + "nowhere-parent"}},
+			hostPathPod(below+"/sub", &dirOrCreate), true),
+		hp("hostPath type DirectoryOrCreate with a dangling symlink whose target's parent does not exist", stops+"; the missing directories behind the symlink are not made either.",
+			[]framework.HostObject{{Path: far, Kind: framework.KindSymlink, Target: hostPathRoot + "no/such/dir"}},
+			hostPathPod(far, &dirOrCreate), true),
+		hp("hostPath type FileOrCreate with a dangling symlink at the path",
+			"v1.37 FileOrCreate: nothing exists (stat follows the symlink), so makeFile opens the path with O_CREATE, which creates the symlink's target: a 0644 file, reached through the symlink.",
+			[]framework.HostObject{{Path: fileLink, Kind: framework.KindSymlink, Target: hostPathRoot + "created-target"}},
+			hostPathPod(fileLink, &fileOrCreate), false),
+	}
 }
