@@ -23,6 +23,7 @@ func boundaryCases() []*framework.Case {
 		emptyDirSizeLimit(), emptyDirStickyOver0755(), kubeletModeGateUnset(), fsGroupZero(),
 		hugePagesInitContainers(), hugePagesReadyAtRestart(), emptyDirModeRange(), emptyDirModeInUse(),
 		hostPathDotDotNames(), hostPathTypeCase(), hostPathUnsetNoCheck(), hostPathRecheckAtRestart(), hostPathCreateEdges(),
+		policyRootBits(), policyAtRestart(),
 	} {
 		cases = append(cases, g...)
 	}
@@ -562,5 +563,63 @@ func hostPathCreateEdges() []*framework.Case {
 			"v1.37 FileOrCreate: nothing exists (stat follows the symlink), so makeFile opens the path with O_CREATE, which creates the symlink's target: a 0644 file, reached through the symlink.",
 			[]framework.HostObject{{Path: fileLink, Kind: framework.KindSymlink, Target: hostPathRoot + "created-target"}},
 			hostPathPod(fileLink, &fileOrCreate), false),
+	}
+}
+
+// policyRootBits: [walk.policy] OnRootMismatch's three checks one bit at a time: a root that
+// fails only setgid (with every other bit, 0777), only one exec bit (owner's, group's), only one
+// write bit, only the gid (one above and one below fsGroup, or owned by uid fsGroup with the
+// root group), and roots that match with more bits (02775, 07777), which are skipped. Kills
+// policy-no-setgid-check, policy-no-gid-check, policy-no-exec-check (and blind-policy-checks-root-uid).
+func policyRootBits() []*framework.Case {
+	onRootMismatch := corev1.FSGroupChangeOnRootMismatch
+	rows := []struct {
+		phrase string
+		root   framework.File
+		walked bool
+	}{
+		{"whose storage root is 0777 gid 2000 without setgid", framework.File{Mode: 0777, GID: fsGroup}, true},
+		{"whose storage root lacks setgid while a subdirectory has it", framework.File{Mode: 0770, GID: fsGroup}, true},
+		{"whose storage root lacks the owner's exec bit only (02670)", framework.File{Mode: 02670, GID: fsGroup}, true},
+		{"whose storage root lacks the group's exec bit only (02760)", framework.File{Mode: 02760, GID: fsGroup}, true},
+		{"whose storage root lacks the group's write bit only (02750)", framework.File{Mode: 02750, GID: fsGroup}, true},
+		{"whose storage root lacks the owner's write bit only (02570)", framework.File{Mode: 02570, GID: fsGroup}, true},
+		{"whose storage root has gid 2001, one above fsGroup", framework.File{Mode: 02770, GID: fsGroup + 1}, true},
+		{"whose storage root has gid 1999, one below fsGroup", framework.File{Mode: 02770, GID: fsGroup - 1}, true},
+		{"whose storage root is owned by uid 2000 with the root group", framework.File{Mode: 02770, UID: fsGroup}, true},
+		{"whose storage root matches with other read and exec (02775 gid 2000)", framework.File{Mode: 02775, GID: fsGroup}, false},
+		{"whose storage root matches with every bit set (07777 gid 2000)", framework.File{Mode: 07777, GID: fsGroup}, false},
+	}
+	var cases []*framework.Case
+	for _, r := range rows {
+		root := r.root
+		root.Path, root.Dir = ".", true
+		storage := []framework.File{root, {Path: "file", Mode: 0600}, {Path: "sub", Dir: true, Mode: 02700}, {Path: "sub/file", Mode: 0600}}
+		desc := "v1.37 skipPermissionChange: the root matches when its gid is fsGroup, it has setgid and all of 0660|0110; more bits do not matter. It matches: the walk is skipped and the files keep their modes."
+		if r.walked {
+			desc = "v1.37 skipPermissionChange: the root matches only when its gid is fsGroup, it has setgid and all of 0660|0110; this one fails one check, so the whole volume is walked."
+		}
+		cases = append(cases, fsGroupCase(fmt.Sprintf("fsGroupChangePolicy OnRootMismatch on a flexVolume %s", r.phrase), desc,
+			flexPod(false, &onRootMismatch, false), storage))
+	}
+	return cases
+}
+
+// policyAtRestart: [walk.policy] [flexvolume.walk] OnRootMismatch is honoured at every SetUp, a
+// restart's included: a storage root that matches from the start, one that matches after the
+// first walk, one that matches with more bits. Kills blind-policy-ignored-on-restart.
+func policyAtRestart() []*framework.Case {
+	onRootMismatch := corev1.FSGroupChangeOnRootMismatch
+	const desc = "OnRootMismatch at a kubelet restart: the root matches, so the walk is skipped again and the files keep what they have (a container's chmod included)."
+	return []*framework.Case{
+		fsGroupCase("fsGroupChangePolicy OnRootMismatch skips the walk of a flexVolume whose storage root matches, at the first SetUp and after a kubelet restart", desc,
+			flexPod(false, &onRootMismatch, false),
+			[]framework.File{{Path: ".", Dir: true, Mode: 02770, GID: fsGroup}, {Path: "file", Mode: 0600}}, restart),
+		fsGroupCase("fsGroupChangePolicy OnRootMismatch walks a flexVolume whose storage root has the root group, then skips it after a kubelet restart", desc+" The first SetUp walked and fixed the root.",
+			flexPod(false, &onRootMismatch, false),
+			[]framework.File{{Path: ".", Dir: true, Mode: 0750}, {Path: "file", Mode: 0644}}, chmod("file", 0600), restart),
+		fsGroupCase("fsGroupChangePolicy OnRootMismatch skips the walk of a flexVolume whose storage root matches with more bits (02777), after a kubelet restart", desc,
+			flexPod(false, &onRootMismatch, false),
+			[]framework.File{{Path: ".", Dir: true, Mode: 02777, GID: fsGroup}, {Path: "file", Mode: 0400}}, restart),
 	}
 }
