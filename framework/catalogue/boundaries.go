@@ -24,6 +24,7 @@ func boundaryCases() []*framework.Case {
 		hugePagesInitContainers(), hugePagesReadyAtRestart(), emptyDirModeRange(), emptyDirModeInUse(),
 		hostPathDotDotNames(), hostPathTypeCase(), hostPathUnsetNoCheck(), hostPathRecheckAtRestart(), hostPathCreateEdges(),
 		policyRootBits(), policyAtRestart(),
+		itemModeZero(), fileModeRange(), dotDotInItemPaths(), fieldRefDefaulting(),
 	} {
 		cases = append(cases, g...)
 	}
@@ -622,4 +623,112 @@ func policyAtRestart() []*framework.Case {
 			flexPod(false, &onRootMismatch, false),
 			[]framework.File{{Path: ".", Dir: true, Mode: 02777, GID: fsGroup}, {Path: "file", Mode: 0400}}, restart),
 	}
+}
+
+// itemModeZero: [atomicwriter.layout] [validation.file-mode] the lowest file mode, 0, on an item
+// of every AtomicWriter type (projected is in rules.go) and as defaultMode: 0 is a mode, written
+// as 0000. Kills blind-atomic-item-mode-zero-unset.
+func itemModeZero() []*framework.Case {
+	var cases []*framework.Case
+	for _, t := range awTypes {
+		if t.name != "projected" {
+			c := awSpec{items: []item{{key: "username", path: "username", mode: ptr[int32](0)}, {key: "password", path: "password"}}}.build(t)
+			c.Name = fmt.Sprintf("%s volume with item mode 0000", t.name)
+			c.Description = "Mode 0 is the lowest valid file mode: the item's file is written 0000, the other gets defaultMode 0644 (v1.37 MakePayload: an item's mode when set)."
+			cases = append(cases, c)
+		}
+		d := awSpec{defaultMode: ptr[int32](0)}.build(t)
+		d.Name = fmt.Sprintf("%s volume with defaultMode 0000", t.name)
+		d.Description = "defaultMode 0 is valid: every file is written 0000 (v1.37 validation: 0..0777 inclusive)."
+		cases = append(cases, d)
+	}
+	return cases
+}
+
+// fileModeRange: [validation.file-mode] below the range on every type's defaultMode and item
+// mode (the secret's defaultMode and the configMap's item are in rules.go), and the top, 0777,
+// on every type's item. Kills blind-valid-file-mode-negative-accepted.
+func fileModeRange() []*framework.Case {
+	var cases []*framework.Case
+	for _, t := range awTypes {
+		if t.name != "secret" {
+			c := awSpec{defaultMode: ptr[int32](-1), admissionOnly: true}.build(t)
+			c.Name = fmt.Sprintf("%s volume with defaultMode -1 at admission", t.name)
+			c.Description = "v1.37 validation: defaultMode below 0 is invalid (value printed in decimal)."
+			cases = append(cases, c)
+		}
+		if t.name != "configMap" {
+			c := awSpec{admissionOnly: true, items: []item{{key: "username", path: "username", mode: ptr[int32](-1)}}}.build(t)
+			c.Name = fmt.Sprintf("%s volume with item mode -1 at admission", t.name)
+			c.Description = "v1.37 validation: an item mode below 0 is invalid, at the item's own path."
+			cases = append(cases, c)
+		}
+		c := awSpec{admissionOnly: true, items: []item{{key: "username", path: "username", mode: ptr[int32](0777)}}}.build(t)
+		c.Name = fmt.Sprintf("%s volume with item mode 0777 at admission", t.name)
+		c.Description = "v1.37 validation: 0777 is the highest valid item mode."
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// dotDotInItemPaths: the path rules of items and tokens (v1.37 validateLocalNonReservedPath,
+// docs/spec.md [validation.volumes]): a name containing `..` is an ordinary file name, but a path
+// may not start with `..`. Kills blind-valid-dotdot-inside-name.
+func dotDotInItemPaths() []*framework.Case {
+	secret := awSpec{items: []item{{key: "username", path: "a..b"}, {key: "password", path: "sub/pass..word"}}}.build(awTypes[0])
+	secret.Name = "secret volume with item paths a..b and sub/pass..word"
+	secret.Description = "An item path with '..' inside a name has no backstep: the files are written under those names."
+	downward := awSpec{items: []item{{key: "username", path: "name..txt"}}}.build(awTypes[2])
+	downward.Name = "downwardAPI volume with the item path name..txt"
+	downward.Description = "A downwardAPI item path with '..' inside a name has no backstep: the file is written under that name."
+	leading := awSpec{admissionOnly: true, items: []item{{key: "username", path: "..username"}}}.build(awTypes[1])
+	leading.Name = "configMap volume with the item path ..username at admission"
+	leading.Description = "v1.37 validateLocalNonReservedPath: a path may not start with '..' (the atomic writer's own names), even when the '..' is no element."
+	token := &framework.Case{
+		Name:        "projected serviceAccountToken with the path sub/..token at admission",
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileConformance,
+		Description: "v1.37 validateProjectionSources: a token path with '..' inside a name, not at its start, is admitted.",
+		Pod: func() *corev1.Pod {
+			p := podOf(volume("token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "sub/..token", ExpirationSeconds: ptr[int64](3600)}}}}}))
+			p.Spec.ServiceAccountName = "default"
+			return p
+		}(),
+		AdmissionOnly: true,
+	}
+	return []*framework.Case{secret, downward, leading, token}
+}
+
+// fieldRefDefaulting: [defaulting.default-mode] a downwardAPI item's fieldRef without apiVersion
+// is defaulted to v1 (v1.37 SetDefaults_ObjectFieldSelector), in a downwardAPI volume and in a
+// projected volume's downwardAPI source, on every item: the pod is valid. Kills
+// blind-default-fieldref-no-apiversion.
+func fieldRefDefaulting() []*framework.Case {
+	file := func(path, field, apiVersion string) corev1.DownwardAPIVolumeFile {
+		return corev1.DownwardAPIVolumeFile{Path: path, FieldRef: &corev1.ObjectFieldSelector{APIVersion: apiVersion, FieldPath: field}}
+	}
+	return []*framework.Case{{
+		Name:        "downwardAPI volume with an item whose fieldRef has no apiVersion",
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileConformance,
+		Description: "v1.37 SetDefaults_ObjectFieldSelector: apiVersion \"\" becomes v1 before validation, so the item is valid and written.",
+		Pod: podOf(volume("downwardapi", corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+			Items: []corev1.DownwardAPIVolumeFile{file("name", "metadata.name", "")}}})),
+	}, {
+		Name:        "projected volume with a downwardAPI source whose fieldRef has no apiVersion",
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileConformance,
+		Description: "v1.37 SetDefaults_ObjectFieldSelector defaults the fieldRefs of a projected downwardAPI source too.",
+		Pod: podOf(volume("projected", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{file("namespace", "metadata.namespace", "")}}}}}})),
+	}, {
+		Name:        "downwardAPI volume whose second item's fieldRef has no apiVersion at admission",
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileConformance,
+		Description: "v1.37 SetDefaults_ObjectFieldSelector defaults every item, not only the first: the pod is admitted.",
+		Pod: podOf(volume("downwardapi", corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+			Items: []corev1.DownwardAPIVolumeFile{file("name", "metadata.name", "v1"), file("uid", "metadata.uid", "")}}})),
+		AdmissionOnly: true,
+	}}
 }
