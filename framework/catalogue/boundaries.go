@@ -25,6 +25,7 @@ func boundaryCases() []*framework.Case {
 		hostPathDotDotNames(), hostPathTypeCase(), hostPathUnsetNoCheck(), hostPathRecheckAtRestart(), hostPathCreateEdges(),
 		policyRootBits(), policyAtRestart(),
 		itemModeZero(), fileModeRange(), dotDotInItemPaths(), fieldRefDefaulting(),
+		userZero(), userInUsePerField(), userKubeletGateUnset(), downwardAPIUserPaths(), tokenExpiration(),
 	} {
 		cases = append(cases, g...)
 	}
@@ -731,4 +732,234 @@ func fieldRefDefaulting() []*framework.Case {
 			Items: []corev1.DownwardAPIVolumeFile{file("name", "metadata.name", "v1"), file("uid", "metadata.uid", "")}}})),
 		AdmissionOnly: true,
 	}}
+}
+
+// userZero: [atomicwriter.owner] [atomicwriter.token-owner] user 0, the lowest uid, is an owner
+// (root) like any other: it wins over defaultUser, on every type's item and on a token. Kills
+// blind-user-zero-unset.
+func userZero() []*framework.Case {
+	on := &[2]bool{true, true}
+	var cases []*framework.Case
+	for _, t := range awTypes {
+		cases = append(cases, ownerSpec{
+			name:        fmt.Sprintf("with defaultUser %d and user 0 on the item password, %s", ownerA, userGates(on)),
+			desc:        "KEP-5936 ResolvesFsUser: an item's user 0 (root) is set, so it wins over defaultUser: password stays root's, username is uid 1001's.",
+			defaultUser: ptr(ownerA), gates: on,
+			items: []ownedItem{{key: "username", path: "username"}, {key: "password", path: "password", user: ptr[int64](0)}},
+		}.build(t.name))
+	}
+	pod := podOf(volume("token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr[int32](0644), DefaultUser: ptr(ownerA),
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr[int64](3600), User: ptr[int64](0)}}},
+	}}))
+	pod.Spec.ServiceAccountName = "default"
+	return append(cases, &framework.Case{
+		Name:        fmt.Sprintf("projected serviceAccountToken with user 0 and defaultUser %d, AtomicWriteVolumeUserFields both gates on", ownerA),
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileAlpha,
+		Labels:      []string{LabelKEP5936},
+		Description: "KEP-5936 projected.go resolveFsUser: the token's user 0 wins over defaultUser; a token with an owner is 0600, root's.",
+		Gates:       gates(framework.GateAtomicWriteVolumeUserFields, true, true),
+		Pod:         pod,
+	})
+}
+
+// userInUsePerField: [dropping.atomic-user] each field of atomicWriteVolumeUserFieldsInUse on its
+// own in the old pod (every item user, a token's, a clusterTrustBundle's, a podCertificate's):
+// with the apiserver gate off the update keeps it; on an apiserver of an older release the old
+// pod never had it ([releases.apiserver-unknown-field]). Kills blind-drop-user-in-use-defaultuser-only.
+func userInUsePerField() []*framework.Case {
+	withUser := []ownedItem{{key: "username", path: "username"}, {key: "password", path: "password", user: ptr(ownerB)}}
+	keys := []corev1.KeyToPath{{Key: "username", Path: "username"}, {Key: "password", Path: "password", User: ptr(ownerB)}}
+	projected := func(src corev1.VolumeProjection) corev1.VolumeSource {
+		return corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{src}}}
+	}
+	rows := []struct {
+		what string
+		src  corev1.VolumeSource
+	}{
+		{"the item password of a secret volume", ownedSource("secret", nil, nil, withUser)},
+		{"the item password of a configMap volume", ownedSource("configMap", nil, nil, withUser)},
+		{"the item password of a downwardAPI volume", ownedSource("downwardAPI", nil, nil, withUser)},
+		{"an item of a projected volume's secret source", ownedSource("projected", nil, nil, withUser)},
+		{"an item of a projected volume's configMap source", projected(corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Items: keys}})},
+		{"an item of a projected volume's downwardAPI source", projected(corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{
+			Items: []corev1.DownwardAPIVolumeFile{{Path: "password", User: ptr(ownerB), FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}})},
+		{"a projected serviceAccountToken", projected(corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+			Path: "token", ExpirationSeconds: ptr[int64](3600), User: ptr(ownerB)}})},
+		{"a projected clusterTrustBundle", projected(corev1.VolumeProjection{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{
+			Name: ptr("volperm-bundle"), Path: "ca.pem", User: ptr(ownerB)}})},
+		{"a projected podCertificate", projected(corev1.VolumeProjection{PodCertificate: &corev1.PodCertificateProjection{
+			SignerName: "example.com/volperm", KeyType: "ED25519", KeyPath: "key.pem", CertificateChainPath: "chain.pem", User: ptr(ownerB)}})},
+	}
+	pod := func(src corev1.VolumeSource) *corev1.Pod {
+		p := podOf(volume("creds", *src.DeepCopy()))
+		if src.Projected != nil && src.Projected.Sources[0].ServiceAccountToken != nil {
+			p.Spec.ServiceAccountName = "default"
+		}
+		return p
+	}
+	var cases []*framework.Case
+	for _, r := range rows {
+		cases = append(cases, &framework.Case{
+			Name:        fmt.Sprintf("pod update keeping user %d on %s, %s", ownerB, r.what, userGates(&[2]bool{false, true})),
+			Area:        framework.AreaAtomicWriter,
+			Profile:     framework.ProfileAlpha,
+			Labels:      []string{LabelKEP5936},
+			Description: "v1.37 atomicWriteVolumeUserFieldsInUse: any user field of the old spec, this one alone included, keeps every user field of the update with the apiserver gate off; the file is uid 1002's.",
+			Gates:       gates(framework.GateAtomicWriteVolumeUserFields, false, true),
+			OldPod:      pod(r.src),
+			Pod:         pod(r.src),
+			Sources:     awSources(),
+		})
+	}
+	cases = append(cases, &framework.Case{
+		Name:        fmt.Sprintf("pod update adding defaultUser %d to a secret volume when the old pod had user %d on a configMap volume's item, %s", ownerA, ownerB, userGates(&[2]bool{false, true})),
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileAlpha,
+		Labels:      []string{LabelKEP5936},
+		Description: "v1.37 atomicWriteVolumeUserFieldsInUse looks at every volume of the old spec: a user on another volume keeps the new defaultUser with the apiserver gate off.",
+		Gates:       gates(framework.GateAtomicWriteVolumeUserFields, false, true),
+		OldPod:      podOf(volume("settings", ownedSource("configMap", nil, nil, withUser)), volume("creds", ownedSource("secret", nil, nil, nil))),
+		Pod:         podOf(volume("settings", ownedSource("configMap", nil, nil, withUser)), volume("creds", ownedSource("secret", nil, ptr(ownerA), nil))),
+		Sources:     awSources(),
+	})
+	for _, r := range []struct {
+		releases framework.Releases
+		gates    framework.Gates
+		words    string
+	}{
+		{framework.Releases{APIServer: "v1.36", Kubelet: "v1.36"}, framework.Gates{}, "kube-apiserver v1.36, which lacks the fields, asked to warn (client-go), kubelet v1.36"},
+		{framework.Releases{Kubelet: "v1.36"}, framework.Gates{APIServer: map[string]bool{framework.GateAtomicWriteVolumeUserFields: false}}, "kube-apiserver v1.37 with AtomicWriteVolumeUserFields off, kubelet v1.36"},
+	} {
+		cases = append(cases, &framework.Case{
+			Name:        fmt.Sprintf("pod update keeping user %d on the item password of a secret volume, %s", ownerB, r.words),
+			Area:        framework.AreaSkew,
+			Profile:     framework.ProfileAlpha,
+			Labels:      append([]string{LabelKEP5936}, framework.SkewLabels(r.releases)...),
+			Description: "Release skew on update (KEP-5936): an apiserver without the fields stored the old pod without them (nothing in use: the new user is warned about and gone); one with the gate off keeps the user the old pod used, which a kubelet without the fields never sees (root's files).",
+			Releases:    r.releases,
+			Gates:       r.gates,
+			OldPod:      pod(rows[0].src),
+			Pod:         pod(rows[0].src),
+			Sources:     awSources(),
+		})
+	}
+	return cases
+}
+
+// userKubeletGateUnset: [atomicwriter.owner] [atomicwriter.token-owner] with the kubelet's
+// AtomicWriteVolumeUserFields left at its default (off, alpha) while the apiserver keeps the
+// fields: every type's files stay root's, a token keeps the pod's FsUser. Kills
+// blind-gates-kubelet-user-fields-default-on.
+func userKubeletGateUnset() []*framework.Case {
+	apiOnly := framework.Gates{APIServer: map[string]bool{framework.GateAtomicWriteVolumeUserFields: true}}
+	const words = "AtomicWriteVolumeUserFields apiserver gate on, kubelet gate left at its default"
+	var cases []*framework.Case
+	for _, t := range awTypes {
+		c := ownerSpec{
+			name:        fmt.Sprintf("with defaultUser %d and user %d on the item password, %s", ownerA, ownerB, words),
+			desc:        "KEP-5936: the gate is alpha, off unless set; a kubelet that does not set it writes root-owned files whatever the stored pod says.",
+			defaultUser: ptr(ownerA),
+			items:       []ownedItem{{key: "username", path: "username"}, {key: "password", path: "password", user: ptr(ownerB)}},
+		}.build(t.name)
+		c.Gates = apiOnly
+		cases = append(cases, c)
+	}
+	pod := podOf(volume("token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr[int32](0644),
+		Sources:     []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr[int64](3600), User: ptr(ownerB)}}},
+	}}))
+	pod.Spec.ServiceAccountName = "default"
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(runAsApp)}
+	return append(cases, &framework.Case{
+		Name:        fmt.Sprintf("projected serviceAccountToken, runAsUser 1000 and user %d, %s: owned by 1000", ownerB, words),
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileAlpha,
+		Labels:      []string{LabelKEP5936},
+		Description: "KEP-5936: a kubelet without the gate set ignores the stored user; the token is the pod's FsUser's (docs/spec.md [atomicwriter.token-owner]).",
+		Gates:       apiOnly,
+		Pod:         pod,
+	})
+}
+
+// downwardAPIUserPaths: [validation.user] a downwardAPI volume reports every invalid item user at
+// the source's path (`.downwardAPI.user`), whichever item and however many; a projected
+// downwardAPI source at `.projected.sources[j].downwardAPI.user`. Kills
+// blind-valid-downwardapi-user-indexed-path.
+func downwardAPIUserPaths() []*framework.Case {
+	on := &[2]bool{true, true}
+	second := ownerSpec{
+		name:          fmt.Sprintf("with user -1 on its second item at admission, %s", userGates(on)),
+		desc:          "KEP-5936 validateUserField on a downwardAPI item: the error names the source's path, not the item's index.",
+		items:         []ownedItem{{key: "username", path: "username"}, {key: "password", path: "password", user: ptr[int64](-1)}},
+		gates:         on,
+		admissionOnly: true,
+	}.build("downwardAPI")
+	both := ownerSpec{
+		name:          fmt.Sprintf("with user -1 on one item and 2147483648 on the other at admission, %s", userGates(on)),
+		desc:          "KEP-5936 validateUserField on two downwardAPI items: two errors, both at the source's path.",
+		items:         []ownedItem{{key: "username", path: "username", user: ptr[int64](-1)}, {key: "password", path: "password", user: ptr[int64](2147483648)}},
+		gates:         on,
+		admissionOnly: true,
+	}.build("downwardAPI")
+	projected := &framework.Case{
+		Name:        fmt.Sprintf("projected volume with user -1 on an item of its downwardAPI source at admission, %s", userGates(on)),
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileAlpha,
+		Labels:      []string{LabelKEP5936},
+		Description: "KEP-5936 validateUserField: a projected downwardAPI item is reported at its source's path, as its mode is.",
+		Gates:       gates(framework.GateAtomicWriteVolumeUserFields, true, true),
+		Pod: podOf(volume("projected", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "name", User: ptr[int64](-1),
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}}}}}})),
+		AdmissionOnly: true,
+	}
+	return []*framework.Case{second, both, projected}
+}
+
+// tokenExpiration: the serviceAccountToken's expirationSeconds (v1.37 validateProjectionSources,
+// beside [validation.token-service-account]): 600 (ten minutes) is the lowest valid value and
+// 2^32 the highest; one below and one above are rejected; a token of 600 seconds is set up as any
+// other ([atomicwriter.token]). Kills blind-valid-token-expiration-600-rejected.
+func tokenExpiration() []*framework.Case {
+	tokenPod := func(exp int64) *corev1.Pod {
+		p := podOf(volume("token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr(exp)}}}}}))
+		p.Spec.ServiceAccountName = "default"
+		return p
+	}
+	var cases []*framework.Case
+	for _, r := range []struct {
+		exp    int64
+		phrase string
+	}{
+		{600, "600 (ten minutes, the lowest)"}, {599, "599"},
+		{1 << 32, "4294967296 (2^32, the highest)"}, {1<<32 + 1, "4294967297"},
+	} {
+		cases = append(cases, &framework.Case{
+			Name:          fmt.Sprintf("projected serviceAccountToken with expirationSeconds %s at admission", r.phrase),
+			Area:          framework.AreaAtomicWriter,
+			Profile:       framework.ProfileConformance,
+			Description:   "v1.37 validateProjectionSources: expirationSeconds from 600 (\"less than 10 minutes\" is refused) to 2^32 inclusive.",
+			Pod:           tokenPod(r.exp),
+			AdmissionOnly: true,
+		})
+	}
+	runAs := tokenPod(600)
+	runAs.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(runAsApp)}
+	return append(cases, &framework.Case{
+		Name:        "projected serviceAccountToken with expirationSeconds 600, runAsUser 1000: owned by 1000, 0600",
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileConformance,
+		Description: "A token of the shortest valid lifetime is written as any other: 0600, owned by the pod's FsUser (docs/spec.md [atomicwriter.token]).",
+		Pod:         runAs,
+	}, &framework.Case{
+		Name:        fmt.Sprintf("projected serviceAccountToken with expirationSeconds 600 and fsGroup %d: 0640 root:2000", fsGroup),
+		Area:        framework.AreaAtomicWriter,
+		Profile:     framework.ProfileConformance,
+		Description: "A token of the shortest valid lifetime is written as any other: 0600, made 0640 group fsGroup by the walk (docs/spec.md [atomicwriter.token]).",
+		Pod:         withFSGroup(tokenPod(600), fsGroup),
+	})
 }
