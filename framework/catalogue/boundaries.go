@@ -3,6 +3,7 @@ package catalogue
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -26,6 +27,7 @@ func boundaryCases() []*framework.Case {
 		policyRootBits(), policyAtRestart(),
 		itemModeZero(), fileModeRange(), dotDotInItemPaths(), fieldRefDefaulting(),
 		userZero(), userInUsePerField(), userKubeletGateUnset(), downwardAPIUserPaths(), tokenExpiration(),
+		preserveEdges(), noSourceDefaulting(), allowlistEdges(),
 	} {
 		cases = append(cases, g...)
 	}
@@ -962,4 +964,187 @@ func tokenExpiration() []*framework.Case {
 		Description: "A token of the shortest valid lifetime is written as any other: 0600, made 0640 group fsGroup by the walk (docs/spec.md [atomicwriter.token]).",
 		Pod:         withFSGroup(tokenPod(600), fsGroup),
 	})
+}
+
+// preserveEdges: [atomicwriter.fsgroup] preservePermissions is per volume, whichever type
+// carries it and when both volumes are secrets; and it holds for every write, an update of the
+// sources ([steps.update-sources]) included. Kills preserve-applies-to-every-volume,
+// blind-preserve-first-write-only.
+func preserveEdges() []*framework.Case {
+	var cases []*framework.Case
+	pairs := []struct {
+		kept, walked awType
+		keptName     string
+		walkedName   string
+		phrase       string
+	}{
+		{awTypes[1], awTypes[0], "configmap-vol", "secret-vol", "a configMap volume beside a secret volume without it"},
+		{awTypes[2], awTypes[3], "downwardapi-vol", "projected-vol", "a downwardAPI volume beside a projected volume without it"},
+		{awTypes[0], awTypes[0], "kept", "walked", "one of two secret volumes"},
+	}
+	for _, p := range pairs {
+		pod := withFSGroup(podOf(volume(p.keptName, p.kept.source(nil, nil)), volume(p.walkedName, p.walked.source(nil, nil))), fsGroup)
+		cases = append(cases, &framework.Case{
+			Name:                fmt.Sprintf("preservePermissions on %s, fsGroup %d, both gates on", p.phrase, fsGroup),
+			Area:                framework.AreaAtomicWriter,
+			Profile:             framework.ProfileProposal,
+			Description:         "Seed 002: the field is per volume; only the volume that carries it skips SetVolumeOwnership, the other is walked.",
+			Gates:               gates(framework.GatePreservePermissions, true, true),
+			Pod:                 pod,
+			Sources:             awSources(),
+			PreservePermissions: []string{p.keptName},
+		})
+	}
+	// [dropping.preserve-permissions]: in use on ANY volume of the old pod, another one included.
+	oldPod := withFSGroup(podOf(volume("settings", awTypes[1].source(nil, nil)), volume("creds", awTypes[0].source(ptr[int32](0400), nil))), fsGroup)
+	cases = append(cases, &framework.Case{
+		Name:                   fmt.Sprintf("update adding preservePermissions to a secret volume when the old pod had it on a configMap volume, defaultMode 0400 and fsGroup %d, %s", fsGroup, preserveGates(false, true)),
+		Area:                   framework.AreaAtomicWriter,
+		Profile:                framework.ProfileProposal,
+		Description:            "Seed 002, the pattern of v1.37 dropDisabledFields: the field counts as in use when the old pod had it on any volume, so the update keeps it on another one with the apiserver gate off.",
+		Gates:                  gates(framework.GatePreservePermissions, false, true),
+		OldPod:                 oldPod,
+		OldPreservePermissions: []string{"settings"},
+		Pod:                    oldPod.DeepCopy(),
+		PreservePermissions:    []string{"creds"},
+		Sources:                awSources(),
+	})
+	for _, t := range []awType{awTypes[0], awTypes[1], awTypes[3]} {
+		c := awSpec{defaultMode: ptr[int32](0400), fsGroup: true, preserve: true, gates: &[2]bool{true, true}}.build(t)
+		c.Name = fmt.Sprintf("%s volume with preservePermissions, defaultMode 0400 and fsGroup %d, both gates on, after its source's password changed", t.name, fsGroup)
+		c.Description = "Seed 002 at an update: the new timestamp dir's files are written with defaultMode and, as at the first write, SetVolumeOwnership is skipped: 0400, group root."
+		c.After = []framework.Step{{UpdateSources: updatedData(map[string]string{"username": "admin", "password": "s3cret"})}}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// noSourceDefaulting: [defaulting.no-source] a volume with no source is an emptyDir to the node
+// (fsGroup walks it) and to the allowlist ([allowlist.type]), one or two of them. Kills
+// default-no-source-not-emptydir.
+func noSourceDefaulting() []*framework.Case {
+	none := func(name string) corev1.Volume { return volume(name, corev1.VolumeSource{}) }
+	allow := func(types ...string) *framework.FlexVolumePolicy {
+		return &framework.FlexVolumePolicy{AllowedVolumeTypes: types}
+	}
+	return []*framework.Case{{
+		Name:        fmt.Sprintf("a volume with no source and fsGroup %d becomes an emptyDir walked to 2777", fsGroup),
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileConformance,
+		Description: "v1.37 SetDefaults_Volume makes it an emptyDir on the default medium: 0777, then the walk gives gid 2000 and setgid.",
+		Pod:         withFSGroup(podOf(none("nothing")), fsGroup),
+	}, {
+		Name:        "two volumes with no source both become emptyDirs",
+		Area:        framework.AreaEmptyDir,
+		Profile:     framework.ProfileConformance,
+		Description: "v1.37 SetDefaults_Volume: every volume with no source is an emptyDir, not only the first.",
+		Pod:         podOf(none("first"), none("second")),
+	}, {
+		Name:             "flexVolume allowlist: a volume with no source is an emptyDir that allowedVolumeTypes [emptyDir] allows (pod)",
+		Area:             framework.AreaFlexVolume,
+		Profile:          framework.ProfileProposal,
+		Description:      "Defaulting comes before validating admission: the allowlist sees the emptyDir SetDefaults_Volume made.",
+		FlexVolumePolicy: allow("emptyDir"),
+		Pod:              podOf(none("nothing")),
+		AdmissionOnly:    true,
+	}, {
+		Name:             "flexVolume allowlist: a volume with no source is an emptyDir that allowedVolumeTypes [flexVolume] denies (pod)",
+		Area:             framework.AreaFlexVolume,
+		Profile:          framework.ProfileProposal,
+		Description:      "Defaulting comes before validating admission: the volume is denied as the emptyDir it became.",
+		FlexVolumePolicy: allow("flexVolume"),
+		Pod:              podOf(none("nothing")),
+		AdmissionOnly:    true,
+	}}
+}
+
+// allowlistEdges: [allowlist.policy] an empty driver name at the first, the only and two
+// indexes; [allowlist.type] each volume type on its own, allowed by its own name and denied by
+// [flexVolume], a later volume, PersistentVolumes of another type; [allowlist.driver] applies to
+// flexVolumes only, on pods and PersistentVolumes. Kills allow-empty-driver-name-accepted,
+// blind-allow-empty-name-index-off-by-one, allow-first-volume-only,
+// blind-allow-downwardapi-type-name, blind-allow-driver-checked-for-every-type.
+func allowlistEdges() []*framework.Case {
+	flex := func(name, driver string) corev1.Volume {
+		return volume(name, corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: driver}})
+	}
+	types := []struct {
+		name string
+		src  corev1.VolumeSource
+	}{
+		{"emptyDir", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{"hostPath", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostPathRoot + "allow"}}},
+		{"secret", awTypes[0].source(nil, nil)},
+		{"configMap", awTypes[1].source(nil, nil)},
+		{"downwardAPI", awTypes[2].source(nil, nil)},
+		{"projected", awTypes[3].source(nil, nil)},
+	}
+	srcOf := func(name string) corev1.VolumeSource {
+		for _, t := range types {
+			if t.name == name {
+				return *t.src.DeepCopy()
+			}
+		}
+		panic(name)
+	}
+	row := func(phrase string, policy framework.FlexVolumePolicy, pod *corev1.Pod, pv *corev1.PersistentVolume) *framework.Case {
+		object := "pod"
+		if pv != nil {
+			object = "PersistentVolume"
+		}
+		return &framework.Case{
+			Name:             fmt.Sprintf("flexVolume allowlist: %s (%s)", phrase, object),
+			Area:             framework.AreaFlexVolume,
+			Profile:          framework.ProfileProposal,
+			Description:      "Seed 004: the policy is checked first; then each volume's type against allowedVolumeTypes (the API's name), and a flexVolume's driver against the allowlist.",
+			FlexVolumePolicy: &policy,
+			Pod:              pod,
+			PersistentVolume: pv,
+			AdmissionOnly:    true,
+		}
+	}
+	hostPathPV := func(name string) *corev1.PersistentVolume {
+		pv := flexPV(name, "")
+		pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostPathRoot + "pv"}}
+		return pv
+	}
+	cases := []*framework.Case{
+		row("a policy whose only driver name is empty is invalid", framework.FlexVolumePolicy{AllowedDrivers: []string{""}}, podOf(flex("flex0", "a/b")), nil),
+		row("a policy whose first driver name is empty is invalid", framework.FlexVolumePolicy{AllowedDrivers: []string{"", "a/b"}}, nil, flexPV("volperm-flex-empty-first", "a/b")),
+		row("a policy with two empty driver names is invalid", framework.FlexVolumePolicy{AllowedDrivers: []string{"a/b", "", ""}}, podOf(flex("flex0", "a/b")), nil),
+	}
+	for _, t := range types {
+		a := "a"
+		if t.name == "emptyDir" {
+			a = "an"
+		}
+		cases = append(cases,
+			row(fmt.Sprintf("allowedVolumeTypes [%s] allows %s %s volume", t.name, a, t.name), framework.FlexVolumePolicy{AllowedVolumeTypes: []string{t.name}},
+				podOf(volume(strings.ToLower(t.name), srcOf(t.name))), nil),
+			row(fmt.Sprintf("allowedVolumeTypes [flexVolume] denies %s %s volume", a, t.name), framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"flexVolume"}},
+				podOf(volume(strings.ToLower(t.name), srcOf(t.name))), nil))
+	}
+	return append(cases,
+		row("allowedVolumeTypes [downwardAPI, flexVolume] with an allowlist allow a downwardAPI volume and a listed driver",
+			framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"downwardAPI", "flexVolume"}, AllowedDrivers: []string{"a/b"}},
+			podOf(volume("downwardapi", srcOf("downwardAPI")), flex("flex0", "a/b")), nil),
+		row("an allowlist does not apply to a secret volume", framework.FlexVolumePolicy{AllowedDrivers: []string{"a/b"}},
+			podOf(volume("secret", srcOf("secret"))), nil),
+		row("an allowlist does not apply to a hostPath PersistentVolume", framework.FlexVolumePolicy{AllowedDrivers: []string{"a/b"}},
+			nil, hostPathPV("volperm-hostpath-allowlist")),
+		row("allowedVolumeTypes [flexVolume] denies a hostPath PersistentVolume", framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"flexVolume"}},
+			nil, hostPathPV("volperm-hostpath-denied")),
+		row("allowedVolumeTypes [hostPath] allows a hostPath PersistentVolume", framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"hostPath"}},
+			nil, hostPathPV("volperm-hostpath-allowed")),
+		row("allowedVolumeTypes [flexVolume] denies an nfs PersistentVolume", framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"flexVolume"}},
+			nil, func() *corev1.PersistentVolume {
+				pv := flexPV("volperm-nfs-denied", "")
+				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example.com", Path: "/exports"}}
+				return pv
+			}()),
+		row("a secret, then a flexVolume whose driver is not in the allowlist", framework.FlexVolumePolicy{AllowedDrivers: []string{"a/b"}},
+			podOf(volume("secret", srcOf("secret")), flex("flex1", "example/nfs")), nil),
+		row("an emptyDir, then a hostPath that allowedVolumeTypes [emptyDir] does not allow", framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"emptyDir"}},
+			podOf(volume("scratch", srcOf("emptyDir")), volume("host", srcOf("hostPath"))), nil),
+	)
 }
