@@ -111,16 +111,25 @@ func TestMutants(t *testing.T) {
 // each with the reason (docs/mutants.md "Through the exec target"). The exec pass neither can nor
 // must kill them; TestMutants fails when this list and the measured one differ.
 var notInAgent = map[mutant.Name]string{
-	mutant.FlexDir0755:          "the harness plays the fixture driver's mount (populateFixtures, framework/targets/exec/exec.go)",
-	mutant.FlexStorageOwnerLost: "the harness plays the fixture driver's mount (populateFixtures, framework/targets/exec/exec.go)",
+	mutant.FlexDir0755:               "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
+	mutant.FlexStorageOwnerLost:      "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
+	mutant.BlindFlexRootEntryIgnored: "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
+	mutant.BlindFlexChmodBeforeChown: "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
 	mutant.FlexRestartRepopulates: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +
 		"behind exec the harness mounted the storage, so every SetUp looks like the first",
 	mutant.FlexNoWalkOnRestart: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +
 		"behind exec the harness mounted the storage, so every SetUp looks like the first",
-	mutant.GatesModeDefaultOn:     "the exec target sends the value of every kubelet gate (allGates, framework/targets/exec/exec.go): an agent never sees a gate left unset",
-	mutant.ReleaseWarnSilently:    releaseNotInAgent,
-	mutant.ReleaseStrictIgnored:   releaseNotInAgent,
-	mutant.ReleaseKubeletKnowsAll: releaseNotInAgent,
+	mutant.BlindPolicyIgnoredOnRestart: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +
+		"behind exec the harness mounted the storage, so every SetUp looks like the first",
+	mutant.GatesModeDefaultOn:            "the exec target sends the value of every kubelet gate (allGates, framework/execagent/exec.go): an agent never sees a gate left unset",
+	mutant.BlindGatesUserFieldsDefaultOn: "the exec target sends the value of every kubelet gate (allGates, framework/execagent/exec.go): an agent never sees a gate left unset",
+	mutant.BlindGatesOffNotApplied: "the exec target sends the value of every kubelet gate with every call (allGates, framework/execagent/exec.go): " +
+		"an agent's kubelet is never told of a gate change, so Kubelet.SetGates never runs in it",
+	mutant.ReleaseWarnSilently:              releaseNotInAgent,
+	mutant.ReleaseStrictIgnored:             releaseNotInAgent,
+	mutant.ReleaseKubeletKnowsAll:           releaseNotInAgent,
+	mutant.BlindReleaseStrictSortedFields:   releaseNotInAgent,
+	mutant.BlindReleaseUnknownListedDropped: releaseNotInAgent,
 }
 
 // releaseNotInAgent: the exec protocol names no release, so an agent is the newest release and

@@ -27,9 +27,11 @@ const Timestamp = "..TIMESTAMP"
 const Absent = "absent"
 
 // Root observes only the volume root, following symlinks: a hostPath as the container sees it.
+// Nothing is there when the path does not exist (ENOENT) or one of its parents is no directory
+// (ENOTDIR: a type "" hostPath below a file, which the kubelet does not check).
 func Root(path string) ([]framework.PathObservation, error) {
 	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); errors.Is(err, syscall.ENOENT) {
+	if err := syscall.Stat(path, &st); errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
 		return []framework.PathObservation{{Path: ".", Type: Absent, Mode: framework.FormatMode(0)}}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("stat volume root %s: %w", path, err)

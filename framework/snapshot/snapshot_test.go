@@ -54,6 +54,12 @@ func TestRootFollowsSymlinks(t *testing.T) {
 	if len(absent) != 1 || absent[0] != (framework.PathObservation{Path: ".", Type: Absent, Mode: "0000"}) {
 		t.Fatalf("a missing root: got %+v, want one absent entry", absent)
 	}
+	// A path below a file (ENOTDIR): nothing is there either.
+	below, err := Root(filepath.Join(dir, "f", "below"))
+	must(t, err)
+	if len(below) != 1 || below[0] != (framework.PathObservation{Path: ".", Type: Absent, Mode: "0000"}) {
+		t.Fatalf("a root below a file: got %+v, want one absent entry", below)
+	}
 }
 
 func must(t *testing.T, err error) {
