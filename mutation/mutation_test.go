@@ -28,7 +28,7 @@ func TestVerdicts(t *testing.T) {
 	r := &mutation.Result{Outcomes: []mutation.Outcome{
 		{Mutant: mutant.Mutant{Name: "a", Family: "f", Bug: "x"}},
 		{Mutant: mutant.Mutant{Name: "b", Family: "f", Bug: "x"}, Killers: []string{"c1"}},
-		{Mutant: mutant.Mutant{Name: "c", Family: "g", Bug: "x"}, Killers: []string{"c1", "c2"}},
+		{Mutant: mutant.Mutant{Name: "c", Family: "g", Bug: "x"}, Killers: []string{"c1", "c2", "c3"}},
 		{Mutant: mutant.Mutant{Name: "d", Family: "g", Bug: "x", Equivalent: "proof"}},
 	}}
 	if s := r.Survivors(); len(s) != 1 || s[0].Mutant.Name != "a" {
@@ -126,13 +126,13 @@ func TestRunExecNeedsAnAgent(t *testing.T) {
 func TestExecVerdicts(t *testing.T) {
 	r := &mutation.Result{ExecMode: mutation.ExecSample, ExecCases: 7, Outcomes: []mutation.Outcome{
 		{Mutant: mutant.Mutant{Name: "a", Family: "f"}, Killers: []string{"c1", "c2", "c3"},
-			Exec: &mutation.ExecOutcome{Ran: 3, Killers: []string{"c1", "c3"}, InAgent: true}},
-		{Mutant: mutant.Mutant{Name: "b", Family: "f"}, Killers: []string{"c1", "c2"},
-			Exec: &mutation.ExecOutcome{Ran: 2, Killers: []string{"c2"}, InAgent: true}},
-		{Mutant: mutant.Mutant{Name: "c", Family: "f"}, Killers: []string{"c1", "c2"},
-			Exec: &mutation.ExecOutcome{Ran: 2}},
-		{Mutant: mutant.Mutant{Name: "d", Family: "g"}, Killers: []string{"c4", "c5"},
-			Exec: &mutation.ExecOutcome{Ran: 2, InHarness: true}},
+			Exec: &mutation.ExecOutcome{Ran: 3, Killers: []string{"c1", "c2", "c3"}, InAgent: true}},
+		{Mutant: mutant.Mutant{Name: "b", Family: "f"}, Killers: []string{"c1", "c2", "c3"},
+			Exec: &mutation.ExecOutcome{Ran: 3, Killers: []string{"c2"}, InAgent: true}},
+		{Mutant: mutant.Mutant{Name: "c", Family: "f"}, Killers: []string{"c1", "c2", "c3"},
+			Exec: &mutation.ExecOutcome{Ran: 3}},
+		{Mutant: mutant.Mutant{Name: "d", Family: "g"}, Killers: []string{"c4", "c5", "c7"},
+			Exec: &mutation.ExecOutcome{Ran: 3, InHarness: true}},
 		{Mutant: mutant.Mutant{Name: "e", Family: "g"}, Killers: []string{"c6"},
 			Exec: &mutation.ExecOutcome{Ran: 1, Killers: []string{"c6"}, InAgent: true}},
 		{Mutant: mutant.Mutant{Name: "q", Family: "g", Equivalent: "proof"}, Exec: &mutation.ExecOutcome{}},
@@ -154,10 +154,10 @@ func TestExecVerdicts(t *testing.T) {
 	for _, want := range []string{
 		"Exec (sample: at most 16 of its in-process killers): killed 3 of 3 mutants whose code the agent reached (100.0%); 2 killed in-process not reached in the agent: c, d; 7 cases through the unmutated agent, 0 failing there.",
 		"| first killer | exec ran | exec killed by | exec verdict |",
-		"| a | f | 0 | 3 | killed | c1 | 3 | 2 | killed |",
-		"| b | f | 0 | 2 | killed | c1 | 2 | 1 | LOST |",
-		"| c | f | 0 | 2 | killed | c1 | 2 | 0 | not in the agent |",
-		"| d | g | 0 | 2 | killed | c4 | 2 | 0 | harness's code |",
+		"| a | f | 0 | 3 | killed | c1 | 3 | 3 | killed |",
+		"| b | f | 0 | 3 | killed | c1 | 3 | 1 | LOST |",
+		"| c | f | 0 | 3 | killed | c1 | 3 | 0 | not in the agent |",
+		"| d | g | 0 | 3 | killed | c4 | 3 | 0 | harness's code |",
 		"| e | g | 0 | 1 | weak | c6 | 1 | 1 | killed |",
 		"| q | g | 0 | 0 | equivalent: proof |  | 0 | 0 | equivalent |",
 	} {
