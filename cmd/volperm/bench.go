@@ -169,6 +169,14 @@ func runBench(s streams, args []string) int {
 	return exitOK
 }
 
+// shortCommit is a commit hash's first 12 digits (a version or "(devel)" as it is).
+func shortCommit(c string) string {
+	if len(c) == 40 && strings.Trim(c, "0123456789abcdef") == "" {
+		return c[:12]
+	}
+	return c
+}
+
 // historyPlot is where the plot of the history goes: beside it, .svg for .jsonl.
 func historyPlot(history string) string {
 	return strings.TrimSuffix(history, filepath.Ext(history)) + ".svg"
@@ -184,7 +192,7 @@ func printChanges(s streams, history string, now bench.HistoryEntry, changes []b
 		if c.Slower {
 			l := fmt.Sprintf("%s %s (%s) %s -> %s, %+.0f%% since the run of %s at %s",
 				c.Comparison, c.Letter, c.Side, bench.Seconds(c.Before.MedianSeconds), bench.Seconds(c.Now.MedianSeconds), 100*c.Delta(),
-				c.BeforeRun.Date.Format("2006-01-02"), c.BeforeRun.Commit)
+				c.BeforeRun.Date.Format("2006-01-02"), shortCommit(c.BeforeRun.Commit))
 			if then := c.BeforeRun.Machine.Load; then > 0 && now.Machine.Load > 0 {
 				l += fmt.Sprintf(" (load average %.1f then, %.1f now)", then, now.Machine.Load)
 			}
