@@ -17,7 +17,7 @@ import (
 const (
 	plotPanelW  = 480
 	plotPanelH  = 300
-	plotHeaderH = 56
+	plotHeaderH = 66
 	plotLeft    = 64 // y tick labels
 	plotRight   = 24
 	plotTop     = 62 // the panel's title and legend
@@ -99,10 +99,11 @@ func PlotSVG(h []HistoryEntry, source string) []byte {
 	sub := "no runs yet"
 	if n := len(h); n > 0 {
 		last := h[n-1]
-		sub = fmt.Sprintf("last run %s, commit %s%s, %d CPUs (load %.1f), Linux %s, %s, runs per side: %d. Log scale: the same height is the same share of change.",
+		sub = fmt.Sprintf("last run %s, commit %s%s, %d CPUs (load %.1f), Linux %s, %s, runs per side: %d.",
 			last.Date.Format("2006-01-02 15:04 MST"), short(last.Commit), dirtyMark(last.Dirty), last.Machine.CPUs, last.Machine.Load, last.Machine.Kernel, last.Machine.Go, last.Runs)
 	}
-	fmt.Fprintf(&b, "<text x=\"12\" y=\"40\" fill=\"#444\">%s</text>\n", esc(sub))
+	fmt.Fprintf(&b, "<text x=\"12\" y=\"38\" fill=\"#444\">%s</text>\n", esc(sub))
+	b.WriteString("<text x=\"12\" y=\"53\" fill=\"#444\">A solid blue, B dashed red; the y axis is logarithmic: the same height is the same share of change, the gap between the lines the ratio B/A.</text>\n")
 	for i, p := range ps {
 		drawPanel(&b, p, h, (i%cols)*plotPanelW, plotHeaderH+(i/cols)*plotPanelH)
 	}
