@@ -99,9 +99,26 @@ func runBench(s streams, args []string) int {
 	dir := fs.String("report-dir", "reports", "where bench.md and bench.json are written")
 	workDir := fs.String("work-dir", "", "where targets create their temporary roots (default $TMPDIR)")
 	history := fs.String("history", filepath.Join("reports", "bench", "history.jsonl"), "the history this run is appended to and compared with (one JSON line per run; its plot is written beside it, .svg); \"\" keeps none")
+	replot := fs.Bool("replot", false, "only redraw the plot of the history (beside it, .svg) from the history as it is; run nothing")
 	slower := fs.Float64("slower", 100*bench.DefaultSlower, "call out a median that grew by more than this many percent (and 0.05 s) since its last run in the history (informational: the exit code stays 0)")
 	if code, done := parseSubcommand(s, "bench", "measure ways of running the catalogue side by side (docs/bench.md)", fs, args); done {
 		return code
+	}
+	if *replot {
+		// The plot of the history as it is, nothing run (after the plot's code changed).
+		if *history == "" {
+			return fail(s, "bench", usagef("--replot needs --history"))
+		}
+		past, err := bench.ReadHistory(*history)
+		if err != nil {
+			return fail(s, "bench", err)
+		}
+		plot := historyPlot(*history)
+		if err := os.WriteFile(plot, bench.PlotSVG(past, filepath.Base(*history)), 0o644); err != nil {
+			return fail(s, "bench", err)
+		}
+		fmt.Fprintf(s.out, "%s: drawn from %s (runs: %d)\n", plot, *history, len(past))
+		return exitOK
 	}
 	if *runs < 1 {
 		return fail(s, "bench", usagef("--runs %d: want at least 1", *runs))

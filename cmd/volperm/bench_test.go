@@ -100,6 +100,54 @@ func TestBenchHistoryCommand(t *testing.T) {
 	}
 }
 
+// --replot redraws the plot from the history and runs nothing; a bad line fails it the same way.
+func TestBenchReplot(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		history  string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"two runs", earlierRun + earlierRun, nil, exitOK, "history.svg: drawn from ", ""},
+		{"two runs counted", earlierRun + earlierRun, nil, exitOK, "(runs: 2)", ""},
+		{"no history yet", "", nil, exitOK, "(runs: 0)", ""},
+		{"a bad line", earlierRun + "<<<<<<< HEAD\n", nil, exitFailed, "", "history.jsonl:2: not a line of the bench history"},
+		{"no history file", earlierRun, []string{"--history", ""}, exitUsage, "", "--replot needs --history"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			history := filepath.Join(t.TempDir(), "history.jsonl")
+			if tc.history != "" {
+				if err := os.WriteFile(history, []byte(tc.history), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stdout, stderr := runMain(append([]string{"bench", "--replot", "--history", history}, tc.args...)...)
+			if code != tc.wantCode || !strings.Contains(stdout, tc.wantOut) || !strings.Contains(stderr, tc.wantErr) {
+				t.Fatalf("exit %d, stdout %q, stderr %q: want %d, %q, %q", code, stdout, stderr, tc.wantCode, tc.wantOut, tc.wantErr)
+			}
+			svg, err := os.ReadFile(strings.TrimSuffix(history, ".jsonl") + ".svg")
+			if tc.wantCode != exitOK {
+				if err == nil {
+					t.Error("a failed --replot wrote a plot")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0 // one comparison, a polyline per side, whatever the runs
+			if tc.history != "" {
+				want = 2
+			}
+			if n := strings.Count(string(svg), "<polyline"); n != want {
+				t.Errorf("%d polylines, want %d", n, want)
+			}
+		})
+	}
+}
+
 // What bench prints after its table: a line per median, then the ones called out, or a line
 // that says none was.
 func TestBenchPrintChanges(t *testing.T) {
