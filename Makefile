@@ -20,8 +20,10 @@ build:
 e2e-binary:
 	cd e2e && $(GO) test -c -o ../bin/volperm-e2e.test ./volperm-e2e
 
-# volperm bench (docs/bench.md): reports/bench.md and bench.json; COMPARE=... picks the
-# comparisons (the kind ones create clusters), RUNS the runs per side. gobench: the Go benchmarks.
+# volperm bench (docs/bench.md): reports/bench.md and bench.json, a line appended to the history
+# reports/bench/history.jsonl (its plot: history.svg), each median against its last run there;
+# COMPARE=... picks the comparisons (the kind ones create clusters), RUNS the runs per side.
+# gobench: the Go benchmarks.
 COMPARE ?= oracle-vs-reference,helpers-vs-one-shot,tmpfs-vs-disk-roots,served-vs-per-call,batched-vs-per-case
 RUNS ?= 3
 bench: build

@@ -90,15 +90,35 @@ func scratchOr(dir string) string {
 	return dir
 }
 
-// runBench is `volperm bench`: comparisons side by side, bench.md and bench.json.
+// runBench is `volperm bench`: comparisons side by side, bench.md and bench.json; then each
+// median against its last run in the history, the run appended to it, and its plot redrawn.
 func runBench(s streams, args []string) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	compare := fs.String("compare", strings.Join(defaultComparisons, ","), "comparisons, comma-separated (docs/bench.md); the kind ones create clusters")
 	runs := fs.Int("runs", 3, "runs per side; the report gives medians")
 	dir := fs.String("report-dir", "reports", "where bench.md and bench.json are written")
 	workDir := fs.String("work-dir", "", "where targets create their temporary roots (default $TMPDIR)")
+	history := fs.String("history", filepath.Join("reports", "bench", "history.jsonl"), "the history this run is appended to and compared with (one JSON line per run; its plot is written beside it, .svg); \"\" keeps none")
+	replot := fs.Bool("replot", false, "only redraw the plot of the history (beside it, .svg) from the history as it is; run nothing")
+	slower := fs.Float64("slower", 100*bench.DefaultSlower, "call out a median that grew by more than this many percent (and 0.05 s) since its last run in the history (informational: the exit code stays 0)")
 	if code, done := parseSubcommand(s, "bench", "measure ways of running the catalogue side by side (docs/bench.md)", fs, args); done {
 		return code
+	}
+	if *replot {
+		// The plot of the history as it is, nothing run (after the plot's code changed).
+		if *history == "" {
+			return fail(s, "bench", usagef("--replot needs --history"))
+		}
+		past, err := bench.ReadHistory(*history)
+		if err != nil {
+			return fail(s, "bench", err)
+		}
+		plot := historyPlot(*history)
+		if err := os.WriteFile(plot, bench.PlotSVG(past, filepath.Base(*history)), 0o644); err != nil {
+			return fail(s, "bench", err)
+		}
+		fmt.Fprintf(s.out, "%s: drawn from %s (runs: %d)\n", plot, *history, len(past))
+		return exitOK
 	}
 	if *runs < 1 {
 		return fail(s, "bench", usagef("--runs %d: want at least 1", *runs))
@@ -130,6 +150,13 @@ func runBench(s streams, args []string) int {
 		}
 		comps = append(comps, known[i])
 	}
+	// The history is read before the runs: a bad line stops bench before it spends minutes.
+	var past []bench.HistoryEntry
+	if *history != "" {
+		if past, err = bench.ReadHistory(*history); err != nil {
+			return fail(s, "bench", err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	r, err := bench.Run(ctx, catalogue.All(), comps, bench.Options{Runs: *runs, WorkDir: *workDir,
@@ -141,6 +168,60 @@ func runBench(s streams, args []string) int {
 		return fail(s, "bench", err)
 	}
 	s.out.Write(r.Markdown())
-	fmt.Fprintf(s.out, "\nreports:\n  %s\n  %s\n", filepath.Join(*dir, "bench.md"), filepath.Join(*dir, "bench.json"))
+	written := []string{filepath.Join(*dir, "bench.md"), filepath.Join(*dir, "bench.json")}
+	if *history != "" {
+		commit, dirty := bench.Commit()
+		entry := r.Entry(commit, dirty)
+		printChanges(s, *history, entry, bench.Changes(past, entry, *slower/100), *slower)
+		if err := bench.AppendHistory(*history, entry); err != nil {
+			return fail(s, "bench", err)
+		}
+		plot := historyPlot(*history)
+		if err := os.WriteFile(plot, bench.PlotSVG(append(past, entry), filepath.Base(*history)), 0o644); err != nil {
+			return fail(s, "bench", err)
+		}
+		written = append(written, *history+" (a line appended)", plot)
+	}
+	fmt.Fprintf(s.out, "\nreports:\n  %s\n", strings.Join(written, "\n  "))
 	return exitOK
+}
+
+// shortCommit is a commit hash's first 12 digits (a version or "(devel)" as it is).
+func shortCommit(c string) string {
+	if len(c) == 40 && strings.Trim(c, "0123456789abcdef") == "" {
+		return c[:12]
+	}
+	return c
+}
+
+// historyPlot is where the plot of the history goes: beside it, .svg for .jsonl.
+func historyPlot(history string) string {
+	return strings.TrimSuffix(history, filepath.Ext(history)) + ".svg"
+}
+
+// printChanges prints each median against its last run, then the ones that grew by more than
+// slower percent, plainly: informational, bench's exit code stays 0.
+func printChanges(s streams, history string, now bench.HistoryEntry, changes []bench.Change, slower float64) {
+	fmt.Fprintf(s.out, "\nChange of each median against the last run in %s with the same comparison and side:\n", history)
+	var slow []string
+	for _, c := range changes {
+		fmt.Fprintf(s.out, "  %s\n", c)
+		if c.Slower {
+			l := fmt.Sprintf("%s %s (%s) %s -> %s, %+.0f%% since the run of %s at %s",
+				c.Comparison, c.Letter, c.Side, bench.Seconds(c.Before.MedianSeconds), bench.Seconds(c.Now.MedianSeconds), 100*c.Delta(),
+				c.BeforeRun.Date.Format("2006-01-02"), shortCommit(c.BeforeRun.Commit))
+			if then := c.BeforeRun.Machine.Load; then > 0 && now.Machine.Load > 0 {
+				l += fmt.Sprintf(" (load average %.1f then, %.1f now)", then, now.Machine.Load)
+			}
+			slow = append(slow, l)
+		}
+	}
+	if len(slow) == 0 {
+		fmt.Fprintf(s.out, "No median grew by more than %g%% (and %g s) since its last run.\n", slower, bench.MinSlowerSeconds)
+		return
+	}
+	fmt.Fprintf(s.out, "SLOWER by more than %g%% (and %g s) than in its last run (informational; the exit code stays 0):\n", slower, bench.MinSlowerSeconds)
+	for _, l := range slow {
+		fmt.Fprintf(s.out, "  %s\n", l)
+	}
 }

@@ -88,6 +88,9 @@ type Machine struct {
 	MemoryGB int    `json:"memoryGiB"`
 	Kernel   string `json:"kernel"`
 	Go       string `json:"go"`
+	// Load is the load average over the minute before the bench started (/proc/loadavg): on a
+	// machine shared with other work, what the figures were measured under.
+	Load float64 `json:"load1,omitempty"`
 }
 
 // Options of Run.
@@ -259,6 +262,11 @@ func median(xs []float64) float64 {
 
 func machine() Machine {
 	m := Machine{CPUs: runtime.NumCPU(), Kernel: hostfeature.KernelRelease(), Go: runtime.Version()}
+	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			m.Load, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
 	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, l := range strings.Split(string(raw), "\n") {
 			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
@@ -288,8 +296,12 @@ func (r *Report) Write(dir string) error {
 // Markdown is bench.md: one table row per side, the ratio per comparison.
 func (r *Report) Markdown() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# volperm bench\n\n%s, %d CPUs, %d GiB, Linux %s, %s; medians of %d runs per side, the two sides alternating.\n\n",
-		r.Date.Format("2006-01-02"), r.Machine.CPUs, r.Machine.MemoryGB, r.Machine.Kernel, r.Machine.Go, r.Runs)
+	load := ""
+	if r.Machine.Load > 0 {
+		load = fmt.Sprintf(" (load average %.1f at the start)", r.Machine.Load)
+	}
+	fmt.Fprintf(&b, "# volperm bench\n\n%s, %d CPUs%s, %d GiB, Linux %s, %s; medians of %d runs per side, the two sides alternating.\n\n",
+		r.Date.Format("2006-01-02"), r.Machine.CPUs, load, r.Machine.MemoryGB, r.Machine.Kernel, r.Machine.Go, r.Runs)
 	b.WriteString("| comparison | sample | side | cases | median | cases/s | starts | vs oracle | ratio |\n|---|---|---|---:|---:|---:|---|---:|---:|\n")
 	for _, res := range r.Results {
 		for k, m := range []Measure{res.A, res.B} {
