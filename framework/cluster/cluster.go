@@ -539,7 +539,7 @@ func admissible(c *framework.Case) (bool, string) {
 		return false, n.Reason
 	}
 	switch {
-	case c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && hasTokenProjection(c.Pod):
+	case c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && needs.HasTokenProjection(c.Pod):
 		// The ServiceAccount admission plugin names "default" before validation runs, so a
 		// cluster never shows ValidatePodCreate's rule for a pod without one.
 		return false, "a serviceAccountToken projection in a pod without serviceAccountName: a cluster's ServiceAccount admission plugin sets one"
@@ -581,21 +581,6 @@ func settable(c *framework.Case, flexDriver bool) (bool, string) {
 		}
 	}
 	return true, ""
-}
-
-// hasTokenProjection reports whether a volume of pod projects a serviceAccountToken.
-func hasTokenProjection(pod *corev1.Pod) bool {
-	for _, v := range pod.Spec.Volumes {
-		if v.Projected == nil {
-			continue
-		}
-		for _, src := range v.Projected.Sources {
-			if src.ServiceAccountToken != nil {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Prepare admits each case once and observes those that reach the node in one batch

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/fixturedriver"
+	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
 
@@ -25,7 +26,7 @@ func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, erro
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
 	sc := string(b)
-	if hasTokenProjection(pod) {
+	if needs.HasTokenProjection(pod) {
 		// The probe pod gives the token the case pod's FsUser (fsUserShape).
 		sc += fmt.Sprintf(" fsUser=%s", fsUserWord(atomicwriter.FsUserFrom(pod)))
 	}
@@ -54,7 +55,7 @@ const fsUserSidecar int64 = 65532
 // another uid, with the probe container running as it (then it probes as that user only:
 // settable). Other volumes do not read the FsUser.
 func shapeFsUser(p, casePod *corev1.Pod) {
-	if !hasTokenProjection(casePod) {
+	if !needs.HasTokenProjection(casePod) {
 		return
 	}
 	probe := &p.Spec.Containers[0]
