@@ -532,17 +532,11 @@ func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
 }
 
 // admissible says whether the target can send c's objects to a v1 apiserver as c means them: a
-// real apiserver has none of the apiserver needs of framework/needs' table (their reasons), and
-// its ServiceAccount admission plugin names a pod's service account before validation.
+// real apiserver has none of the apiserver needs of framework/needs' table (their reasons: its
+// ServiceAccount admission plugin names a pod's service account before validation, say).
 func admissible(c *framework.Case) (bool, string) {
 	if n, lacks := needs.Half(c, false); lacks {
 		return false, n.Reason
-	}
-	switch {
-	case c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && needs.HasTokenProjection(c.Pod):
-		// The ServiceAccount admission plugin names "default" before validation runs, so a
-		// cluster never shows ValidatePodCreate's rule for a pod without one.
-		return false, "a serviceAccountToken projection in a pod without serviceAccountName: a cluster's ServiceAccount admission plugin sets one"
 	}
 	return true, ""
 }

@@ -24,6 +24,7 @@ const (
 	SourceUpdate        = "source-update"
 	FsUserProbesLabel   = "fs-user-probes"
 	PodCredentials      = "pod-credentials"
+	NoServiceAccount    = "no-service-account-name"
 )
 
 // Need is one thing a case needs beyond a stock v1.37 cluster.
@@ -69,6 +70,13 @@ var table = []struct {
 		return ""
 	}},
 	{FsUserProbesLabel, true, FsUserProbes},
+	{NoServiceAccount, false, func(c *framework.Case) string {
+		if c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && HasTokenProjection(c.Pod) {
+			// v1.37 ValidatePodCreate's rule shows only where no admission plugin names one.
+			return "a serviceAccountToken projection in a pod without serviceAccountName: a cluster's ServiceAccount admission plugin sets one before validation"
+		}
+		return ""
+	}},
 	{PodCredentials, true, func(c *framework.Case) string {
 		if c.Pod != nil && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
 			return v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool {

@@ -25,6 +25,7 @@ func TestNeeds(t *testing.T) {
 	asApp := pod(token)
 	asApp.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
 	asApp.Spec.Containers = []corev1.Container{{Name: "c"}}
+	asApp.Spec.ServiceAccountName = "default"
 	for _, tc := range []struct {
 		name string
 		c    framework.Case
@@ -38,6 +39,7 @@ func TestNeeds(t *testing.T) {
 		{"source update", framework.Case{Pod: pod(), After: []framework.Step{{UpdateSources: map[string]map[string]string{"secret/s": {}}}}}, []string{SourceUpdate}, true},
 		{"token, runAsUser 1000, probed as 1000", framework.Case{Pod: asApp, Probes: []framework.Probe{{Name: "p", As: framework.User{UID: 1000, GID: 1000}}}}, nil, false},
 		{"token, runAsUser 1000, probed as 1001", framework.Case{Pod: asApp, Probes: []framework.Probe{{Name: "p", As: framework.User{UID: 1001, GID: 1001}}}}, []string{FsUserProbesLabel}, true},
+		{"token without serviceAccountName", framework.Case{Pod: pod(token), AdmissionOnly: true}, []string{NoServiceAccount}, false},
 		{"clusterTrustBundle", framework.Case{Pod: pod(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{}}}}})}, []string{PodCredentials}, true},
 	} {
 		var got []string
