@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/needs"
+	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
 
 // KnownDifference is a place where upstream v1.37 is expected to disagree with docs/spec.md
@@ -26,6 +28,7 @@ var KnownDifferences = []KnownDifference{
 	{Match: emptyDirModeOn(corev1.StorageMediumHugePages), Why: "upstream v1.37 chmods a HugePages emptyDir before mounting hugetlbfs, so the pod sees hugetlbfs' root mode (0755), not `mode` (KEP-5502 test plan)"},
 	{Match: hugePagesRestart, Why: "upstream v1.37 SetUpAt skips a ready emptyDir on Memory and the default medium only: a HugePages emptyDir is set up again at a kubelet restart (setupDir chmods the mounted root to 0777, then the walk runs), where the spec says a ready volume is left alone"},
 	{Match: hostPathTypeBefore137, Why: "Kubernetes v1.34 to v1.36 do not name what a hostPath type check found (\"hostPath type check failed: /x is not a directory\"); v1.37 names it (\", it's a File\") or why it found nothing (pkg/volume/hostpath host_path.go checkType), as the spec does"},
+	{Match: tokenLinkBefore136, Why: "Kubernetes v1.34 and v1.35 give a projected token's file the pod's FsUser but leave its top-level symlink root's: the lchown of the user-visible link (pkg/volume/util atomic_writer.go createUserVisibleFiles) came with v1.36"},
 	{Match: otherFlexDriver, Why: "upstream has no \"not installed\" text: a flexVolume driver missing from the node fails with the plugin manager's \"no volume plugin matched\" (the spec's text is the reference node's)"},
 }
 
@@ -69,6 +72,16 @@ func hostPathTypeBefore137(c *framework.Case) bool {
 		}
 	}
 	return false
+}
+
+// tokenLinkBefore136 matches cases whose kubelet is older than v1.36 and whose pod projects a
+// serviceAccountToken with an FsUser (needs.HasTokenProjection, FsUserFrom): found by
+// upstream@matrix on the real v1.34.4 and v1.35.4 code (86 cells of the token cases).
+func tokenLinkBefore136(c *framework.Case) bool {
+	if c.Pod == nil || framework.ReleaseMinor(framework.ObservedReleases(c).Kubelet) >= 36 {
+		return false
+	}
+	return needs.HasTokenProjection(c.Pod) && atomicwriter.FsUserFrom(c.Pod) != nil
 }
 
 // Explain returns the explanation of the first known difference c matches.
