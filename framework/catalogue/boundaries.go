@@ -37,15 +37,11 @@ func boundaryCases() []*framework.Case {
 // A second fsGroup member and the probes the boundary cases share.
 var asFSGroup2 = framework.User{UID: 1005, GID: 1005, Groups: []int64{fsGroup}}
 
-func probeAs(name, vol string, as framework.User, op framework.ProbeOp, path string) framework.Probe {
-	return framework.Probe{Name: name, Volume: vol, As: as, Op: op, Path: path}
-}
-
 // strangerProbes: uid 1003 (no group of the volume) lists the root and creates a file in it.
 func strangerProbes(vol string) []framework.Probe {
 	return []framework.Probe{
-		probeAs("uid 1003 lists the root", vol, asOther, framework.OpList, "."),
-		probeAs("uid 1003 creates f", vol, asOther, framework.OpCreate, "f"),
+		painProbe("uid 1003 lists the root", vol, asOther, framework.OpList, "."),
+		painProbe("uid 1003 creates f", vol, asOther, framework.OpCreate, "f"),
 	}
 }
 
@@ -132,11 +128,11 @@ func emptyDirStickyOver0755() []*framework.Case {
 		Gates:       on,
 		Pod:         withProbes,
 		Probes: []framework.Probe{
-			probeAs("uid 1004 creates a", emptyDirVolume, asFSGroup, framework.OpCreate, "a"),
-			probeAs("uid 1005 deletes a", emptyDirVolume, asFSGroup2, framework.OpDelete, "a"),
-			probeAs("uid 1005 creates b", emptyDirVolume, asFSGroup2, framework.OpCreate, "b"),
-			probeAs("uid 1004 deletes b", emptyDirVolume, asFSGroup, framework.OpDelete, "b"),
-			probeAs("uid 1004 deletes a", emptyDirVolume, asFSGroup, framework.OpDelete, "a"),
+			painProbe("uid 1004 creates a", emptyDirVolume, asFSGroup, framework.OpCreate, "a"),
+			painProbe("uid 1005 deletes a", emptyDirVolume, asFSGroup2, framework.OpDelete, "a"),
+			painProbe("uid 1005 creates b", emptyDirVolume, asFSGroup2, framework.OpCreate, "b"),
+			painProbe("uid 1004 deletes b", emptyDirVolume, asFSGroup, framework.OpDelete, "b"),
+			painProbe("uid 1004 deletes a", emptyDirVolume, asFSGroup, framework.OpDelete, "a"),
 		},
 	}, {
 		Name:        "emptyDir modes 01755 and 0755 on two emptyDirs of the default medium, both gates on",
@@ -293,7 +289,7 @@ func hugePagesReadyAtRestart() []*framework.Case {
 		Gates:       gates(framework.GateEmptyDirVolumeMode, true, true),
 		Pod:         emptyDirPod(media[2], ptr[int32](0700)),
 		After:       []framework.Step{chmodRoot(0755), restart},
-		Probes:      []framework.Probe{probeAs("uid 1003 lists the root", emptyDirVolume, asOther, framework.OpList, ".")},
+		Probes:      []framework.Probe{painProbe("uid 1003 lists the root", emptyDirVolume, asOther, framework.OpList, ".")},
 	}, {
 		Name:        "emptyDir without mode on medium HugePages-2Mi chmod'ed 0700 by a container, then a kubelet restart",
 		Area:        framework.AreaEmptyDir,

@@ -55,6 +55,7 @@ var (
 	painApp     = framework.User{UID: 1000, GID: 1000} // a non-root application, as in 30378 and 82573
 )
 
+// painProbe is one probe of a case, by its parts (the user-pain and boundary cases share it).
 func painProbe(name, vol string, as framework.User, op framework.ProbeOp, path string) framework.Probe {
 	return framework.Probe{Name: name, Volume: vol, As: as, Op: op, Path: path}
 }

@@ -257,8 +257,9 @@ func (k *kubelet) payload(s *corev1.VolumeSource) (map[string]fileSpec, error) {
 // are the source's files ("" is a podCertificate file not asked for).
 func (k *kubelet) credential(out map[string]fileSpec, p *corev1.ProjectedVolumeSource, source string, user *int64, paths ...string) {
 	users := gateOn(k.gates, framework.GateAtomicWriteVolumeUserFields)
-	owner, from := resolveFsUser(fsUserFrom(k.pod), users, p.DefaultUser, user)
-	k.tr.hit(rule.AtomicToken, cond(rule.Projection, source), k.fsUserCond(), k.fsGroupCond())
+	fsUser, shape := fsUserOf(k.pod)
+	owner, from := resolveFsUser(fsUser, users, p.DefaultUser, user)
+	k.tr.hit(rule.AtomicToken, cond(rule.Projection, source), cond(rule.FsUser, shape), k.fsGroupCond())
 	if users || user != nil || p.DefaultUser != nil {
 		k.tr.hit(rule.AtomicTokenUser, cond(rule.UserFrom, from), cond(rule.Gate, onOff(users)), k.fsGroupCond())
 	}

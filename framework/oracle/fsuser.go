@@ -2,23 +2,16 @@ package oracle
 
 import (
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/volperm/volperm/framework/rule"
 )
 
 // The pod's FsUser (docs/spec.md [atomicwriter.token]): the owner the kubelet gives the files
 // of projected serviceAccountToken, clusterTrustBundle and podCertificate sources.
 
-// fsUserFrom is v1.37 pkg/volume/util FsUserFrom: the effective runAsUser
+// fsUserOf is v1.37 pkg/volume/util FsUserFrom: the effective runAsUser
 // (securitycontext.DetermineEffectiveRunAsUser: the container's over the pod's) shared by every
 // container, init and ephemeral included (podutil.AllFeatureEnabledContainers); nil when one
-// container has none or two differ. runAsUser 0 is an FsUser like any other.
-func fsUserFrom(pod *corev1.Pod) *int64 {
-	u, _ := fsUserOf(pod)
-	return u
-}
-
-// fsUserOf is fsUserFrom with rule.FsUser's value: "none" (no container has a runAsUser, or
+// container has none or two differ; runAsUser 0 is an FsUser like any other. With it
+// rule.FsUser's value: "none" (no container has a runAsUser, or
 // the pod has no container), "partial" (some container has none), "mixed" (two differ), "root"
 // (all 0), "one" (all the same non-zero uid).
 func fsUserOf(pod *corev1.Pod) (*int64, string) {
@@ -67,12 +60,6 @@ func fsUserOf(pod *corev1.Pod) (*int64, string) {
 	}
 	v := *out
 	return &v, "one"
-}
-
-// fsUserCond is rule.FsUser for the kubelet's pod.
-func (k *kubelet) fsUserCond() rule.Cond {
-	_, v := fsUserOf(k.pod)
-	return cond(rule.FsUser, v)
 }
 
 // resolveFsUser is v1.37 projected.go resolveFsUser: the pod's FsUser; with the kubelet's
