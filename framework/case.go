@@ -292,7 +292,12 @@ const (
 	OpRename ProbeOp = "rename" // rename Path to To
 	OpList   ProbeOp = "list"   // read the directory Path
 	OpMkdir  ProbeOp = "mkdir"  // create directory Path (0755)
+	OpFill   ProbeOp = "fill"   // create file Path (O_CREAT|O_EXCL, 0644), then write Size bytes to it
 )
+
+// MaxFill bounds a fill probe's Size: enough to pass a small tmpfs limit, little enough for
+// every node's memory and disk.
+const MaxFill = 16 << 20
 
 // Probe runs Op on Path inside Volume as As.
 type Probe struct {
@@ -302,4 +307,6 @@ type Probe struct {
 	Op     ProbeOp `json:"op"`
 	Path   string  `json:"path"`
 	To     string  `json:"to,omitempty"`
+	// Size is how many bytes a fill probe writes (only op fill; 1..MaxFill).
+	Size int64 `json:"size,omitempty"`
 }

@@ -372,7 +372,7 @@ func podArea(pod *corev1.Pod) (Area, error) {
 // container chmods): permission bits with setuid/setgid/sticky.
 const maxHarnessMode = 07777
 
-var probeOps = map[ProbeOp]bool{OpCreate: true, OpWrite: true, OpRead: true, OpDelete: true, OpRename: true, OpList: true, OpMkdir: true}
+var probeOps = map[ProbeOp]bool{OpCreate: true, OpWrite: true, OpRead: true, OpDelete: true, OpRename: true, OpList: true, OpMkdir: true, OpFill: true}
 
 var objectKinds = map[ObjectKind]bool{KindNothing: true, KindDirectory: true, KindFile: true, KindSocket: true, KindCharDev: true, KindBlockDev: true, KindSymlink: true}
 
@@ -645,7 +645,7 @@ func validateProbes(probes []Probe, vols map[string]string) error {
 			return err
 		}
 		if !probeOps[p.Op] {
-			return fmt.Errorf("%s.op: unknown %q; use one of create, write, read, delete, rename, list, mkdir", field, p.Op)
+			return fmt.Errorf("%s.op: unknown %q; use one of create, write, read, delete, rename, list, mkdir, fill", field, p.Op)
 		}
 		if !localPath(p.Path) {
 			return fmt.Errorf("%s.path: %q must be \".\" or a clean path below the volume root", field, p.Path)
@@ -655,6 +655,10 @@ func validateProbes(probes []Probe, vols map[string]string) error {
 			return fmt.Errorf("%s.to: rename needs a clean path below the volume root, got %q", field, p.To)
 		case p.Op != OpRename && p.To != "":
 			return fmt.Errorf("%s.to: only op rename has a target; remove it", field)
+		case p.Op == OpFill && (p.Size < 1 || p.Size > MaxFill):
+			return fmt.Errorf("%s.size: fill writes 1..%d bytes, got %d", field, MaxFill, p.Size)
+		case p.Op != OpFill && p.Size != 0:
+			return fmt.Errorf("%s.size: only op fill writes bytes; remove it", field)
 		case p.As.UID < 0 || p.As.GID < 0:
 			return fmt.Errorf("%s.as: uid and gid must be >= 0, got %d:%d", field, p.As.UID, p.As.GID)
 		}

@@ -21,7 +21,7 @@ import (
 func boundaryCases() []*framework.Case {
 	var cases []*framework.Case
 	for _, g := range [][]*framework.Case{
-		emptyDirSizeLimit(), emptyDirStickyOver0755(), kubeletModeGateUnset(), fsGroupZero(),
+		emptyDirSizeLimit(), emptyDirSize(), emptyDirStickyOver0755(), kubeletModeGateUnset(), fsGroupZero(),
 		hugePagesInitContainers(), hugePagesReadyAtRestart(), emptyDirModeRange(), emptyDirModeInUse(),
 		hostPathDotDotNames(), hostPathTypeCase(), hostPathUnsetNoCheck(), hostPathRecheckAtRestart(), hostPathCreateEdges(),
 		policyRootBits(), policyAtRestart(),
@@ -73,7 +73,7 @@ func emptyDirSizeLimit() []*framework.Case {
 		Description: desc + " A positive sizeLimit of one byte still gives size= (v1.37 generateTmpfsMountOptions).",
 		Gates:       on,
 		Pod:         pod(ptr[int32](0), "1"),
-		Probes:      strangerProbes(emptyDirVolume),
+		Probes:      append(strangerProbes(emptyDirVolume), fillProbe("root writes 64Ki + 1 bytes to g", asRoot, "g", 64<<10+1)),
 	}, {
 		Name:        fmt.Sprintf("emptyDir mode 0700 on medium Memory with sizeLimit 64Mi and fsGroup %d, both gates on", fsGroup),
 		Area:        framework.AreaEmptyDir,
@@ -88,7 +88,7 @@ func emptyDirSizeLimit() []*framework.Case {
 		Description: desc + " sizeLimit 0 is valid and gives no size= option (only a positive limit does).",
 		Gates:       on,
 		Pod:         pod(ptr[int32](0750), "0"),
-		Probes:      strangerProbes(emptyDirVolume),
+		Probes:      append(strangerProbes(emptyDirVolume), fillProbe("root writes 1Mi + 1 bytes to g", asRoot, "g", 1<<20+1)),
 	}, {
 		Name:        "emptyDir without mode on medium Memory with sizeLimit 64Mi",
 		Area:        framework.AreaEmptyDir,
@@ -103,6 +103,59 @@ func emptyDirSizeLimit() []*framework.Case {
 		Pod:           pod(nil, "-1"),
 		AdmissionOnly: true,
 	}}
+}
+
+// fillProbe writes size bytes to a new file path of the emptyDir as u ([emptydir.size]).
+func fillProbe(name string, u framework.User, path string, size int64) framework.Probe {
+	return framework.Probe{Name: name, Volume: emptyDirVolume, As: u, Op: framework.OpFill, Path: path, Size: size}
+}
+
+// emptyDirSize: [emptydir.size] what a pod can write to an emptyDir with a sizeLimit, on each
+// side of the limit: a Memory volume's tmpfs is exactly sizeLimit (whole pages) for a positive
+// limit and unbounded by the volume for 0 or none; the default medium refuses nothing at write
+// time; hugetlbfs refuses write(2). Sizes are those on which 4 KiB and 64 KiB pages agree.
+// Kills emptydir-memory-no-size and emptydir-memory-size-off-by-a-page.
+func emptyDirSize() []*framework.Case {
+	pod := func(m medium, limit string) *corev1.Pod {
+		p := emptyDirPod(m, nil)
+		if limit != "" {
+			q := resource.MustParse(limit)
+			p.Spec.Volumes[0].EmptyDir.SizeLimit = &q
+		}
+		return p
+	}
+	const desc = "v1.37 generateTmpfsMountOptions: a Memory emptyDir with a positive sizeLimit is a tmpfs mounted size=sizeLimit, so the pod can write exactly that much; "
+	sized := func(name, d string, m medium, limit string, probes ...framework.Probe) *framework.Case {
+		return &framework.Case{
+			Name:        name,
+			Area:        framework.AreaEmptyDir,
+			Profile:     framework.ProfileConformance,
+			Description: desc + d,
+			Pod:         pod(m, limit),
+			Probes:      probes,
+		}
+	}
+	return []*framework.Case{
+		sized("emptyDir on medium Memory with sizeLimit 1Mi: uid 1003 writes 1Mi, then root cannot write one byte more",
+			"the limit binds root as well (tmpfs reserves nothing for root).", media[1], "1Mi",
+			fillProbe("uid 1003 writes 1Mi to f", asOther, "f", 1<<20),
+			fillProbe("root writes 1 byte to g", asRoot, "g", 1)),
+		sized("emptyDir on medium Memory with sizeLimit 1Mi: a write of 1Mi + 1 bytes fails ENOSPC",
+			"one byte past the limit fails, the file keeps what fitted.", media[1], "1Mi",
+			fillProbe("uid 1003 writes 1Mi + 1 bytes to f", asOther, "f", 1<<20+1)),
+		sized("emptyDir on medium Memory with sizeLimit 1Mi minus 64Ki: a write of 1Mi fails ENOSPC",
+			"a limit just below the write: the size is the sizeLimit's, not rounded up to a larger unit.", media[1], "960Ki",
+			fillProbe("root writes 1Mi to f", asRoot, "f", 1<<20)),
+		sized("emptyDir on medium Memory without sizeLimit: a write of 16Mi succeeds",
+			"without a sizeLimit the volume sets no size (calculateEmptyDirMemorySize then takes the node's allocatable memory).", media[1], "",
+			fillProbe("uid 1003 writes 16Mi to f", asOther, "f", 16<<20)),
+		sized("emptyDir on the default medium with sizeLimit 1Mi: a write of 512Ki succeeds",
+			"the default medium is the node's disk, not a tmpfs: its sizeLimit is enforced by eviction, later, not at write time (eviction is not observed).", media[0], "1Mi",
+			fillProbe("uid 1003 writes 512Ki to f", asOther, "f", 512<<10)),
+		sized("emptyDir on medium HugePages-2Mi: a write(2) of one byte fails EINVAL",
+			"hugetlbfs has no write(2) (fs/hugetlbfs/inode.c): a file there can be created but only mmap'ed.", media[2], "",
+			fillProbe("root writes 1 byte to f", asRoot, "f", 1)),
+	}
 }
 
 // emptyDirStickyOver0755: [emptydir.mode] with 01755, whose permission bits are the 0755 that

@@ -38,6 +38,7 @@ const (
 	eNXIO    = "ENXIO"
 	eBUSY    = "EBUSY"
 	eINVAL   = "EINVAL"
+	eNOSPC   = "ENOSPC"
 	eNOTEMPT = "ENOTEMPTY"
 )
 
@@ -60,6 +61,7 @@ type node struct {
 	mode     uint32 // permission bits with setuid/setgid/sticky
 	uid, gid int64
 	link     string // symlink target, as written
+	size     int64  // a file's bytes, as fill probes wrote them
 	parent   *node
 	kids     map[string]*node
 }

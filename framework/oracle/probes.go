@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/rule"
 )
@@ -48,6 +50,12 @@ func (k *kubelet) probe(p framework.Probe) string {
 	case framework.OpMkdir:
 		// mkdir(0755): a setgid parent passes setgid on.
 		return createProbe(v, rel, u, typeDir, 0755)
+	case framework.OpFill:
+		// open(O_CREAT|O_EXCL, 0644) as create, then write(2) of Size bytes.
+		if errno := createProbe(v, rel, u, typeFile, 0644); errno != "" {
+			return errno
+		}
+		return k.fillProbe(v, rel, p.Size)
 	case framework.OpRead, framework.OpWrite, framework.OpList:
 		return openProbe(v, rel, p.Op, u)
 	case framework.OpDelete:
@@ -193,7 +201,7 @@ func (k *kubelet) probeConds(p framework.Probe) []rule.Cond {
 	}
 	decides := f.n
 	switch p.Op {
-	case framework.OpCreate, framework.OpMkdir, framework.OpDelete, framework.OpRename:
+	case framework.OpCreate, framework.OpMkdir, framework.OpFill, framework.OpDelete, framework.OpRename:
 		decides = f.dir
 	}
 	if decides == nil {
@@ -205,7 +213,7 @@ func (k *kubelet) probeConds(p framework.Probe) []rule.Cond {
 	if decides.mode&modeSticky != 0 && p.As.UID != 0 && (p.Op == framework.OpDelete || p.Op == framework.OpRename) {
 		conds = append(conds, cond(rule.Entry, "sticky"))
 	}
-	if p.Op == framework.OpCreate || p.Op == framework.OpMkdir {
+	if p.Op == framework.OpCreate || p.Op == framework.OpMkdir || p.Op == framework.OpFill {
 		conds = append(conds, cond(rule.Entry, setOr(decides.mode&modeSetgid != 0, "setgid", "dir")))
 	}
 	return conds
@@ -259,4 +267,71 @@ func createProbe(v *volume, rel string, u *framework.User, typ string, mode uint
 	}
 	f.dir.add(f.name, typ, mode&^umask, owner{u.UID, u.GID})
 	return ""
+}
+
+// page is the page size the model counts a tmpfs in. Cases choose sizes on which 4 KiB and
+// 64 KiB pages give the same answer (docs/spec.md [emptydir.size]).
+const page = 4096
+
+func pages(bytes int64) int64 { return (bytes + page - 1) / page }
+
+// fillProbe is write(2) of size bytes to the file rel that the probe just made in v
+// (docs/spec.md [emptydir.size]): hugetlbfs has no write(2) (EINVAL); a Memory emptyDir with a
+// positive sizeLimit is a tmpfs of that many bytes, whole pages, that refuses what does not fit
+// (ENOSPC, the file keeps what fitted); everything else takes it all.
+func (k *kubelet) fillProbe(v *volume, rel string, size int64) string {
+	f, _ := lookup(v.top, v.root, rel, false, nil)
+	file := f.n
+	var ed *corev1.EmptyDirVolumeSource
+	if v.spec != nil {
+		ed = v.spec.EmptyDir
+	}
+	if ed != nil && isHugePageMedium(ed.Medium) {
+		return eINVAL
+	}
+	limit := tmpfsLimit(ed)
+	if limit == 0 {
+		file.size = size
+		k.traceSize(ed, "ok")
+		return ""
+	}
+	free := pages(limit) - usedPages(v.root)
+	if pages(size) > free {
+		file.size = max(free, 0) * page
+		k.traceSize(ed, "error")
+		return eNOSPC
+	}
+	file.size = size
+	k.traceSize(ed, "ok")
+	return ""
+}
+
+// tmpfsLimit is the size= of an emptyDir's tmpfs in bytes, 0 for none: a positive sizeLimit
+// on medium Memory (v1.37 generateTmpfsMountOptions; calculateEmptyDirMemorySize also caps it
+// by the node's allocatable memory and the pod's memory limit, which cases stay far below).
+func tmpfsLimit(ed *corev1.EmptyDirVolumeSource) int64 {
+	if ed == nil || ed.Medium != corev1.StorageMediumMemory || ed.SizeLimit == nil || ed.SizeLimit.Sign() <= 0 {
+		return 0
+	}
+	return ed.SizeLimit.Value()
+}
+
+// usedPages is the pages the files below n hold.
+func usedPages(n *node) int64 {
+	var used int64
+	if n.typ == typeFile {
+		used += pages(n.size)
+	}
+	for _, kid := range n.kids {
+		used += usedPages(kid)
+	}
+	return used
+}
+
+// traceSize records [emptydir.size] for a fill of an emptyDir.
+func (k *kubelet) traceSize(ed *corev1.EmptyDirVolumeSource, outcome string) {
+	if k.tr == nil || ed == nil {
+		return
+	}
+	k.tr.hit(rule.EmptyDirSize, cond(rule.Medium, mediumOf(ed.Medium)), cond(rule.Outcome, outcome))
 }

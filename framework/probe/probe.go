@@ -173,6 +173,8 @@ func do(root, path string, p framework.Probe) error {
 		return err
 	case framework.OpMkdir:
 		return syscall.Mkdir(path, 0755)
+	case framework.OpFill:
+		return fill(path, p.Size)
 	}
 	return fmt.Errorf("unknown probe op %q", p.Op)
 }
@@ -198,4 +200,24 @@ func errnoName(err error) string {
 		return fmt.Sprintf("errno %d", int(errno))
 	}
 	return err.Error()
+}
+
+// fill creates path and writes size zero bytes to it, as one process would with write(2) in
+// 64 KiB pieces; the first error (ENOSPC past a tmpfs size, EINVAL on hugetlbfs) is the answer.
+// The file stays, whatever was written of it.
+func fill(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0644)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 64<<10)
+	for size > 0 {
+		n := min(size, int64(len(buf)))
+		if _, err := f.Write(buf[:n]); err != nil {
+			f.Close()
+			return err
+		}
+		size -= n
+	}
+	return f.Close()
 }

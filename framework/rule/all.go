@@ -27,6 +27,7 @@ const (
 	EmptyDirHuge        ID = "emptydir.hugepages-size"
 	EmptyDirFSGroup     ID = "emptydir.fsgroup"
 	EmptyDirReady       ID = "emptydir.ready"
+	EmptyDirSize        ID = "emptydir.size"
 	HostPathCheck       ID = "hostpath.type-check"
 	HostPathCreate      ID = "hostpath.create"
 	HostPathSymlink     ID = "hostpath.symlinks"
@@ -119,6 +120,9 @@ var All = []Rule{
 		[]Need{{Dim: Medium}, {Dim: Policy}}},
 	{EmptyDirReady, "Node: emptyDir", "a second SetUp of a ready emptyDir does nothing: no chmod, no walk",
 		[]Need{{Dim: Medium}, {Dim: FSGroup}}},
+
+	{EmptyDirSize, "Node: emptyDir", "Memory: a positive sizeLimit is the tmpfs' size (whole pages), a write past it fails ENOSPC; sizeLimit 0 or unset, and the default medium, refuse nothing at write time",
+		[]Need{{Dim: Medium, Only: []string{"default", "Memory"}}, {Dim: Outcome}}},
 
 	{HostPathCheck, "Node: hostPath", "each type's check and its upstream failure text, naming the pod's path",
 		[]Need{{Dim: HostCheck}}},

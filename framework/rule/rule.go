@@ -98,7 +98,7 @@ var Values = map[Dim][]string{
 	ModeFrom:   {"defaultMode", "item"},
 	Outcome:    {"ok", "error"},
 	Object:     {"pod", "persistentVolume"},
-	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir"},
+	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir", "fill"},
 	Class:      {"root", "owner", "group", "other"},
 
 	FieldValidation: {"warn", "strict"},

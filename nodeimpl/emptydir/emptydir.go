@@ -185,8 +185,12 @@ func setupTmpfs(v Volume, mode *os.FileMode, mounted *mountInfo) error {
 		// v1.37 generateTmpfsMountOptions: size= only for a positive limit (docs/spec.md: from
 		// sizeLimit; upstream also caps it by node allocatable and the pod's memory limit).
 		var opts string
-		if l := v.Source.SizeLimit; l != nil && l.Value() > 0 {
-			opts = fmt.Sprintf("size=%d", l.Value())
+		if l := v.Source.SizeLimit; l != nil && l.Value() > 0 && !mutant.On(mutant.EmptyDirMemoryNoSize) {
+			size := l.Value()
+			if mutant.On(mutant.EmptyDirMemorySizeOff) {
+				size += 64 << 10
+			}
+			opts = fmt.Sprintf("size=%d", size)
 		}
 		if err := unix.Mount("tmpfs", v.Dir, "tmpfs", 0, opts); err != nil {
 			return fmt.Errorf("mount tmpfs (%s) on %s: %w", opts, v.Dir, err)

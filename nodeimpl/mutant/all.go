@@ -23,6 +23,8 @@ var handWritten = []Mutant{
 	{EmptyDirNoWalk, FamEmptyDirFSGroup, "emptyDir: fsGroup is not applied (no walk)", ""},
 	{EmptyDirWalkBeforeMode, FamEmptyDirFSGroup, "emptyDir: the walk runs before the mode is applied, so mode overwrites setgid and the mask", ""},
 	{EmptyDirWalkDefaultOnly, FamEmptyDirFSGroup, "emptyDir: fsGroup is applied on the default medium only, not on Memory or HugePages", ""},
+	{EmptyDirMemoryNoSize, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted without size=, so sizeLimit bounds nothing", ""},
+	{EmptyDirMemorySizeOff, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted 64 KiB larger than sizeLimit (a unit or rounding slip)", ""},
 
 	{WalkRWMask0640, FamWalkMask, "walk: the read-write mask is 0640 (group write missed)", ""},
 	{WalkROMask0444, FamWalkMask, "walk: the read-only mask is 0444 (other read added)", ""},

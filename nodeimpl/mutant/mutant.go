@@ -19,6 +19,7 @@ const (
 	FamEmptyDirDefault   Family = "emptydir-default"    // the root without `mode`, per medium
 	FamEmptyDirRestart   Family = "emptydir-restart"    // a second SetUp of a ready emptyDir
 	FamEmptyDirFSGroup   Family = "emptydir-fsgroup"    // the walk on an emptyDir
+	FamEmptyDirSize      Family = "emptydir-size"       // a Memory emptyDir's tmpfs size
 	FamWalkMask          Family = "walk-mask"           // the bits the ownership walk ORs in
 	FamWalkTree          Family = "walk-tree"           // what the walk visits and keeps
 	FamWalkPolicy        Family = "walk-policy"         // fsGroupChangePolicy OnRootMismatch
@@ -75,6 +76,8 @@ const (
 	EmptyDirNoWalk              Name = "emptydir-no-walk"
 	EmptyDirWalkBeforeMode      Name = "emptydir-walk-before-mode"
 	EmptyDirWalkDefaultOnly     Name = "emptydir-walk-default-medium-only"
+	EmptyDirMemoryNoSize        Name = "emptydir-memory-no-size"
+	EmptyDirMemorySizeOff       Name = "emptydir-memory-size-off-by-a-page"
 
 	WalkRWMask0640     Name = "walk-rw-mask-0640"
 	WalkROMask0444     Name = "walk-ro-mask-0444"

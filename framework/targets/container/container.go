@@ -187,7 +187,7 @@ func (n *node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.
 // mutating are the probe ops a read-only mount refuses with EROFS.
 var mutating = map[framework.ProbeOp]bool{
 	framework.OpCreate: true, framework.OpWrite: true, framework.OpDelete: true,
-	framework.OpRename: true, framework.OpMkdir: true,
+	framework.OpRename: true, framework.OpMkdir: true, framework.OpFill: true,
 }
 
 // readOnlyWrite says why c is unsupported when it changes a volume that containers mount
