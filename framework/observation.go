@@ -1,6 +1,8 @@
 package framework
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -66,6 +68,30 @@ type PathObservation struct {
 	GID  int64  `json:"gid"`
 	// Link is a symlink's target, as written.
 	Link string `json:"link,omitempty"`
+	// PodUID and PodGID are the owner as the pod sees it through its user namespace's idmapped
+	// mount (hostUsers: false), set only where it differs from the owner on disk
+	// (docs/observation.md "Two views").
+	PodUID *int64 `json:"podUID,omitempty"`
+	PodGID *int64 `json:"podGID,omitempty"`
+}
+
+// IDMap is a pod's user namespace: ids 0..Length-1 inside are HostID.. on the node, for uids
+// and gids alike (v1.37 userns_manager.go: one range per pod).
+type IDMap struct {
+	HostID uint32 `json:"hostID"`
+	Length uint32 `json:"length"`
+}
+
+// Overflow is the id the kernel shows for an id that has no mapping (/proc/sys/kernel/overflowuid).
+const Overflow = 65534
+
+// Inside is host id x as a process of the user namespace m sees it: x-HostID in the range,
+// else Overflow.
+func (m IDMap) Inside(x int64) int64 {
+	if x >= int64(m.HostID) && x < int64(m.HostID)+int64(m.Length) {
+		return x - int64(m.HostID)
+	}
+	return Overflow
 }
 
 // ProbeResult is the outcome of one Probe.
@@ -215,7 +241,7 @@ func diffPaths(d *[]string, prefix string, e, o []PathObservation) {
 			*d = append(*d, fmt.Sprintf("%s path %q: expected %s, not observed", prefix, ep.Path, ep.describe()))
 			continue
 		}
-		if ep != got {
+		if !ep.Same(got) {
 			*d = append(*d, fmt.Sprintf("%s path %q: expected %s, observed %s", prefix, ep.Path, ep.describe(), got.describe()))
 		}
 		delete(om, ep.Path)
@@ -229,8 +255,30 @@ func diffPaths(d *[]string, prefix string, e, o []PathObservation) {
 
 func (p PathObservation) describe() string {
 	s := fmt.Sprintf("%s %s %d:%d", p.Type, p.Mode, p.UID, p.GID)
+	if p.PodUID != nil || p.PodGID != nil {
+		s += fmt.Sprintf(" (in the pod %d:%d)", deref(p.PodUID, p.UID), deref(p.PodGID, p.GID))
+	}
 	if p.Link != "" {
 		s += " -> " + p.Link
 	}
 	return s
+}
+
+// Same says whether p and o observe the same entry alike (the pod's view included).
+func (p PathObservation) Same(o PathObservation) bool {
+	return p.Path == o.Path && p.Type == o.Type && p.Mode == o.Mode && p.UID == o.UID && p.GID == o.GID &&
+		p.Link == o.Link && deref(p.PodUID, p.UID) == deref(o.PodUID, o.UID) && deref(p.PodGID, p.GID) == deref(o.PodGID, o.GID)
+}
+
+func deref(p *int64, def int64) int64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// InUserNamespace says whether pod runs in a user namespace of its own (spec.hostUsers: false,
+// KEP-127; docs/spec.md "User namespaces").
+func InUserNamespace(pod *corev1.Pod) bool {
+	return pod != nil && pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers
 }

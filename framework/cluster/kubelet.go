@@ -49,8 +49,11 @@ func (k kubeletHalf) ObserveNode(ctx context.Context, c *framework.Case, a frame
 
 // SupportsNode says whether the node's kubelet runs with (or, reconfiguring, can be given) c's
 // kubelet gates, can go through c's steps, and sets up c's volumes (Runnable).
-func (k kubeletHalf) SupportsNode(c *framework.Case, _ framework.Admitted) (bool, string) {
+func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
 	t := k.t
+	if framework.InUserNamespace(a.Pod) {
+		return false, "hostUsers: false: the cluster target's probe pods do not yet observe a user-namespaced pod's two views (the pod's and the disk's)"
+	}
 	if r := t.gatesGap(c, false); r != "" {
 		return false, r
 	}

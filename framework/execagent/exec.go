@@ -77,6 +77,9 @@ func (t *Node) Info() framework.TargetInfo {
 
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
 func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if framework.InUserNamespace(a.Pod) {
+		return false, "hostUsers: false: the exec protocol does not carry a pod's user namespace yet (its range, the idmapped mounts), so an agent cannot show the pod's view"
+	}
 	if framework.ChangesKubeletRelease(c) {
 		return false, "a kubeletRelease step replaces the kubelet by another release's: an agent is the kubelet of one release (kind@matrix and the reference run it)"
 	}

@@ -76,6 +76,15 @@ type Prober interface {
 	BeforeProbes(roots map[string]string) error
 }
 
+// UserNamespaced is a Pod whose node runs a pod with hostUsers: false in a user namespace of
+// its own (docs/spec.md "User namespaces"): the kubelet's range for it, and the runtime's
+// idmapped bind mount of a volume at dst, under dir, which TearDown removes. A Pod without it
+// cannot run such a case (its target says so in SupportsNode).
+type UserNamespaced interface {
+	UserNamespace(ctx context.Context) (ns framework.IDMap, dir string, err error)
+	IDMappedMount(src, dst string, ns framework.IDMap) error
+}
+
 // Steps is docs/spec.md steps 4-5 on p: the first SetUp, then c's steps in order, stopping
 // between steps when ctx is cancelled. It returns the volumes of the last SetUp. It does not
 // tear down.
@@ -174,6 +183,12 @@ func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 			return nil, nil, fmt.Errorf("volume %q reported set up, but: %w", v.Name, err)
 		}
 	}
+	var ns *framework.IDMap
+	if framework.InUserNamespace(a.Pod) {
+		if ns, err = podView(ctx, a.Pod, p, vols, roots); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(c.Probes) == 0 {
 		return vols, nil, nil
 	}
@@ -182,10 +197,71 @@ func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 			return nil, nil, err
 		}
 	}
-	if probes, err = probe.Run(ctx, c.Probes, roots); err != nil {
+	if ns != nil {
+		probes, err = probe.RunIn(ctx, c.Probes, roots, *ns)
+	} else {
+		probes, err = probe.Run(ctx, c.Probes, roots)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	return vols, probes, nil
+}
+
+// podView is the runtime's part for a pod in a user namespace (docs/spec.md "User namespaces"):
+// each volume set up is mounted idmapped with the pod's range, as a container of the pod mounts
+// it; vols get the pod's view of each entry's owner where it differs from the disk's
+// (docs/observation.md "Two views"), and roots become the idmapped mounts the probes use.
+func podView(ctx context.Context, pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, roots map[string]string) (*framework.IDMap, error) {
+	un, ok := p.(UserNamespaced)
+	if !ok {
+		return nil, fmt.Errorf("pod %s has hostUsers: false, and this target's node cannot run it in a user namespace", pod.Name)
+	}
+	ns, dir, err := un.UserNamespace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range pod.Spec.Volumes {
+		src, ok := roots[v.Name]
+		if !ok {
+			continue
+		}
+		if len(vols[i].Paths) > 0 && vols[i].Paths[0].Type == snapshot.Absent {
+			continue // nothing to mount: the pod sees nothing there either
+		}
+		dst := filepath.Join(dir, v.Name)
+		if err := un.IDMappedMount(src, dst, ns); err != nil {
+			return nil, fmt.Errorf("volume %q in the pod's user namespace: %w", v.Name, err)
+		}
+		roots[v.Name] = dst
+		inside, err := Snapshot(v, dst)
+		if err != nil {
+			return nil, fmt.Errorf("volume %q in the pod's user namespace: %w", v.Name, err)
+		}
+		podOwners(vols[i].Paths, inside, ns)
+	}
+	return &ns, nil
+}
+
+// podOwners sets each disk entry's PodUID/PodGID from the same entry seen through the idmapped
+// mount (ids as this process, on the host, sees them there), where the pod sees another id.
+func podOwners(disk, mounted []framework.PathObservation, ns framework.IDMap) {
+	by := map[string]framework.PathObservation{}
+	for _, m := range mounted {
+		by[m.Path] = m
+	}
+	for i := range disk {
+		m, ok := by[disk[i].Path]
+		if !ok {
+			continue
+		}
+		if uid := ns.Inside(m.UID); uid != disk[i].UID {
+			disk[i].PodUID = &uid
+		}
+		if gid := ns.Inside(m.GID); gid != disk[i].GID {
+			disk[i].PodGID = &gid
+		}
+	}
 }
 
 // Observations is docs/spec.md step 6 without the paths: per volume of pod, in the pod's order,

@@ -28,18 +28,19 @@ const (
 // Errno names a probe can report (docs/spec.md "Probes"), plus the few more the kernel gives
 // for the same calls.
 const (
-	eACCES   = "EACCES"
-	ePERM    = "EPERM"
-	eNOENT   = "ENOENT"
-	eEXIST   = "EEXIST"
-	eNOTDIR  = "ENOTDIR"
-	eISDIR   = "EISDIR"
-	eLOOP    = "ELOOP"
-	eNXIO    = "ENXIO"
-	eBUSY    = "EBUSY"
-	eINVAL   = "EINVAL"
-	eNOSPC   = "ENOSPC"
-	eNOTEMPT = "ENOTEMPTY"
+	eACCES    = "EACCES"
+	ePERM     = "EPERM"
+	eNOENT    = "ENOENT"
+	eEXIST    = "EEXIST"
+	eNOTDIR   = "ENOTDIR"
+	eISDIR    = "EISDIR"
+	eLOOP     = "ELOOP"
+	eNXIO     = "ENXIO"
+	eBUSY     = "EBUSY"
+	eINVAL    = "EINVAL"
+	eNOSPC    = "ENOSPC"
+	eOVERFLOW = "EOVERFLOW"
+	eNOTEMPT  = "ENOTEMPTY"
 )
 
 // errnoText is strerror() for the errnos the model produces, as Go's syscall.Errno prints them.
@@ -123,8 +124,13 @@ const (
 // may is the Linux DAC check (docs/spec.md "Probes"): uid 0 passes; otherwise the owner
 // class, else the group class (primary or supplementary gid), else other. u nil is the
 // kubelet (root).
-func may(n *node, u *framework.User, want uint32) bool {
-	if u == nil || u.UID == 0 {
+func may(n *node, u *prober, want uint32) bool {
+	if u != nil && u.userns && want&permWrite != 0 && !(mapped(n.uid) && mapped(n.gid)) {
+		// fs/namei.c inode_permission: no write to an inode whose owner or group has no
+		// mapping, whoever asks (docs/spec.md [userns.root]).
+		return false
+	}
+	if u == nil || u.overrides(n) {
 		return true
 	}
 	var bits uint32
@@ -139,7 +145,31 @@ func may(n *node, u *framework.User, want uint32) bool {
 	return bits&7&want == want
 }
 
-func inGroup(u *framework.User, gid int64) bool {
+// prober is who makes a probe: its user, and whether it is a process of the pod's user
+// namespace (hostUsers: false, docs/spec.md "User namespaces").
+type prober struct {
+	framework.User
+	userns bool
+}
+
+// overrides says whether u's capabilities override n's permission bits (CAP_DAC_OVERRIDE):
+// uid 0, and in a user namespace only on an entry whose owner and group have a mapping there
+// (kernel capable_wrt_inode_uidgid; docs/spec.md [userns.root]).
+func (u *prober) overrides(n *node) bool {
+	if u.UID != 0 {
+		return false
+	}
+	return !u.userns || (mapped(n.uid) && mapped(n.gid))
+}
+
+// mapped says whether disk id x has a mapping in a pod's user namespace through its idmapped
+// mounts (ids 0..userNSLength-1 are themselves there).
+func mapped(x int64) bool { return x >= 0 && x < userNSLength }
+
+// userNSLength is the ids of a pod's user namespace (v1.37 DefaultKubeletUserNamespacesIDsPerPod).
+const userNSLength = 65536
+
+func inGroup(u *prober, gid int64) bool {
 	if u.GID == gid {
 		return true
 	}
@@ -175,7 +205,7 @@ func mayFollow(dir, link *node, uid int64) bool {
 // permission on every directory it looks in, symlinks followed except the last element unless
 // followLast, absolute symlink targets resolved from top, ".." never above top. u nil is root.
 // It returns an errno name on failure.
-func lookup(top, start *node, p string, followLast bool, u *framework.User) (found, string) {
+func lookup(top, start *node, p string, followLast bool, u *prober) (found, string) {
 	comps := splitPath(p)
 	if len(comps) == 0 {
 		return found{n: start}, ""
@@ -234,7 +264,7 @@ func lookup(top, start *node, p string, followLast bool, u *framework.User) (fou
 }
 
 // uidOf is u's uid; nil is root (the kubelet).
-func uidOf(u *framework.User) int64 {
+func uidOf(u *prober) int64 {
 	if u == nil {
 		return 0
 	}

@@ -25,6 +25,8 @@ type kubelet struct {
 	sources  map[string]map[string]string
 	storage  map[string][]framework.File
 	vols     []*volume
+	// userns: the pod runs in a user namespace of its own (hostUsers: false).
+	userns bool
 	// setups counts the SetUps of every volume done so far (0 during the first).
 	setups int
 	// tr records the rules applied (Explain); nil for Expect.
@@ -56,6 +58,7 @@ func newKubelet(c *framework.Case, adm admitted, t *tracer) *kubelet {
 		tr:       t,
 		gates:    map[string]bool{},
 		pod:      adm.pod,
+		userns:   framework.InUserNamespace(adm.pod),
 		preserve: adm.preserve,
 		// docs/spec.md "The order of events" 3: host fixtures first.
 		host:    buildHost(c.Host),
@@ -198,3 +201,6 @@ func (k *kubelet) volume(name string) *volume {
 	}
 	return nil
 }
+
+// prober is who makes probe p: p's user, in the pod's user namespace when it has one.
+func (k *kubelet) prober(u framework.User) *prober { return &prober{User: u, userns: k.userns} }

@@ -37,7 +37,7 @@ func (k *kubelet) probe(p framework.Probe) string {
 		// Nothing set up there: the path does not exist.
 		return eNOENT
 	}
-	u := &p.As
+	u := k.prober(p.As)
 	// framework/probe within: paths are relative to the volume and never leave it.
 	rel := path.Clean(p.Path)
 	if path.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -73,7 +73,7 @@ func (k *kubelet) probe(p framework.Probe) string {
 // openProbe is open(2) (then getdents for list) following symlinks: Linux may_open order —
 // a directory opened for writing is EISDIR, then the permission check, then a socket is ENXIO;
 // list on a non-directory fails in getdents with ENOTDIR.
-func openProbe(v *volume, rel string, op framework.ProbeOp, u *framework.User) string {
+func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober) string {
 	f, errno := lookup(v.top, v.root, rel, true, u)
 	if errno != "" {
 		return errno
@@ -103,7 +103,7 @@ func openProbe(v *volume, rel string, op framework.ProbeOp, u *framework.User) s
 
 // unlinkProbe is unlink(2): ENOENT, then w+x on the parent (EACCES), then the sticky rule
 // (EPERM), then a directory is EISDIR.
-func unlinkProbe(v *volume, rel string, u *framework.User) string {
+func unlinkProbe(v *volume, rel string, u *prober) string {
 	f, errno := lookup(v.top, v.root, rel, false, u)
 	switch {
 	case errno != "":
@@ -112,6 +112,8 @@ func unlinkProbe(v *volume, rel string, u *framework.User) string {
 		return eBUSY // the volume root itself: a mount point
 	case f.n == nil:
 		return eNOENT
+	case unmappedVictim(f.n, u):
+		return eOVERFLOW
 	case !may(f.dir, u, permWrite|permExec):
 		return eACCES
 	case stickyDenies(f.dir, f.n, u):
@@ -123,10 +125,18 @@ func unlinkProbe(v *volume, rel string, u *framework.User) string {
 	return ""
 }
 
+// unmappedVictim: fs/namei.c may_delete refuses to remove an entry whose owner or group has no
+// mapping through the mount before any permission check ("inode writeback is not safe when
+// the uid or gid are invalid": EOVERFLOW), for every process of a pod in a user namespace
+// (docs/spec.md [userns.root]).
+func unmappedVictim(n *node, u *prober) bool {
+	return u != nil && u.userns && !(mapped(n.uid) && mapped(n.gid))
+}
+
 // renameProbe is rename(2) in vfs_rename's order: the source must exist; may_delete on the
 // source (w+x, sticky); may_create or may_delete on the target; type mismatches; a directory
 // moving to another parent needs write on itself; a non-empty target directory is ENOTEMPTY.
-func renameProbe(v *volume, from, to string, u *framework.User) string {
+func renameProbe(v *volume, from, to string, u *prober) string {
 	src, errno := lookup(v.top, v.root, from, false, u)
 	if errno != "" {
 		return errno
@@ -142,6 +152,8 @@ func renameProbe(v *volume, from, to string, u *framework.User) string {
 		return eNOENT
 	case src.n == dst.n:
 		return "" // the same inode: rename does nothing
+	case unmappedVictim(src.n, u):
+		return eOVERFLOW
 	case !may(src.dir, u, permWrite|permExec):
 		return eACCES
 	case stickyDenies(src.dir, src.n, u):
@@ -182,8 +194,8 @@ func renameProbe(v *volume, from, to string, u *framework.User) string {
 
 // stickyDenies is Linux check_sticky: in a sticky directory only the entry's owner, the
 // directory's owner or root may remove or rename an entry.
-func stickyDenies(dir, n *node, u *framework.User) bool {
-	return dir.mode&modeSticky != 0 && u.UID != 0 && u.UID != n.uid && u.UID != dir.uid
+func stickyDenies(dir, n *node, u *prober) bool {
+	return dir.mode&modeSticky != 0 && !u.overrides(n) && u.UID != n.uid && u.UID != dir.uid
 }
 
 // probeConds are the conditions of probe p before it runs: the op, the permission class of its
@@ -207,8 +219,11 @@ func (k *kubelet) probeConds(p framework.Probe) []rule.Cond {
 	if decides == nil {
 		return conds
 	}
-	if c := probeClass(decides, &p.As); c != "" {
+	if c := probeClass(decides, k.prober(p.As)); c != "" {
 		conds = append(conds, cond(rule.Class, c))
+	}
+	if k.userns && p.As.UID == 0 {
+		conds = append(conds, cond(rule.Mapped, setOr(mapped(decides.uid) && mapped(decides.gid), "yes", "no")))
 	}
 	if decides.mode&modeSticky != 0 && p.As.UID != 0 && (p.Op == framework.OpDelete || p.Op == framework.OpRename) {
 		conds = append(conds, cond(rule.Entry, "sticky"))
@@ -227,7 +242,7 @@ func (k *kubelet) traceProtected(p framework.Probe) {
 		return
 	}
 	follow := p.Op == framework.OpRead || p.Op == framework.OpWrite || p.Op == framework.OpList
-	if f, _ := lookup(v.top, v.root, path.Clean(p.Path), follow, &p.As); f.protected {
+	if f, _ := lookup(v.top, v.root, path.Clean(p.Path), follow, k.prober(p.As)); f.protected {
 		k.tr.hit(rule.ProbeProtectedLinks, cond(rule.Op, string(p.Op)), cond(rule.Class, setOr(p.As.UID == 0, "root", "other")))
 	}
 }
@@ -245,6 +260,8 @@ func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string)
 			k.tr.hit(rule.ProbeSticky, cond(rule.Op, string(p.Op)), outcome)
 		case c.Dim == rule.Entry && errno == "":
 			k.tr.hit(rule.ProbeNewEntry, cond(rule.Op, string(p.Op)), c)
+		case c.Dim == rule.Mapped:
+			k.tr.hit(rule.UsernsRoot, c, outcome)
 		case c.Dim != rule.Entry:
 			dac = append(dac, c)
 		}
@@ -255,7 +272,7 @@ func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string)
 // createProbe is open(O_CREAT|O_EXCL) or mkdir of rel as u: an existing name (even a symlink)
 // is EEXIST before any write check; then w+x on the parent; the new entry gets mode less the
 // umask, owned by the prober.
-func createProbe(v *volume, rel string, u *framework.User, typ string, mode uint32) string {
+func createProbe(v *volume, rel string, u *prober, typ string, mode uint32) string {
 	f, errno := lookup(v.top, v.root, rel, false, u)
 	switch {
 	case errno != "":

@@ -26,6 +26,9 @@ func (k *kubelet) snapshot() []framework.VolumeObservation {
 			k.tr.hit(rule.SnapshotAbsent, cond(rule.HostType, hostTypeValue(v.spec.HostPath.Type)))
 			vo.Paths = []framework.PathObservation{{Path: ".", Type: absent, Mode: framework.FormatMode(0)}}
 		}
+		if k.userns {
+			k.podView(v.typ, vo.Paths)
+		}
 		out = append(out, vo)
 	}
 	return out
@@ -54,3 +57,25 @@ func observe(p string, n *node) framework.PathObservation {
 	}
 	return framework.PathObservation{Path: p, Type: n.typ, Mode: framework.FormatMode(mode), UID: n.uid, GID: n.gid, Link: n.link}
 }
+
+// podView adds the pod's view of each owner where it differs from the disk's (docs/spec.md
+// [userns.idmap]): through the idmapped mount an id of the pod's range is itself, any other
+// has no mapping and shows as the overflow id.
+func (k *kubelet) podView(typ string, paths []framework.PathObservation) {
+	for i := range paths {
+		p := &paths[i]
+		if p.Type == absent {
+			continue
+		}
+		unmapped := false
+		if !mapped(p.UID) {
+			p.PodUID, unmapped = ptr(int64(framework.Overflow)), true
+		}
+		if !mapped(p.GID) {
+			p.PodGID, unmapped = ptr(int64(framework.Overflow)), true
+		}
+		k.tr.hit(rule.UsernsIDMap, cond(rule.Mapped, setOr(unmapped, "no", "yes")), cond(rule.Type, typ))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -388,7 +388,7 @@ func walkEntries(root *node) []rule.Cond {
 }
 
 // probeClass is rule.Class: how u relates to n (root, owner, group or other).
-func probeClass(n *node, u *framework.User) string {
+func probeClass(n *node, u *prober) string {
 	switch {
 	case u.UID == 0:
 		return "root"

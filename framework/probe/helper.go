@@ -69,6 +69,7 @@ func serveChild() {
 
 type helper struct {
 	key    string
+	ns     *framework.IDMap
 	user   framework.User
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -85,8 +86,11 @@ type helperPool struct {
 
 var helpers = &helperPool{idle: map[string][]*helper{}}
 
-func userKey(u framework.User) string {
+func userKey(ns *framework.IDMap, u framework.User) string {
 	var b strings.Builder
+	if ns != nil {
+		fmt.Fprintf(&b, "userns %d+%d ", ns.HostID, ns.Length)
+	}
 	b.WriteString(strconv.FormatInt(u.UID, 10) + ":" + strconv.FormatInt(u.GID, 10))
 	for _, g := range u.Groups {
 		b.WriteString("," + strconv.FormatInt(g, 10))
@@ -95,8 +99,8 @@ func userKey(u framework.User) string {
 }
 
 // get hands out an idle helper of user, or starts one.
-func (p *helperPool) get(user framework.User) (*helper, error) {
-	key := userKey(user)
+func (p *helperPool) get(ns *framework.IDMap, user framework.User) (*helper, error) {
+	key := userKey(ns, user)
 	p.mu.Lock()
 	if hs := p.idle[key]; len(hs) > 0 {
 		h := hs[len(hs)-1]
@@ -106,7 +110,7 @@ func (p *helperPool) get(user framework.User) (*helper, error) {
 		return h, nil
 	}
 	p.mu.Unlock()
-	return startHelper(key, user)
+	return startHelper(key, ns, user)
 }
 
 // put makes h idle again; it ends after helperIdle without a request.
@@ -158,12 +162,12 @@ func HelpersRunning() int {
 	return n
 }
 
-func startHelper(key string, user framework.User) (*helper, error) {
+func startHelper(key string, ns *framework.IDMap, user framework.User) (*helper, error) {
 	groups := make([]uint32, 0, len(user.Groups))
 	for _, g := range user.Groups {
 		groups = append(groups, uint32(g))
 	}
-	h := &helper{key: key, user: user, stderr: &headBuffer{max: helperStderr}}
+	h := &helper{key: key, ns: ns, user: user, stderr: &headBuffer{max: helperStderr}}
 	h.cmd = exec.Command("/proc/self/exe")
 	h.cmd.Env = []string{childEnv + "=1"}
 	h.cmd.Dir = "/"
@@ -172,6 +176,15 @@ func startHelper(key string, user framework.User) (*helper, error) {
 	// helper ends when its stdin closes, which the kernel does when this process ends.
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{
 		Credential: &syscall.Credential{Uid: uint32(user.UID), Gid: uint32(user.GID), Groups: groups},
+	}
+	if ns != nil {
+		// A process of the pod's user namespace (one range for uids and gids, setgroups
+		// allowed so that it has the pod's groups), as the runtime starts a container's.
+		m := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(ns.HostID), Size: int(ns.Length)}}
+		h.cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER
+		h.cmd.SysProcAttr.UidMappings = m
+		h.cmd.SysProcAttr.GidMappings = m
+		h.cmd.SysProcAttr.GidMappingsEnableSetgroups = true
 	}
 	if os.Getuid() != 0 {
 		// A process that is not root cannot change its user; it can probe as the user it is (a

@@ -42,14 +42,19 @@ func MaybeRunChild() {
 // RunAs runs steps in order with user's credentials, in a helper of that credential
 // (helper.go): a process that lives across probe sets, cases and targets of this run.
 func RunAs(ctx context.Context, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
+	return runIn(ctx, nil, user, steps)
+}
+
+// runIn is RunAs in the user namespace ns (nil: the host's).
+func runIn(ctx context.Context, ns *framework.IDMap, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
 	if os.Getenv(EnvHelpers) == "off" {
-		return RunOnce(ctx, user, steps)
+		return runOnce(ctx, ns, user, steps)
 	}
 	req, err := json.Marshal(steps)
 	if err != nil {
 		return nil, err
 	}
-	h, err := helpers.get(user)
+	h, err := helpers.get(ns, user)
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +69,15 @@ func RunAs(ctx context.Context, user framework.User, steps []Step) ([]framework.
 // RunOnce is RunAs in a child of its own that answers this one request and ends (the way before
 // helpers, kept to prove that helpers change nothing: TestHelperSameAsOneShot).
 func RunOnce(ctx context.Context, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
+	return runOnce(ctx, nil, user, steps)
+}
+
+func runOnce(ctx context.Context, ns *framework.IDMap, user framework.User, steps []Step) ([]framework.ProbeResult, error) {
 	req, err := json.Marshal(steps)
 	if err != nil {
 		return nil, err
 	}
-	h, err := startHelper(userKey(user), user)
+	h, err := startHelper(userKey(ns, user), ns, user)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +94,14 @@ func RunOnce(ctx context.Context, user framework.User, steps []Step) ([]framewor
 // on this host.
 func Run(ctx context.Context, probes []framework.Probe, roots map[string]string) ([]framework.ProbeResult, error) {
 	return run(ctx, probes, roots, RunAs)
+}
+
+// RunIn is Run by processes of the pod's user namespace ns: each probe's user is an id of ns
+// (docs/spec.md "User namespaces"), and roots are the volumes' idmapped mounts.
+func RunIn(ctx context.Context, probes []framework.Probe, roots map[string]string, ns framework.IDMap) ([]framework.ProbeResult, error) {
+	return run(ctx, probes, roots, func(ctx context.Context, u framework.User, steps []Step) ([]framework.ProbeResult, error) {
+		return runIn(ctx, &ns, u, steps)
+	})
 }
 
 // run is Run with the way each user's steps run.

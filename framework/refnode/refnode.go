@@ -24,6 +24,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
+	"github.com/volperm/volperm/nodeimpl/userns"
 )
 
 // Name is the name the reference implementation reports (and the reference target registers).
@@ -169,6 +170,18 @@ func (p *Pod) SetKubeletRelease(ctx context.Context, release string, g map[strin
 	p.k.SetRelease(release)
 	p.k.SetGates(gates.Set(g))
 	return p.SetUp(ctx)
+}
+
+// UserNamespace is the pod's user namespace and where the runtime mounts its volumes idmapped
+// (lifecycle.UserNamespaced).
+func (p *Pod) UserNamespace(context.Context) (framework.IDMap, string, error) {
+	m, dir, err := p.k.UserNamespace(p.pod)
+	return framework.IDMap{HostID: m.HostID, Length: m.Length}, dir, err
+}
+
+// IDMappedMount is the runtime's idmapped bind mount of a volume (lifecycle.UserNamespaced).
+func (p *Pod) IDMappedMount(src, dst string, m framework.IDMap) error {
+	return userns.Mount(src, dst, userns.Mapping{HostID: m.HostID, Length: m.Length})
 }
 
 // TearDown unmounts and removes every volume (lifecycle.Pod).

@@ -59,6 +59,8 @@ const (
 	ProbeSticky         ID = "probes.sticky"
 	ProbeNewEntry       ID = "probes.new-entry"
 	ProbeProtectedLinks ID = "probes.protected-symlinks"
+	UsernsIDMap         ID = "userns.idmap"
+	UsernsRoot          ID = "userns.root"
 
 	ReleaseAPIServerField ID = "releases.apiserver-unknown-field"
 	ReleaseKubeletField   ID = "releases.kubelet-unknown-field"
@@ -192,6 +194,11 @@ var All = []Rule{
 
 	{ProbeProtectedLinks, "Probes", "fs.protected_symlinks=1: a symlink in a sticky world-writable dir is followed only by its owner or when the dir's owner owns it; root too (the case needs the host setting)",
 		[]Need{{Dim: Class, Only: []string{"root", "other"}}}},
+
+	{UsernsIDMap, "User namespaces", "hostUsers: false: every volume is mounted idmapped with the pod's range: the pod sees an owner of 0..65535 on disk as itself, any other as 65534; files it makes land on disk with its own ids",
+		[]Need{{Dim: Mapped}, {Dim: Type, Only: []string{"emptyDir", "hostPath", "secret", "configMap", "downwardAPI", "projected"}}}},
+	{UsernsRoot, "User namespaces", "uid 0 of a pod in a user namespace overrides permission bits only on an entry whose owner and group are mapped; nobody in the pod writes to an unmapped entry",
+		[]Need{{Dim: Mapped}, {Dim: Outcome}}},
 
 	{ReleaseAPIServerField, "Releases", "an apiserver of a release without a field: Warn keeps the pod without it and warns `unknown field \"PATH\"`; Strict rejects the request",
 		[]Need{{Dim: FieldValidation}}},

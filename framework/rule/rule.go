@@ -75,6 +75,8 @@ const (
 	FsUser Dim = "fs-user"
 	// Projection is the kind of a projected source whose files get the pod's FsUser.
 	Projection Dim = "projection"
+	// Mapped: whether an entry's owner and group have a mapping in the pod's user namespace.
+	Mapped Dim = "mapped"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -105,6 +107,7 @@ var Values = map[Dim][]string{
 	UserFrom:        {"defaultUser", "item", "token", "runAsUser", "none"},
 	FsUser:          {"one", "root", "none", "partial", "mixed"},
 	Projection:      {"serviceAccountToken", "clusterTrustBundle", "podCertificate"},
+	Mapped:          {"yes", "no"},
 }
 
 // Cond is one condition a rule was applied under.

@@ -24,6 +24,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/hostpath"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/mutant"
+	"github.com/volperm/volperm/nodeimpl/userns"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 	"github.com/volperm/volperm/nodeimpl/release"
 )
@@ -524,4 +525,16 @@ func modeGate(g gates.Set) bool {
 		return true
 	}
 	return g.Enabled(gates.EmptyDirVolumeMode)
+}
+
+// UserNamespace is the kubelet's user namespace of p (hostUsers: false): its range, allocated
+// once and kept in the pod's directory (nodeimpl/userns Allocate), and the directory where the
+// runtime makes the pod's idmapped volume mounts, which TearDown unmounts and removes with the pod.
+func (k *Kubelet) UserNamespace(p *Pod) (userns.Mapping, string, error) {
+	podDir := k.podDir(p.Pod)
+	m, err := userns.Allocate(filepath.Join(k.rootDir, "pods"), podDir)
+	if err != nil {
+		return userns.Mapping{}, "", fmt.Errorf("user namespace of pod %s: %w", p.Pod.UID, err)
+	}
+	return m, filepath.Join(podDir, "idmapped"), nil
 }

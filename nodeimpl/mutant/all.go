@@ -24,6 +24,8 @@ var handWritten = []Mutant{
 	{EmptyDirWalkBeforeMode, FamEmptyDirFSGroup, "emptyDir: the walk runs before the mode is applied, so mode overwrites setgid and the mask", ""},
 	{EmptyDirWalkDefaultOnly, FamEmptyDirFSGroup, "emptyDir: fsGroup is applied on the default medium only, not on Memory or HugePages", ""},
 	{EmptyDirMemoryNoSize, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted without size=, so sizeLimit bounds nothing", ""},
+	{UsernsNoIdmap, FamUserns, "user namespaces: volumes are bind-mounted without the idmap (a runtime that ignores CRI Mount.uidMappings)", ""},
+	{UsernsOtherRange, FamUserns, "user namespaces: volumes are idmapped with the next pod's range, not the pod's own", ""},
 	{EmptyDirMemorySizeOff, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted 64 KiB larger than sizeLimit (a unit or rounding slip)", ""},
 
 	{WalkRWMask0640, FamWalkMask, "walk: the read-write mask is 0640 (group write missed)", ""},

@@ -20,6 +20,7 @@ const (
 	FamEmptyDirRestart   Family = "emptydir-restart"    // a second SetUp of a ready emptyDir
 	FamEmptyDirFSGroup   Family = "emptydir-fsgroup"    // the walk on an emptyDir
 	FamEmptyDirSize      Family = "emptydir-size"       // a Memory emptyDir's tmpfs size
+	FamUserns            Family = "userns"              // user namespaces: range and idmapped mounts
 	FamWalkMask          Family = "walk-mask"           // the bits the ownership walk ORs in
 	FamWalkTree          Family = "walk-tree"           // what the walk visits and keeps
 	FamWalkPolicy        Family = "walk-policy"         // fsGroupChangePolicy OnRootMismatch
@@ -78,6 +79,8 @@ const (
 	EmptyDirWalkDefaultOnly     Name = "emptydir-walk-default-medium-only"
 	EmptyDirMemoryNoSize        Name = "emptydir-memory-no-size"
 	EmptyDirMemorySizeOff       Name = "emptydir-memory-size-off-by-a-page"
+	UsernsNoIdmap               Name = "userns-no-idmap"
+	UsernsOtherRange            Name = "userns-other-range"
 
 	WalkRWMask0640     Name = "walk-rw-mask-0640"
 	WalkROMask0444     Name = "walk-ro-mask-0444"

@@ -149,6 +149,9 @@ func (n *node) Stats() Stats {
 // hugetlbfs), an engine, mounts without subPath, no change made through a read-only mount, and
 // hostPath volumes where something exists after set-up.
 func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if framework.InUserNamespace(a.Pod) {
+		return false, "hostUsers: false: Docker 20.10 (runc 1.1) has no per-container user namespace nor idmapped mounts (only the daemon-wide userns-remap)"
+	}
 	if ok, why := refnode.SupportsHere(a.Pod); !ok {
 		return false, why
 	}

@@ -242,6 +242,9 @@ func (n *Node) KnownDifference(c *framework.Case) (string, bool) { return knownd
 // SupportsNode reports whether the release's kubelet can run c's node side: no proposal
 // features, only gates it has, and what the exec driver can run.
 func (n *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
+	if framework.InUserNamespace(a.Pod) {
+		return false, "hostUsers: false: the upstream agent does not yet run v1.37's user-namespace manager nor mount the pod's volumes idmapped"
+	}
 	if len(a.Admission.PreservePermissions) > 0 {
 		return false, "upstream has no preservePermissions (seed 002 is a proposal)"
 	}

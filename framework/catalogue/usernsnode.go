@@ -1,0 +1,114 @@
+package catalogue
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// unmappedID is an owner on disk outside every pod's 0..65535: a pod in a user namespace sees
+// it as 65534 (docs/spec.md [userns.idmap]).
+const unmappedID = 70000
+
+// inUserNamespace sets hostUsers: false on p.
+func inUserNamespace(p *corev1.Pod) *corev1.Pod {
+	p.Spec.HostUsers = ptr(false)
+	return p
+}
+
+// usernsNodeCases: docs/spec.md "User namespaces" on the node: what a pod with hostUsers: false
+// sees of each kind of volume through its idmapped mounts, where what it makes lands on disk,
+// and root's limits on entries outside its range (upstream e2e security_context.go only checks
+// that files show 0 or the fsGroup inside; nothing writes there). Kills userns-no-idmap and
+// userns-other-range: through a mount without the pod's range every owner shows as 65534 and
+// nothing can be made.
+func usernsNodeCases() []*framework.Case {
+	pod1000 := framework.User{UID: 1000, GID: 1000, Groups: []int64{fsGroup}}
+	mk := func(name, desc string, pod *corev1.Pod, probes ...framework.Probe) *framework.Case {
+		return &framework.Case{
+			Name:        "hostUsers false: " + name,
+			Area:        framework.AreaUserNS,
+			Profile:     framework.ProfileConformance,
+			Description: desc,
+			Pod:         inUserNamespace(pod),
+			Probes:      probes,
+		}
+	}
+	var cases []*framework.Case
+	for _, m := range media[:2] {
+		cases = append(cases, mk(fmt.Sprintf("an emptyDir on %s with fsGroup %d: files made by uid 1000 and root of the pod land on disk with their own ids", m.phrase, fsGroup),
+			"[userns.idmap] the walk makes the root 2777 gid 2000 (seen as such inside); through the idmapped mount uid 1000 of the pod creates f as 1000:2000 on disk, not as the pod's first host id + 1000; root of the pod creates r as 0:2000 (A3/A4 of the v1.37 surface table).",
+			withFSGroup(emptyDirPod(m, nil), fsGroup),
+			framework.Probe{Name: "uid 1000 of the pod creates f", Volume: emptyDirVolume, As: pod1000, Op: framework.OpCreate, Path: "f"},
+			framework.Probe{Name: "uid 1000 of the pod makes dir d", Volume: emptyDirVolume, As: pod1000, Op: framework.OpMkdir, Path: "d"},
+			framework.Probe{Name: "root of the pod creates r", Volume: emptyDirVolume, As: asRoot, Op: framework.OpCreate, Path: "r"},
+			framework.Probe{Name: "uid 1003 of the pod lists the root", Volume: emptyDirVolume, As: asOther, Op: framework.OpList, Path: "."},
+		))
+	}
+	cases = append(cases, mk("secret, configMap, downwardAPI and projected volumes: every file 0:0 as on disk",
+		"[userns.idmap] upstream e2e security_context.go \"should mount all volumes with proper permissions with hostUsers=false\": the files of every AtomicWriter volume show 0:0 in the pod; uid 1003 of the pod reads them (0644).",
+		podOf(awVolumes(awTypes...)...),
+		framework.Probe{Name: "uid 1003 of the pod reads the secret's username", Volume: "secret", As: asOther, Op: framework.OpRead, Path: "username"},
+		framework.Probe{Name: "uid 1003 of the pod reads the configMap's password", Volume: "configmap", As: asOther, Op: framework.OpRead, Path: "password"},
+	))
+	cases[len(cases)-1].Sources = awSources()
+	cfg := withFSGroup(podOf(awVolumes(awTypes[1])...), 200)
+	cases = append(cases, mk("a configMap with fsGroup 200: files gid 200 in the pod as on disk",
+		"[userns.idmap] upstream e2e security_context.go \"should set FSGroup to user inside the container with hostUsers=false\": the read-only walk's group 200 is seen as 200; a member of 200 reads the 0644|0440 file, others too.",
+		cfg,
+		framework.Probe{Name: "uid 1005 in group 200 reads username", Volume: "configmap", As: framework.User{UID: 1005, GID: 1005, Groups: []int64{200}}, Op: framework.OpRead, Path: "username"},
+	))
+	cases[len(cases)-1].Sources = awSources()
+
+	// A flexVolume whose storage has owners outside the pod's range (70000) beside one inside.
+	storage := []framework.File{
+		{Path: "far", Mode: 0666, UID: unmappedID, GID: unmappedID},
+		{Path: "far-public", Mode: 0644, UID: unmappedID, GID: unmappedID},
+		{Path: "far-private", Mode: 0600, UID: unmappedID, GID: unmappedID},
+		{Path: "far-dir", Dir: true, Mode: 0777, UID: unmappedID, GID: unmappedID},
+		{Path: "near", Mode: 0644, UID: 1000, GID: 1000},
+	}
+	flex := func(name string, as framework.User, op framework.ProbeOp, path string) framework.Probe {
+		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: op, Path: path}
+	}
+	far := mk("a flexVolume with files owned 70000 on disk: they show as 65534, nobody in the pod writes them, root reads only what others may",
+		"[userns.idmap] an owner outside the pod's 0..65535 has no mapping: 65534 in the pod. [userns.root] root of the pod has no override there (capable_wrt_inode_uidgid): it reads the 0644 file, not the 0600 one; writing an unmapped file, even 0666, or creating in an unmapped 0777 directory is EACCES for everyone (inode_permission HAS_UNMAPPED_ID); deleting or renaming an unmapped file is EOVERFLOW (may_delete). A mapped file (1000, 0644) root still writes (A7 of the v1.37 surface table).",
+		flexPod(false, nil, true),
+		flex("root of the pod reads far-public (0644, unmapped)", asRoot, framework.OpRead, "far-public"),
+		flex("root of the pod reads far-private (0600, unmapped)", asRoot, framework.OpRead, "far-private"),
+		flex("root of the pod writes far (0666, unmapped)", asRoot, framework.OpWrite, "far"),
+		flex("root of the pod writes near (0644, uid 1000)", asRoot, framework.OpWrite, "near"),
+		flex("root of the pod creates far-dir/r", asRoot, framework.OpCreate, "far-dir/r"),
+		flex("uid 1003 of the pod reads far-public", asOther, framework.OpRead, "far-public"),
+		flex("uid 1003 of the pod writes far (0666, unmapped)", asOther, framework.OpWrite, "far"),
+		flex("uid 1000 of the pod writes near (its own, 0644)", asOwner, framework.OpWrite, "near"),
+		flex("root of the pod deletes far-public", asRoot, framework.OpDelete, "far-public"),
+		framework.Probe{Name: "uid 1000 of the pod renames far to moved", Volume: flexVolumeName, As: asOwner, Op: framework.OpRename, Path: "far", To: "moved"},
+	)
+	far.Storage = map[string][]framework.File{flexVolumeName: storage}
+	cases = append(cases, far)
+
+	cases = append(cases, mk("a hostPath DirectoryOrCreate: made 0755 0:0, root of the pod creates in it, uid 1000 cannot",
+		"[userns.idmap] the kubelet makes the directory as for any pod (0755 root's); root of the pod is root through the idmapped mount (0 is mapped: A6 of the v1.37 surface table), uid 1000 is other.",
+		podOf(volume(usernsHostPath, corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/userns", Type: ptr(corev1.HostPathDirectoryOrCreate)}})),
+		framework.Probe{Name: "root of the pod creates r", Volume: usernsHostPath, As: asRoot, Op: framework.OpCreate, Path: "r"},
+		framework.Probe{Name: "uid 1000 of the pod creates u", Volume: usernsHostPath, As: asOwner, Op: framework.OpCreate, Path: "u"},
+	))
+	return cases
+}
+
+// usernsHostPath is the hostPath volume of a user-namespace case.
+const usernsHostPath = "host"
+
+// awVolumes is one volume of each type, named as the type in lower case, with the default mode
+// and every key.
+func awVolumes(types ...awType) []corev1.Volume {
+	var out []corev1.Volume
+	for _, t := range types {
+		out = append(out, volume(strings.ToLower(t.name), t.source(nil, nil)))
+	}
+	return out
+}

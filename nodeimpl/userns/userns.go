@@ -1,0 +1,208 @@
+// Package userns is the reference node's user namespaces for pods with hostUsers: false
+// (KEP-127): the kubelet's range allocation (v1.37 pkg/kubelet/userns/userns_manager.go) and
+// the runtime's idmapped volume mounts (what containerd asks runc for with every CRI Mount's
+// uidMappings, v1.37 kuberuntime_container_linux.go). docs/spec.md "User namespaces".
+package userns
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
+)
+
+// Length is the ids of one pod: v1.37 kubeletconfig DefaultKubeletUserNamespacesIDsPerPod.
+const Length = 65536
+
+// slots is how many ranges the default kubelet mapping holds: first id Length, length
+// 2^32-Length (v1.37 kubelet_pods.go getKubeletMappings without a "kubelet" user).
+const slots = (1<<32)/Length - 1
+
+// Mapping is a pod's range: ids 0..Length-1 in the pod are HostID.. on the node.
+type Mapping struct {
+	HostID uint32
+	Length uint32
+}
+
+// fileName is the pod directory's record of its range (v1.37 userns_manager.go mappingsFile).
+const fileName = "userns"
+
+// record is the file's format (v1.37 userns_manager.go userNamespace).
+type record struct {
+	UIDMappings []idMapping `json:"uidMappings"`
+	GIDMappings []idMapping `json:"gidMappings"`
+}
+
+type idMapping struct {
+	HostID      uint32 `json:"hostId"`
+	ContainerID uint32 `json:"containerId"`
+	Length      uint32 `json:"length"`
+}
+
+// Allocate is the kubelet's GetOrCreateUserNamespaceMappings for the pod whose directory is
+// podDir under podsDir: the range recorded in podDir, or a free one, recorded there (kept
+// across a kubelet restart). Ranges are Length ids, aligned to Length, never 0..Length-1 and
+// disjoint from every other pod's in podsDir (v1.37 allocateOne: a random free slot).
+func Allocate(podsDir, podDir string) (Mapping, error) {
+	if m, err := read(podDir); err == nil {
+		return m, nil
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return Mapping{}, err
+	}
+	used := map[uint32]bool{}
+	others, _ := filepath.Glob(filepath.Join(podsDir, "*", fileName))
+	for _, f := range others {
+		if m, err := read(filepath.Dir(f)); err == nil {
+			used[m.HostID/Length] = true
+		}
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return Mapping{}, err
+	}
+	start := binary.LittleEndian.Uint32(b[:]) % slots
+	for i := uint32(0); i < slots; i++ {
+		slot := 1 + (start+i)%slots
+		if used[slot] {
+			continue
+		}
+		m := Mapping{HostID: slot * Length, Length: Length}
+		return m, write(podDir, m)
+	}
+	return Mapping{}, errors.New("could not find an empty slot to allocate a user namespace")
+}
+
+func read(podDir string) (Mapping, error) {
+	b, err := os.ReadFile(filepath.Join(podDir, fileName))
+	if err != nil {
+		return Mapping{}, err
+	}
+	var r record
+	if err := json.Unmarshal(b, &r); err != nil || len(r.UIDMappings) != 1 {
+		return Mapping{}, fmt.Errorf("user namespace record %s: %q is not one uid mapping", filepath.Join(podDir, fileName), b)
+	}
+	u := r.UIDMappings[0]
+	return Mapping{HostID: u.HostID, Length: u.Length}, nil
+}
+
+func write(podDir string, m Mapping) error {
+	one := []idMapping{{HostID: m.HostID, ContainerID: 0, Length: m.Length}}
+	b, err := json.Marshal(record{UIDMappings: one, GIDMappings: one})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(podDir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(podDir, fileName), b, 0o600)
+}
+
+// holdEnv makes this binary, re-executed, a process that holds a user namespace open until its
+// stdin closes (Namespace).
+const holdEnv = "VOLPERM_USERNS_HOLD"
+
+func init() {
+	if os.Getenv(holdEnv) == "1" {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+}
+
+// Namespace is a user namespace of mapping m (uids and gids alike), held by a child process
+// until Close.
+type Namespace struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	// File is the namespace (/proc/PID/ns/user), open.
+	File *os.File
+}
+
+// NewNamespace starts a child in a new user namespace of m and opens the namespace.
+func NewNamespace(m Mapping) (*Namespace, error) {
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Env = []string{holdEnv + "=1"}
+	cmd.Dir = "/"
+	maps := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(m.HostID), Size: int(m.Length)}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: maps, GidMappings: maps}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("user namespace %d+%d: %w", m.HostID, m.Length, err)
+	}
+	ns := &Namespace{cmd: cmd, stdin: in}
+	if ns.File, err = os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid)); err != nil {
+		ns.Close()
+		return nil, err
+	}
+	return ns, nil
+}
+
+// Close ends the child; the namespace lives on while a mount made with it does.
+func (ns *Namespace) Close() {
+	if ns.File != nil {
+		ns.File.Close()
+	}
+	ns.stdin.Close()
+	_ = ns.cmd.Wait()
+}
+
+// Mount is the runtime's idmapped bind mount of src at dst (made here: a directory, or an empty
+// file for a file): a clone of src's mount tree whose ids are shifted by m, so that an id X on
+// disk is X inside the pod's user namespace of m, and an id outside 0..Length-1 has no mapping
+// (runc's mountIDMapped: open_tree(OPEN_TREE_CLONE|AT_RECURSIVE), mount_setattr(MOUNT_ATTR_IDMAP),
+// move_mount).
+func Mount(src, dst string, m Mapping) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	// The pod's processes (host ids first..) are "other" on the way down: 0755 like the
+	// kubelet's own directories.
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		err = os.Mkdir(dst, 0o755)
+	} else {
+		err = os.WriteFile(dst, nil, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %w", src, err)
+	}
+	defer unix.Close(tree)
+	if !mutant.On(mutant.UsernsNoIdmap) {
+		if mutant.On(mutant.UsernsOtherRange) {
+			m.HostID += m.Length
+		}
+		ns, err := NewNamespace(m)
+		if err != nil {
+			return err
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(ns.File.Fd())}
+		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+		ns.Close()
+		if err != nil {
+			return fmt.Errorf("idmapped mount of %s (mount_setattr MOUNT_ATTR_IDMAP): %w", src, err)
+		}
+	}
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount %s to %s: %w", src, dst, err)
+	}
+	return nil
+}
