@@ -16,6 +16,7 @@ const (
 	AreaAtomicWriter Area = "atomicwriter"
 	AreaFlexVolume   Area = "flexvolume"
 	AreaSkew         Area = "skew"
+	AreaUserNS       Area = "userns"
 )
 
 // AreaInfo is all volperm knows of an area, in one place: adding an area is an entry of areas
@@ -42,6 +43,8 @@ var areas = []AreaInfo{
 	{AreaFlexVolume, "flexVolume driver allowlist (seed 004) on pods and PersistentVolumes, policy validation, the fixture driver's set-up",
 		[]string{"flexVolume"}},
 	{AreaSkew, "feature-gate skew: apiserver gate x kubelet gate x pod created before/after a flip, upgrade -> downgrade -> upgrade (KEP-5502 version skew)",
+		nil},
+	{AreaUserNS, "user namespaces (`hostUsers: false`, KEP-127): the API's rules, idmapped volumes as the pod sees them and as they land on disk, ids outside the pod's range",
 		nil},
 }
 

@@ -25,6 +25,7 @@ const (
 	FsUserProbesLabel   = "fs-user-probes"
 	PodCredentials      = "pod-credentials"
 	NoServiceAccount    = "no-service-account-name"
+	UserNamespaces      = "user-namespaces"
 )
 
 // Need is one thing a case needs beyond a stock v1.37 cluster.
@@ -74,6 +75,12 @@ var table = []struct {
 		if c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && HasTokenProjection(c.Pod) {
 			// v1.37 ValidatePodCreate's rule shows only where no admission plugin names one.
 			return "a serviceAccountToken projection in a pod without serviceAccountName: a cluster's ServiceAccount admission plugin sets one before validation"
+		}
+		return ""
+	}},
+	{UserNamespaces, true, func(c *framework.Case) string {
+		if c.Pod != nil && c.Pod.Spec.HostUsers != nil && !*c.Pod.Spec.HostUsers && !c.AdmissionOnly {
+			return "a pod with hostUsers: false needs a runtime that runs it in a user namespace with idmapped volume mounts (containerd >= 2.0, runc >= 1.2, Linux >= 6.3 for tmpfs)"
 		}
 		return ""
 	}},
