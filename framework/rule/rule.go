@@ -75,6 +75,14 @@ const (
 	FsUser Dim = "fs-user"
 	// Projection is the kind of a projected source whose files get the pod's FsUser.
 	Projection Dim = "projection"
+	// HostUsers is the pod's spec.hostUsers: false (a user namespace, KEP-127), true, or unset
+	// (which means true).
+	HostUsers Dim = "host-users"
+	// HostField is a field validateHostUsers forbids with hostUsers false that the pod sets
+	// (a container's volumeDevices), or none of them.
+	HostField Dim = "host-field"
+	// Container is the kind of container a container rule was applied to.
+	Container Dim = "container"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -105,6 +113,9 @@ var Values = map[Dim][]string{
 	UserFrom:        {"defaultUser", "item", "token", "runAsUser", "none"},
 	FsUser:          {"one", "root", "none", "partial", "mixed"},
 	Projection:      {"serviceAccountToken", "clusterTrustBundle", "podCertificate"},
+	HostUsers:       {"false", "true", "unset"},
+	HostField:       {"hostNetwork", "hostPID", "hostIPC", "volumeDevices", "none"},
+	Container:       {"container", "initContainer"},
 }
 
 // Cond is one condition a rule was applied under.
