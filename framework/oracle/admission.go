@@ -57,6 +57,10 @@ func admit(c *framework.Case, t *tracer) admitted {
 	// create path: validation, then validating admission).
 	errs := validatePod(pod)
 	t.traceValidation(pod, c.Gates.APIServer, errs)
+	// docs/spec.md "User namespaces (KEP-127)": the parts of ValidatePodSpec that read hostUsers.
+	userns := validateUserNamespaces(pod, old)
+	t.traceUserNamespaces(pod, old, userns)
+	errs = append(errs, userns...)
 	if len(errs) == 0 && c.FlexVolumePolicy != nil {
 		errs = podPolicyErrors(c.FlexVolumePolicy, pod, t)
 	}

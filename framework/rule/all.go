@@ -17,6 +17,9 @@ const (
 	ValidVolumes      ID = "validation.volumes"
 	ValidTokenSA      ID = "validation.token-service-account"
 	ValidUser         ID = "validation.user"
+	ValidHostUsers    ID = "validation.host-users"
+	ValidProcMount    ID = "validation.proc-mount-unmasked"
+	ValidWindowsUsers ID = "validation.host-users-windows"
 	AllowPolicy       ID = "allowlist.policy"
 	AllowType         ID = "allowlist.type"
 	AllowDriver       ID = "allowlist.driver"
@@ -103,6 +106,12 @@ var All = []Rule{
 
 	{ValidUser, "Admission: validation", "defaultUser and item user within 0..2147483647; a downwardAPI item's at its source's path (KEP-5936)",
 		[]Need{{Dim: Boundary}, {Dim: Type, Only: atomicTypes}, {Dim: UserFrom, Only: []string{"defaultUser", "item", "token"}}}},
+	{ValidHostUsers, "Admission: user namespaces (KEP-127)", "hostUsers false forbids hostNetwork (unless the old pod had both), hostPID, hostIPC and every container's volumeDevices (unless the old pod had both); hostUsers true or unset checks nothing; every volume type is allowed",
+		[]Need{{Dim: HostUsers}, {Dim: HostField}, {Dim: Outcome}, {Dim: Old}, {Dim: Type}}},
+	{ValidProcMount, "Admission: user namespaces (KEP-127)", "a container's procMount Unmasked needs hostUsers false",
+		[]Need{{Dim: HostUsers}, {Dim: Outcome}, {Dim: Container}}},
+	{ValidWindowsUsers, "Admission: user namespaces (KEP-127)", "a windows pod (spec.os.name windows) may not set hostUsers, true or false",
+		[]Need{{Dim: HostUsers}, {Dim: Outcome}}},
 	{AllowPolicy, "Admission: flexVolume allowlist", "an invalid policy (empty driver name, drivers without flexVolume allowed) rejects every request",
 		[]Need{{Dim: Outcome}}},
 	{AllowType, "Admission: flexVolume allowlist", "a volume type not in allowedVolumeTypes (nor '*') is forbidden",

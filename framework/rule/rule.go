@@ -77,6 +77,14 @@ const (
 	Projection Dim = "projection"
 	// Mapped: whether an entry's owner and group have a mapping in the pod's user namespace.
 	Mapped Dim = "mapped"
+	// HostUsers is the pod's spec.hostUsers: false (a user namespace, KEP-127), true, or unset
+	// (which means true).
+	HostUsers Dim = "host-users"
+	// HostField is a field validateHostUsers forbids with hostUsers false that the pod sets
+	// (a container's volumeDevices), or none of them.
+	HostField Dim = "host-field"
+	// Container is the kind of container a container rule was applied to.
+	Container Dim = "container"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -108,6 +116,9 @@ var Values = map[Dim][]string{
 	FsUser:          {"one", "root", "none", "partial", "mixed"},
 	Projection:      {"serviceAccountToken", "clusterTrustBundle", "podCertificate"},
 	Mapped:          {"yes", "no"},
+	HostUsers:       {"false", "true", "unset"},
+	HostField:       {"hostNetwork", "hostPID", "hostIPC", "volumeDevices", "none"},
+	Container:       {"container", "initContainer"},
 }
 
 // Cond is one condition a rule was applied under.

@@ -14,8 +14,9 @@ import (
 )
 
 // validatePod is the volumes part of v1.37 ValidatePodCreate: ValidateVolumes, then the volume
-// names of every container's volumeMounts (ValidateVolumeMounts' name checks).
-func validatePod(pod *corev1.Pod) field.ErrorList {
+// names of every container's volumeMounts (ValidateVolumeMounts' name checks), and the checks of
+// hostUsers (userns.go; old, the old pod of an update or nil, decides their ratchets).
+func validatePod(pod, old *corev1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 	vols, errs := validateVolumes(pod.Spec.Volumes, specPath.Child("volumes"))
 	errs = append(errs, validateMountNames(pod.Spec.Containers, vols, specPath.Child("containers"))...)
@@ -23,7 +24,8 @@ func validatePod(pod *corev1.Pod) field.ErrorList {
 	for i, ec := range pod.Spec.EphemeralContainers {
 		errs = append(errs, validateMountNames([]corev1.Container{corev1.Container(ec.EphemeralContainerCommon)}, vols, specPath.Child("ephemeralContainers").Index(i))...)
 	}
-	return append(errs, validateTokenNeedsServiceAccount(pod, specPath)...)
+	errs = append(errs, validateTokenNeedsServiceAccount(pod, specPath)...)
+	return append(errs, validateUserNamespaces(pod, old)...)
 }
 
 // validateTokenNeedsServiceAccount is v1.37 ValidatePodCreate's check for pods (not templates):

@@ -130,4 +130,9 @@ var handWritten = []Mutant{
 	{ReleaseWarnSilently, FamReleases, "releases: an older apiserver drops an unknown field without a warning", ""},
 	{ReleaseStrictIgnored, FamReleases, "releases: an older apiserver warns on an unknown field even when the client asked for strict validation", ""},
 	{ReleaseKubeletKnowsAll, FamReleases, "releases: an older kubelet applies emptyDir mode, a field its release does not have (a fork that backported KEP-5502 without its gate)", ""},
+
+	{UserNSSetNotFalse, FamUserNS, "user namespaces: hostNetwork, hostPID, hostIPC and volumeDevices are forbidden whenever hostUsers is set, true included", ""},
+	{UserNSLowercasePaths, FamUserNS, "user namespaces: hostPID and hostIPC are reported at spec.hostPID / spec.hostIPC, not upstream's spec.HostPID / spec.HostIPC", ""},
+	{UserNSVolumeDevicesUnchecked, FamUserNS, "user namespaces: a container's volumeDevices are not checked with hostUsers false", ""},
+	{UserNSUnmaskedUnsetAllowed, FamUserNS, "user namespaces: procMount Unmasked is refused only with hostUsers true, so unset (which means true) passes", ""},
 }

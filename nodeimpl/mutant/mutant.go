@@ -37,6 +37,7 @@ const (
 	FamAllowlist         Family = "allowlist"           // the flexVolume allowlist (seed 004)
 	FamGates             Family = "gates"               // the kubelet's gates across steps
 	FamReleases          Family = "releases"            // what an older release knows
+	FamUserNS            Family = "userns"              // the API rules of hostUsers (KEP-127)
 )
 
 // IsBlind says whether m is of the blind set (blind.go, issue 30): written by someone who had
@@ -174,6 +175,11 @@ const (
 	AllowEmptyNameOK      Name = "allow-empty-driver-name-accepted"
 	AllowFirstVolumeOnly  Name = "allow-first-volume-only"
 	AllowTypeBeforeDriver Name = "allow-both-errors"
+
+	UserNSSetNotFalse            Name = "userns-host-users-set-not-false"
+	UserNSLowercasePaths         Name = "userns-hostpid-hostipc-paths-lowercase"
+	UserNSVolumeDevicesUnchecked Name = "userns-volume-devices-unchecked"
+	UserNSUnmaskedUnsetAllowed   Name = "userns-unmasked-allowed-with-host-users-unset"
 
 	GatesRestartKeepsOld  Name = "gates-restart-keeps-old-gates"
 	GatesPreserveFromMode Name = "gates-preserve-reads-mode-gate"
