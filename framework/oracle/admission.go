@@ -58,8 +58,8 @@ func admit(c *framework.Case, t *tracer) admitted {
 	errs := validatePod(pod)
 	t.traceValidation(pod, c.Gates.APIServer, errs)
 	// docs/spec.md "User namespaces (KEP-127)": the parts of ValidatePodSpec that read hostUsers.
-	userns := validateUserNamespaces(pod, old)
-	t.traceUserNamespaces(pod, old, userns)
+	userns := validateUserNamespaces(pod, old, c.Releases.Of(true))
+	t.traceUserNamespaces(pod, old, c.Releases.Of(true), userns)
 	errs = append(errs, userns...)
 	if len(errs) == 0 && c.FlexVolumePolicy != nil {
 		errs = podPolicyErrors(c.FlexVolumePolicy, pod, t)

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/rule"
 )
 
@@ -74,16 +75,22 @@ func hasVolumeDevices(spec *corev1.PodSpec) bool {
 // update: AllowUserNamespacesHostNetworkSupport (useAllowUserNamespacesHostNetworkSupport, the
 // UserNamespacesHostNetworkSupport gate being off) and AllowUserNamespacesWithVolumeDevices
 // (hasUserNamespacesWithVolumeDevices).
-func userNSAllowances(old *corev1.Pod) (hostNetwork, volumeDevices bool) {
+// The hostNetwork ratchet exists from v1.35 (useAllowUserNamespacesHostNetworkSupport, with
+// KEP-5607); a v1.34 apiserver forbids hostNetwork on every hostUsers: false pod.
+func userNSAllowances(old *corev1.Pod, release string) (hostNetwork, volumeDevices bool) {
 	if old == nil || !hostUsersFalse(&old.Spec) {
 		return false, false
 	}
-	return old.Spec.HostNetwork, hasVolumeDevices(&old.Spec)
+	return old.Spec.HostNetwork && framework.ReleaseMinor(release) >= hostNetworkRatchetSince, hasVolumeDevices(&old.Spec)
 }
+
+// hostNetworkRatchetSince is the first minor release whose apiserver keeps an old pod's
+// hostNetwork with hostUsers: false (v1.35 pkg/api/pod/util.go).
+const hostNetworkRatchetSince = 35
 
 // validateUserNamespaces is docs/spec.md "User namespaces (KEP-127)": the parts of v1.37
 // ValidatePodSpec that read hostUsers, each in upstream's order (the texts are sorted later).
-func validateUserNamespaces(pod *corev1.Pod, old *corev1.Pod) field.ErrorList {
+func validateUserNamespaces(pod *corev1.Pod, old *corev1.Pod, release string) field.ErrorList {
 	spec := &pod.Spec
 	specPath := field.NewPath("spec")
 	var errs field.ErrorList
@@ -98,7 +105,7 @@ func validateUserNamespaces(pod *corev1.Pod, old *corev1.Pod) field.ErrorList {
 	}
 	// validateHostUsers.
 	if hostUsersFalse(spec) {
-		allowHostNetwork, allowVolumeDevices := userNSAllowances(old)
+		allowHostNetwork, allowVolumeDevices := userNSAllowances(old, release)
 		if !allowHostNetwork && spec.HostNetwork {
 			errs = append(errs, field.Forbidden(specPath.Child("hostNetwork"), hostUsersFalseMsg))
 		}
@@ -125,7 +132,7 @@ func validateUserNamespaces(pod *corev1.Pod, old *corev1.Pod) field.ErrorList {
 
 // traceUserNamespaces records the rules of docs/spec.md "User namespaces (KEP-127)" a pod meets,
 // with their outcomes read from errs (the pod's validation errors).
-func (t *tracer) traceUserNamespaces(pod, old *corev1.Pod, errs field.ErrorList) {
+func (t *tracer) traceUserNamespaces(pod, old *corev1.Pod, release string, errs field.ErrorList) {
 	if t == nil {
 		return
 	}
@@ -154,7 +161,7 @@ func (t *tracer) traceUserNamespaces(pod, old *corev1.Pod, errs field.ErrorList)
 		if len(fields) == 0 {
 			fields = append(fields, cond(rule.HostField, "none"))
 		}
-		hostNetwork, volumeDevices := userNSAllowances(old)
+		hostNetwork, volumeDevices := userNSAllowances(old, release)
 		conds := append([]rule.Cond{users, oldConds(old, hostNetwork || volumeDevices)}, fields...)
 		conds = append(conds, cond(rule.Outcome, hasErr(func(f string) bool {
 			return f != "spec.hostUsers" && !isProcMountPath(f)

@@ -101,7 +101,7 @@ func Admit(req Request) Result {
 		}
 		setDefaultsPod(pod)
 		if mutant.On(mutant.DropAfterValidation) {
-			if errs := validatePod(pod, old); len(errs) > 0 {
+			if errs := validatePod(pod, old, req.Release); len(errs) > 0 {
 				return Result{Errors: errorTexts(errs)}
 			}
 		}
@@ -112,7 +112,7 @@ func Admit(req Request) Result {
 		}
 		res.Pod = pod
 		res.PreservePermissions = sortedKeys(preserve)
-		validate = func() field.ErrorList { return validatePod(pod, old) }
+		validate = func() field.ErrorList { return validatePod(pod, old, req.Release) }
 		allow = func(p *FlexVolumePolicy) field.ErrorList { return allowPod(p, pod) }
 	default:
 		return Result{Allowed: true}

@@ -5,13 +5,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volperm/volperm/nodeimpl/mutant"
+	"github.com/volperm/volperm/nodeimpl/release"
 )
 
 // validateUserNamespaces is every check of v1.37 ValidatePodSpec that reads spec.hostUsers
 // (KEP-127), one line per rule with its upstream source. old is the old pod of an update (nil
 // on a create): it decides the two ratchets of v1.37 pkg/api/pod/util.go
 // GetValidationOptionsFromPodSpecAndMeta.
-func validateUserNamespaces(pod, old *corev1.Pod) field.ErrorList {
+func validateUserNamespaces(pod, old *corev1.Pod, rel string) field.ErrorList {
 	spec := &pod.Spec
 	specPath := field.NewPath("spec")
 	userns := spec.HostUsers != nil && !*spec.HostUsers
@@ -36,7 +37,7 @@ func validateUserNamespaces(pod, old *corev1.Pod) field.ErrorList {
 		// v1.37 util.go useAllowUserNamespacesHostNetworkSupport (gate UserNamespacesHostNetworkSupport
 		// off, its default) and hasUserNamespacesWithVolumeDevices, on the old spec.
 		oldUserns := old != nil && old.Spec.HostUsers != nil && !*old.Spec.HostUsers
-		allowHostNetwork := oldUserns && old.Spec.HostNetwork
+		allowHostNetwork := oldUserns && old.Spec.HostNetwork && release.KeepsUserNSHostNetwork(rel)
 		allowVolumeDevices := false
 		if oldUserns {
 			visitContainers(&old.Spec, specPath, func(c *corev1.Container, _ *field.Path) {

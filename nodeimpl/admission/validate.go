@@ -16,7 +16,7 @@ import (
 // validatePod is the volumes part of v1.37 ValidatePodCreate: ValidateVolumes, then the volume
 // names of every container's volumeMounts (ValidateVolumeMounts' name checks), and the checks of
 // hostUsers (userns.go; old, the old pod of an update or nil, decides their ratchets).
-func validatePod(pod, old *corev1.Pod) field.ErrorList {
+func validatePod(pod, old *corev1.Pod, rel string) field.ErrorList {
 	specPath := field.NewPath("spec")
 	vols, errs := validateVolumes(pod.Spec.Volumes, specPath.Child("volumes"))
 	errs = append(errs, validateMountNames(pod.Spec.Containers, vols, specPath.Child("containers"))...)
@@ -25,7 +25,7 @@ func validatePod(pod, old *corev1.Pod) field.ErrorList {
 		errs = append(errs, validateMountNames([]corev1.Container{corev1.Container(ec.EphemeralContainerCommon)}, vols, specPath.Child("ephemeralContainers").Index(i))...)
 	}
 	errs = append(errs, validateTokenNeedsServiceAccount(pod, specPath)...)
-	return append(errs, validateUserNamespaces(pod, old)...)
+	return append(errs, validateUserNamespaces(pod, old, rel)...)
 }
 
 // validateTokenNeedsServiceAccount is v1.37 ValidatePodCreate's check for pods (not templates):

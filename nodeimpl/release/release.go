@@ -28,6 +28,13 @@ func minor(r string) int {
 	return n
 }
 
+// hostNetworkRatchetSince is the first release whose apiserver keeps an old pod's hostNetwork
+// with hostUsers: false on an update (v1.35 pkg/api/pod/util.go useAllowUserNamespacesHostNetworkSupport).
+const hostNetworkRatchetSince = 35
+
+// KeepsUserNSHostNetwork says whether release r's apiserver has that ratchet.
+func KeepsUserNSHostNetwork(r string) bool { return minor(r) >= hostNetworkRatchetSince }
+
 // userFieldsSince is the first release with defaultUser and item user (KEP-5936, alpha in v1.37).
 const userFieldsSince = 37
 
