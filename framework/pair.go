@@ -310,6 +310,30 @@ func (p *Pair) supports(ctx context.Context, c *Case) (bool, string) {
 	return p.node.SupportsNode(cc, a)
 }
 
+// NotApplicable says why c names a release one of the halves does not run, "" when both run
+// c's releases (framework.NotApplicable).
+func (p *Pair) NotApplicable(c *Case) string {
+	if why := releaseGap(p.api, true, c, p.api.Info()); why != "" {
+		return why
+	}
+	if why := releaseGap(p.node, false, c, p.node.Info()); why != "" {
+		return why
+	}
+	// A kubeletRelease step makes the node a kubelet of another release: a case of a node that
+	// has that release too (the reference, kind@matrix), not of one that is one release.
+	for _, s := range c.After {
+		r := s.KubeletRelease
+		if r == "" || r == releaseOf(p.node) {
+			continue
+		}
+		if rr, ok := p.node.(ReleaseRunner); ok && rr.RunsRelease(r) {
+			continue
+		}
+		return fmt.Sprintf("a kubeletRelease step to %s: this target's kubelet (%s) is %s only", r, p.node.Info().Name, releaseOf(p.node))
+	}
+	return ""
+}
+
 // HostNeeds is what the kubelet half needs of this machine for c, when c reaches it.
 func (p *Pair) HostNeeds(c *Case) []hostfeature.Feature {
 	if ok, _ := p.api.SupportsAdmission(c); !ok {

@@ -204,6 +204,20 @@ func NotInReleases(target Target, c *Case) string {
 	return ""
 }
 
+// NotApplicable says why c is not a case of target's releases, "" when it is: a cell target's
+// releases cannot have (NotInReleases), or a case naming releases target does not run (a kind
+// cluster, an exec agent or a distribution is one release: issue 33). Such a case is not run and
+// never required of the target (docs/certify.md "Not applicable").
+func NotApplicable(target Target, c *Case) string {
+	if why := NotInReleases(target, c); why != "" {
+		return why
+	}
+	if na, ok := target.(interface{ NotApplicable(*Case) string }); ok {
+		return na.NotApplicable(c)
+	}
+	return ""
+}
+
 // RunAsReleases returns cases made cells of the releases target runs (docs/releases.md "What a
 // release means"). When a half of target is of one older release (Pair.Releases:
 // `upstream@v1.36.3`, `upstream@v1.37.1+upstream@v1.34.4`), a case that names no releases becomes

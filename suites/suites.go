@@ -248,17 +248,18 @@ func MissingHostFeature(t framework.Target, c *framework.Case) *hostfeature.Miss
 // Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
+	na := framework.NotApplicable(cfg.Target, c)
 	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile),
 		APIServerRelease: c.Releases.Of(true), KubeletRelease: c.Releases.Of(false), Gates: report.GatesWords(c.Gates),
-		Features: framework.CaseFeatures(c)}, ginkgo.ReportEntryVisibilityNever)
+		Features: framework.CaseFeatures(c), NotApplicable: na}, ginkgo.ReportEntryVisibilityNever)
+	if na != "" {
+		ginkgo.Skip(na) // not the target's failure: its releases cannot have the case
+	}
 	if m := MissingHostFeature(cfg.Target, c); m != nil {
 		if hostfeature.Required(m.Feature) {
 			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, m, m.Feature, hostfeature.EnvRequire))
 		}
 		ginkgo.Skip(m.Error())
-	}
-	if reason := framework.NotInReleases(cfg.Target, c); reason != "" {
-		ginkgo.Skip(reason) // not the target's failure: its releases cannot have the case
 	}
 	if ok, reason := cfg.Target.Supports(c); !ok {
 		if cfg.Require {

@@ -86,10 +86,19 @@ type Report struct {
 	Result   string          `json:"result"`
 	Profiles []ProfileResult `json:"profiles"`
 	Features []FeatureResult `json:"features"`
+	// NotApplicable are the cases of releases the implementation is not (a kind cluster, an
+	// exec agent or a distribution is one release), by reason: not run, never required.
+	NotApplicable []NotApplicable `json:"notApplicable,omitempty"`
 	// Pools are the results per pool of nodes when the cases ran on node pools (the cluster
 	// target over a cluster's nodes: docs/certify.md "Every node"), each as Profiles, of the
 	// required cases as that pool judged them.
 	Pools []PoolResult `json:"pools,omitempty"`
+}
+
+// NotApplicable is how many cases were not applicable for one reason.
+type NotApplicable struct {
+	Why   string `json:"why"`
+	Cases int    `json:"cases"`
 }
 
 // PoolResult is one pool of nodes: what its nodes share, its kubelet release, the nodes that
@@ -191,7 +200,13 @@ func Build(outcomes []Outcome, o Options) *Report {
 		poolOrder []string
 		unpooled  []Outcome
 	)
+	notApplicable := map[string]int{}
 	for _, oc := range outcomes {
+		if oc.Facts.NotApplicable != "" {
+			// Not a case of the implementation's releases: neither required nor counted.
+			notApplicable[oc.Facts.NotApplicable]++
+			continue
+		}
 		pairs[ReleasePair{oc.Facts.APIServerRelease, oc.Facts.KubeletRelease}] = true
 		required := true
 		for _, f := range oc.Facts.Features {
@@ -241,6 +256,9 @@ func Build(outcomes []Outcome, o Options) *Report {
 	}
 	for p := range pairs {
 		r.Releases = append(r.Releases, p)
+	}
+	for _, why := range slices.Sorted(maps.Keys(notApplicable)) {
+		r.NotApplicable = append(r.NotApplicable, NotApplicable{Why: why, Cases: notApplicable[why]})
 	}
 	sort.Slice(r.Releases, func(i, j int) bool {
 		a, b := r.Releases[i], r.Releases[j]

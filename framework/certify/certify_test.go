@@ -311,3 +311,31 @@ func TestVerifyPools(t *testing.T) {
 		report.PoolVerdict{Pool: "kubelet v1.36.3", Kubelet: "v1.36.3", Node: "old", State: report.PoolPassed})}
 	wantProblems(t, verify(t, handIn(t, nil, odd...)), "pool kubelet v1.36.3 runs kubelet v1.36.3, but junit.xml's cases ran in [{v1.37 v1.37}]")
 }
+
+// Issue 33: a case of a release the implementation is not (an exec agent or a kind cluster is
+// one release) is not applicable: not run, never required, listed apart with its reason, and
+// its releases are not among those certified.
+func TestNotApplicableIsNotRequired(t *testing.T) {
+	skew := spec("secret volume under a v1.34 kubelet", "conformance", types.SpecStateSkipped)
+	facts := report.CaseFacts{Area: "atomicwriter", Profile: "conformance", APIServerRelease: "v1.37", KubeletRelease: "v1.34",
+		NotApplicable: "needs kubelet v1.34; this target's kubelet (reference) is v1.37 only"}
+	skew.ReportEntries = types.ReportEntries{{Name: report.CaseEntry, Value: types.WrapEntryValue(facts)}}
+	skew.Failure = types.Failure{Message: facts.NotApplicable}
+	dir := handIn(t, nil, spec("secret volume", "conformance", types.SpecStatePassed), skew)
+	wantProblems(t, verify(t, dir))
+	outcomes, _ := ReadJUnit(filepath.Join(dir, "junit.xml"))
+	r := Build(outcomes, Options{})
+	if r.Result != ResultSuccess || len(r.Profiles) != 1 || r.Profiles[0].Total != 1 || r.Profiles[0].NotRun != 0 {
+		t.Errorf("result %s, profiles %+v: want success over the one applicable case", r.Result, r.Profiles)
+	}
+	if len(r.NotApplicable) != 1 || r.NotApplicable[0].Cases != 1 || r.NotApplicable[0].Why != facts.NotApplicable {
+		t.Errorf("notApplicable %+v: want the one case with its reason", r.NotApplicable)
+	}
+	if len(r.Releases) != 1 || r.Releases[0] != (ReleasePair{"v1.37", "v1.37"}) {
+		t.Errorf("releases %+v: want only v1.37 x v1.37, the releases the cases ran in", r.Releases)
+	}
+	// Without the fact the same skipped case is required and did not run.
+	plain := spec("secret volume under a v1.34 kubelet", "conformance", types.SpecStateSkipped)
+	dir = handIn(t, nil, spec("secret volume", "conformance", types.SpecStatePassed), plain)
+	wantProblems(t, verify(t, dir), "profile conformance: 1 required case(s) did not run")
+}

@@ -161,6 +161,9 @@ type CaseFacts struct {
 	Gates            string `json:"gates,omitempty"`
 	// Features are the claimable features the case belongs to (framework.CaseFeatures).
 	Features []string `json:"features,omitempty"`
+	// NotApplicable says why the case is not one of the target's releases (it was not run and
+	// is never required: framework.NotApplicable); "" for a case of the target.
+	NotApplicable string `json:"notApplicable,omitempty"`
 }
 
 // CaseProperty is the name of the JUnit property that carries a testcase's CaseFacts (Ginkgo
