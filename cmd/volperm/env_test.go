@@ -16,6 +16,7 @@ import (
 var internalEnv = map[string]string{
 	"VOLPERM_AGENT_CALL":   "the token every process of an agent call inherits (docs/exec-protocol.md)",
 	"VOLPERM_PROBE_CHILD":  "marks the reference target's probe child (framework/probe)",
+	"VOLPERM_USERNS_HOLD":  "marks the child that holds a user namespace open for an idmapped mount (nodeimpl/userns)",
 	"VOLPERM_MUTANT":       "the mutant an agent of the mutation self-test runs (nodeimpl/mutant, docs/mutants.md)",
 	"VOLPERM_MUTANT_SEAMS": "where that agent lists the seams it reached (mutation/seamfile)",
 }
