@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/volperm/volperm/framework/k8srelease"
@@ -17,7 +18,7 @@ import (
 )
 
 // clusterUsage names the subcommands of `volperm cluster`.
-const clusterUsage = "want a subcommand: volperm cluster image [--kubernetes-version v1.N.P] | run --in-cluster | retrieve | remove | sonobuoy-plugin"
+const clusterUsage = "want a subcommand: volperm cluster image [--kubernetes-version v1.N.P] [--runtime containerd2|debian] | run --in-cluster | retrieve | remove | sonobuoy-plugin"
 
 // runCluster is `volperm cluster SUBCOMMAND`.
 func runCluster(s streams, args []string) int {
@@ -49,6 +50,7 @@ func runClusterImage(s streams, args []string) int {
 	fs.StringVar(&opts.CacheDir, "cache", "", "artifact cache (default $XDG_CACHE_HOME/volperm/kindnode or ~/.cache/volperm/kindnode)")
 	fs.StringVar(&opts.Mirror, "mirror", "", "Debian mirror for debootstrap (default http://deb.debian.org/debian)")
 	fs.StringVar(&opts.Release, "kubernetes-version", "", "the Kubernetes release of the node image, v1.N.P of a supported minor (default "+nodeimage.KubernetesVersion+"), cached per release")
+	fs.StringVar(&opts.Runtime, "runtime", "", "the container runtime of the node image: "+strings.Join(nodeimage.Runtimes, " or ")+" (default "+nodeimage.DefaultRuntime+"), cached per runtime")
 	if code, done := parseSubcommand(s, "cluster image", "build (or find in the cache) the kind node image and the probe image", fs, args); done {
 		return code
 	}
@@ -57,6 +59,9 @@ func runClusterImage(s streams, args []string) int {
 		if err := k8srelease.CheckRelease(opts.Release); err != nil {
 			return fail(s, "cluster image", usagef("--kubernetes-version: %v", err))
 		}
+	}
+	if err := nodeimage.CheckRuntime(opts.Runtime); err != nil {
+		return fail(s, "cluster image", usagef("--runtime: %v", err))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -54,12 +54,19 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 			return nil, fmt.Errorf("kind target: --%s: %w", FlagKubernetesVersion, err)
 		}
 	}
+	runtime := o.Flag(FlagRuntime)
+	if err := nodeimage.CheckRuntime(runtime); err != nil {
+		return nil, fmt.Errorf("kind target: --%s: %w", FlagRuntime, err)
+	}
+	if runtime != "" && opts.NodeImage != "" {
+		return nil, fmt.Errorf("kind target: --%s and --%s: a node image has its runtime; give one of them", FlagRuntime, FlagNodeImage)
+	}
 	if err := parseArg(o.Arg, &opts); err != nil {
 		return nil, err
 	}
 	if opts.NodeImage == "" || opts.ProbeImage == "" {
 		// The command owns the signals: a Ctrl-C during the build cancels o.Interrupt.
-		images, err := BuildImages(o.InterruptContext(), nodeimage.Options{Log: os.Stderr, Release: opts.Release})
+		images, err := BuildImages(o.InterruptContext(), nodeimage.Options{Log: os.Stderr, Release: opts.Release, Runtime: runtime})
 		if err != nil {
 			return nil, err
 		}

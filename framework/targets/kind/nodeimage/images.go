@@ -287,9 +287,15 @@ func (b *builder) nodeEntries(ctx context.Context) ([]entry, error) {
 	add(entry{path: "etc/systemd/system/systemd-binfmt.service", link: "/dev/null"})
 	add(entry{path: "etc/kubernetes/manifests", dir: true, mode: 0o755})
 	add(entry{path: "usr/sbin/init", link: "/usr/lib/systemd/systemd"})
-	// kind's units and crictl name the binaries it builds into /usr/local; Debian's are in /usr.
-	for _, c := range []string{"containerd", "ctr", "containerd-shim-runc-v2"} {
-		add(entry{path: "usr/local/bin/" + c, link: "/usr/bin/" + c})
+	if b.runtime == RuntimeDebian {
+		// kind's units and crictl name the binaries it builds into /usr/local; Debian's are in /usr.
+		for _, c := range []string{"containerd", "ctr", "containerd-shim-runc-v2"} {
+			add(entry{path: "usr/local/bin/" + c, link: "/usr/bin/" + c})
+		}
+	} else {
+		for _, c := range RuntimeCommands {
+			add(entry{path: c.Path, mode: 0o755, src: filepath.Join(b.runtimeDir, c.Name)})
+		}
 	}
 	add(entry{path: "opt/cni/bin", link: "/usr/lib/cni"})
 	add(entry{path: "etc/cni/net.d/10-bridge.conflist", mode: 0o644, data: []byte(bridgeConflist)})
@@ -307,7 +313,7 @@ func (b *builder) nodeEntries(ctx context.Context) ([]entry, error) {
 	// Directories first (parents before children), with the modes the Dockerfile gives them.
 	var ds []string
 	for d := range dirs {
-		if _, err := os.Lstat(filepath.Join(b.cache, "rootfs", d)); err != nil {
+		if _, err := os.Lstat(filepath.Join(b.rootfsDir, d)); err != nil {
 			ds = append(ds, d)
 		}
 	}
@@ -320,9 +326,14 @@ func (b *builder) nodeEntries(ctx context.Context) ([]entry, error) {
 }
 
 // criBaseSpec is kind's /etc/containerd/cri-base.json: `ctr oci spec` of the node's containerd
-// with the mount-product-files hook added and rlimits removed (images/base/Dockerfile).
+// with the mount-product-files hook added and rlimits removed (images/base/Dockerfile). Debian's
+// ctr runs in its rootfs; RuntimeContainerd2's is static and runs as it is.
 func (b *builder) criBaseSpec(ctx context.Context) ([]byte, error) {
-	raw, err := b.output(ctx, "", "chroot", filepath.Join(b.cache, "rootfs"), "ctr", "oci", "spec")
+	cmd := []string{"chroot", b.rootfsDir, "ctr"}
+	if b.runtime != RuntimeDebian {
+		cmd = []string{filepath.Join(b.runtimeDir, "ctr")}
+	}
+	raw, err := b.output(ctx, "", cmd[0], append(cmd[1:], "oci", "spec")...)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +394,7 @@ func (b *builder) nodeBase(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	h := []string{b.keys["rootfs"], b.keys["kubernetes"], KindVersion}
+	h := []string{b.keys["rootfs"], b.keys["runtime"], b.keys["kubernetes"], KindVersion}
 	for _, e := range entries {
 		h = append(h, e.path, fmt.Sprint(e.mode, e.dir), e.link, string(e.data), e.src)
 	}
@@ -392,14 +403,14 @@ func (b *builder) nodeBase(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	b.keys["node-base"] = k
-	tag := "volperm/kindnode-base:" + b.release + "-" + k[:12]
+	tag := "volperm/kindnode-base:" + b.tagPrefix() + k[:12]
 	b.result.Image = tag
 	if b.imageKey(ctx, tag) == k {
 		return true, nil
 	}
 	b.logf("node-base: importing %s", tag)
 	changes := []string{"ENV container=docker", `ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`, "LABEL " + keyLabel + "=" + k}
-	return false, b.dockerImport(ctx, tag, changes, filepath.Join(b.cache, "rootfs"), entries)
+	return false, b.dockerImport(ctx, tag, changes, b.rootfsDir, entries)
 }
 
 // preload imports the component images (and Options.Preload) into the node's containerd the way
@@ -424,7 +435,7 @@ func (b *builder) preload(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	tag := "volperm/kindnode:" + b.release + "-" + k[:12]
+	tag := "volperm/kindnode:" + b.tagPrefix() + k[:12]
 	b.result.Image = tag
 	if b.imageKey(ctx, tag) == k {
 		return true, nil
@@ -485,19 +496,25 @@ func (b *builder) preload(ctx context.Context) (bool, error) {
 		"--change", "LABEL "+keyLabel+"="+k, name, tag)
 }
 
-// prune removes the node images of this release this builder made from other inputs (other
-// tags RELEASE-KEY of volperm/kindnode and volperm/kindnode-base carrying keyLabel); the images
-// of other releases stay. An image a container still uses stays.
+// tagPrefix begins the tags of the node images of this release and runtime: RELEASE-RUNTIME-,
+// followed by the first 12 digits of the image's key.
+func (b *builder) tagPrefix() string { return b.release + "-" + b.runtime + "-" }
+
+// prune removes the node images of this release and runtime this builder made from other inputs
+// (other tags RELEASE-RUNTIME-KEY of volperm/kindnode and volperm/kindnode-base carrying
+// keyLabel); the images of other releases and runtimes stay, and so do those tagged
+// RELEASE-KEY, as they were before there were runtimes (docker rmi removes them). An image a
+// container still uses stays.
 func (b *builder) prune(ctx context.Context) (bool, error) {
 	out, err := b.output(ctx, "", "docker", "images", "--filter", "label="+keyLabel, "--format", "{{.Repository}}:{{.Tag}}")
 	if err != nil {
 		return false, err
 	}
-	keep := map[string]bool{b.result.Image: true, "volperm/kindnode-base:" + b.release + "-" + b.keys["node-base"][:12]: true}
+	keep := map[string]bool{b.result.Image: true, "volperm/kindnode-base:" + b.tagPrefix() + b.keys["node-base"][:12]: true}
 	cached := true
 	for _, img := range strings.Fields(out) {
 		repo, tag, _ := strings.Cut(img, ":")
-		if keep[img] || (repo != "volperm/kindnode" && repo != "volperm/kindnode-base") || !strings.HasPrefix(tag, b.release+"-") {
+		if keep[img] || (repo != "volperm/kindnode" && repo != "volperm/kindnode-base") || !strings.HasPrefix(tag, b.tagPrefix()) {
 			continue
 		}
 		cached = false

@@ -1,7 +1,8 @@
 // Package nodeimage builds volperm's kind node image offline, from source and Debian packages:
-// the Kubernetes commands of a release, etcd and a pause binary compiled here, a debootstrap
-// rootfs with kind's base image files, the control-plane images preloaded into the node's
-// containerd. Every step keeps its artifact in a cache directory (or in Docker, by tag) and is
+// the Kubernetes commands of a release, etcd, a pause binary and the container runtime
+// (containerd and runc, build/runtime; or Debian's packages, Options.Runtime) compiled here, a
+// debootstrap rootfs with kind's base image files, the control-plane images preloaded into the
+// node's containerd. Every step keeps its artifact in a cache directory (or in Docker, by tag) and is
 // skipped when the inputs it was made from are unchanged. The default release (KubernetesVersion)
 // is built in build/kindnode; another supported one (Options.Release) in a module generated for
 // it (release.go), with the etcd and pause tags its kubeadm asks for.
@@ -17,6 +18,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -39,7 +42,9 @@ const (
 
 // Packages are the Debian packages of the node rootfs: kind's base image list
 // (images/base/Dockerfile) minus fuse-overlayfs, nfs, iscsi and curl, plus containerd, runc and
-// the CNI plugins that kind builds from source.
+// the CNI plugins that kind builds from source. The runtime "containerd2" leaves out
+// DebianRuntimePackages (its containerd and runc are built here; libseccomp2, which runc links,
+// stays).
 var Packages = []string{
 	"systemd", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool", "util-linux",
 	"mount", "kmod", "libseccomp2", "pigz", "bash", "ca-certificates", "procps", "containerd",
@@ -63,6 +68,51 @@ type Options struct {
 	// Release is the Kubernetes release of the node ("" = KubernetesVersion): any release
 	// k8srelease.CheckRelease accepts; cached per release.
 	Release string
+	// Runtime is the node's container runtime ("" = DefaultRuntime): one of Runtimes. The
+	// image's tag names it; one runtime build serves every release.
+	Runtime string
+}
+
+// The container runtimes a node image can have (Options.Runtime).
+const (
+	// RuntimeContainerd2 is containerd ContainerdVersion (containerd, its runc shim and ctr)
+	// and runc RuncVersion (with seccomp), compiled here from the Go module proxy in the modules
+	// build/runtime/containerd and build/runtime/runc: a runtime that reports the runtime handler
+	// features (user namespaces, recursive read-only mounts) and supplementalGroupsPolicy to
+	// the kubelet.
+	RuntimeContainerd2 = "containerd2"
+	// RuntimeDebian is bookworm's containerd 1.6.20 and runc 1.1.5 (DebianRuntimePackages): a
+	// runtime that reports none of those features (a kubelet refuses hostUsers: false pods,
+	// reports no recursive read-only mounts and no supplementalGroupsPolicy).
+	RuntimeDebian = "debian"
+	// DefaultRuntime is the runtime of a node image when Options.Runtime is empty: still
+	// RuntimeDebian. On this kind of host (cgroup v1, systemd driver) runc >= 1.1.8 fails a
+	// container whose cgroup it cannot freeze while systemd applies device rules ("unable to
+	// freeze", runc PR #3804; kubernetes issue 131087), where runc 1.1.5 went on; the cluster
+	// target's probe pods (restartPolicy Never) are not made again, so under load a catalogue run
+	// on RuntimeContainerd2 failed 5 and 65 cases that never started (docs/kind.md "The
+	// container runtime"). RuntimeContainerd2 becomes the default once they are.
+	DefaultRuntime = RuntimeDebian
+)
+
+// Runtimes are the values of Options.Runtime, the default first.
+var Runtimes = []string{RuntimeDebian, RuntimeContainerd2}
+
+// Versions of RuntimeContainerd2; they must match build/runtime/*/go.mod (a test checks).
+const (
+	ContainerdVersion = "v2.4.2"
+	RuncVersion       = "v1.5.2"
+)
+
+// DebianRuntimePackages are the Debian packages of RuntimeDebian, in Packages.
+var DebianRuntimePackages = []string{"containerd", "runc"}
+
+// CheckRuntime says whether r is one of Runtimes ("" is DefaultRuntime).
+func CheckRuntime(r string) error {
+	if r == "" || slices.Contains(Runtimes, r) {
+		return nil
+	}
+	return fmt.Errorf("unknown container runtime %q: want one of %s", r, strings.Join(Runtimes, ", "))
 }
 
 // StepTiming is how long one step took and whether its cached artifact was used.
@@ -85,6 +135,10 @@ type builder struct {
 	cache   string
 	module  string // build/kindnode: pause, and the default release's commands and etcd
 	release string
+	runtime string
+	// rootfsDir is the runtime's rootfs in the cache; runtimeDir holds the runtime's binaries
+	// (RuntimeContainerd2).
+	rootfsDir, runtimeDir string
 	// kubeModule is the module the release's commands are built in, kubeDir where they go.
 	kubeModule, kubeDir string
 	// etcdTag and pauseTag are the tags the release's kubeadm pulls; etcdDir holds etcd.
@@ -128,6 +182,12 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := k8srelease.CheckRelease(b.release); err != nil {
 		return nil, fmt.Errorf("node image: %w", err)
 	}
+	if b.runtime = opts.Runtime; b.runtime == "" {
+		b.runtime = DefaultRuntime
+	}
+	if err := CheckRuntime(b.runtime); err != nil {
+		return nil, fmt.Errorf("node image: %w", err)
+	}
 	var err error
 	if b.cache = opts.CacheDir; b.cache == "" {
 		if b.cache, err = DefaultCacheDir(); err != nil {
@@ -152,6 +212,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	}{
 		{"tools", b.tools},
 		{"rootfs", b.rootfs},
+		{"runtime", b.buildRuntime},
 		{"module", b.releaseModule},
 		{"kubernetes", b.kubernetes},
 		{"kubeadm-images", b.kubeadmImages},
@@ -193,14 +254,30 @@ func (b *builder) logf(format string, a ...any) {
 	fmt.Fprintf(b.opts.Log, prefix+format+"\n", a...)
 }
 
-// tools checks (and on Debian installs) the host commands the build needs and finds kind's source.
+// tools checks (and on Debian installs) the host commands and libraries the build needs and
+// finds kind's source. RuntimeContainerd2's runc is compiled with cgo (its nsenter, and
+// libseccomp for the seccomp build tag): a C compiler, the C library's headers, pkg-config and
+// libseccomp-dev.
 func (b *builder) tools(ctx context.Context) (bool, error) {
+	commands := map[string]string{"debootstrap": "debootstrap", "docker": "docker.io"}
+	if b.runtime == RuntimeContainerd2 {
+		commands["gcc"], commands["pkg-config"] = "gcc", "pkg-config"
+	}
 	var missing []string
-	for cmd, pkg := range map[string]string{"debootstrap": "debootstrap", "docker": "docker.io"} {
+	for cmd, pkg := range commands {
 		if _, err := exec.LookPath(cmd); err != nil {
 			missing = append(missing, pkg)
 		}
 	}
+	if b.runtime == RuntimeContainerd2 {
+		if _, err := os.Stat("/usr/include/stdio.h"); err != nil {
+			missing = append(missing, "libc6-dev")
+		}
+		if exec.CommandContext(ctx, "pkg-config", "--exists", "libseccomp").Run() != nil {
+			missing = append(missing, "libseccomp-dev")
+		}
+	}
+	sort.Strings(missing)
 	cached := len(missing) == 0
 	if !cached {
 		if _, err := exec.LookPath("apt-get"); err != nil {
@@ -349,12 +426,15 @@ func (b *builder) rootfs(ctx context.Context) (bool, error) {
 	if os.Geteuid() != 0 {
 		return false, errors.New("debootstrap needs root")
 	}
-	k, err := key(Suite, b.opts.Mirror, strings.Join(Packages, ","), strings.Join(rootfsCleanup, ","), "ReadKMsg=no")
+	packages := b.packages()
+	k, err := key(Suite, b.opts.Mirror, strings.Join(packages, ","), strings.Join(rootfsCleanup, ","), "ReadKMsg=no")
 	if err != nil {
 		return false, err
 	}
-	return b.cachedDir("rootfs", k, func(dir string) error {
-		err := b.run(ctx, "", nil, "debootstrap", "--variant=minbase", "--include="+strings.Join(Packages, ","),
+	name := b.rootfsName()
+	b.rootfsDir = filepath.Join(b.cache, name)
+	cached, err := b.cachedDir(name, k, func(dir string) error {
+		err := b.run(ctx, "", nil, "debootstrap", "--variant=minbase", "--include="+strings.Join(packages, ","),
 			Suite, dir, b.opts.Mirror)
 		if err != nil {
 			return err
@@ -381,6 +461,27 @@ func (b *builder) rootfs(ctx context.Context) (bool, error) {
 		}
 		return f.Close()
 	})
+	b.keys["rootfs"] = k
+	return cached, err
+}
+
+// packages are the Debian packages of the runtime's rootfs: Packages, without
+// DebianRuntimePackages but for RuntimeDebian.
+func (b *builder) packages() []string {
+	if b.runtime == RuntimeDebian {
+		return Packages
+	}
+	return slices.DeleteFunc(slices.Clone(Packages), func(p string) bool { return slices.Contains(DebianRuntimePackages, p) })
+}
+
+// rootfsName is the cache directory of the runtime's rootfs: RuntimeDebian's keeps the name
+// "rootfs" it had before there were runtimes (the same packages, the same key: a cache of then
+// serves it), every other runtime's is rootfs-RUNTIME.
+func (b *builder) rootfsName() string {
+	if b.runtime == RuntimeDebian {
+		return "rootfs"
+	}
+	return "rootfs-" + b.runtime
 }
 
 func (b *builder) run(ctx context.Context, dir string, env []string, name string, args ...string) error {
