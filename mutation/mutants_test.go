@@ -111,8 +111,8 @@ func TestMutants(t *testing.T) {
 // each with the reason (docs/mutants.md "Through the exec target"). The exec pass neither can nor
 // must kill them; TestMutants fails when this list and the measured one differ.
 var notInAgent = map[mutant.Name]string{
-	mutant.UsernsNoIdmap:             "the exec protocol does not carry a pod's user namespace yet: the exec target does not run hostUsers: false cases (SupportsNode, framework/execagent/exec.go)",
-	mutant.UsernsOtherRange:          "the exec protocol does not carry a pod's user namespace yet: the exec target does not run hostUsers: false cases (SupportsNode, framework/execagent/exec.go)",
+	mutant.UsernsNoIdmap:             usernsNotInAgent,
+	mutant.UsernsOtherRange:          usernsNotInAgent,
 	mutant.FlexDir0755:               "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
 	mutant.FlexStorageOwnerLost:      "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
 	mutant.BlindFlexRootEntryIgnored: "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
@@ -133,6 +133,10 @@ var notInAgent = map[mutant.Name]string{
 	mutant.BlindReleaseStrictSortedFields:   releaseNotInAgent,
 	mutant.BlindReleaseUnknownListedDropped: releaseNotInAgent,
 }
+
+// usernsNotInAgent: the agent answers a pod's range (the kubelet's part); the idmapped mount of
+// each volume is the container runtime's, which the harness plays for every node it drives.
+const usernsNotInAgent = "the harness plays the runtime's idmapped mount of a volume with the range the agent answers (IDMappedMount, framework/execagent/exec.go)"
 
 // releaseNotInAgent: the exec protocol names no release, so an agent is the newest release and
 // the exec target runs no release-skew cell (framework.ReleaseRunner).

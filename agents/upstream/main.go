@@ -40,3 +40,7 @@ func (handler) Lenient() bool { return true }
 func (handler) Answer(op string, req *execproto.Request, version string) (any, error) {
 	return answer(op, req, version)
 }
+
+// Features lists what the agent of this release implements of the protocol's optional parts
+// (userns_136.go, userns_pre136.go).
+func (handler) Features() []string { return agentFeatures }

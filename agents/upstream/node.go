@@ -57,6 +57,12 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 			}
 			resp.Volumes = append(resp.Volumes, r)
 		}
+		// The sandbox's user namespace: the kubelet allocates it when it creates the pod's
+		// sandbox, after the volumes are mounted (v1.37 kuberuntime_sandbox.go
+		// generatePodSandboxLinuxConfig -> NamespacesForPod -> GetOrCreateUserNamespaceMappings).
+		if resp.UserNamespace, err = n.userNamespace(); err != nil {
+			return nil, err
+		}
 		return resp, nil
 	case execproto.OpTearDown:
 		resp := execproto.TearDownResponse{ProtocolVersion: version, OK: true}

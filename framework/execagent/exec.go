@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
@@ -38,6 +39,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
+	"github.com/volperm/volperm/nodeimpl/userns"
 )
 
 // Name is the name an agent's halves report, and the owner of the environment knobs (env.go).
@@ -78,7 +80,9 @@ func (t *Node) Info() framework.TargetInfo {
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
 func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
 	if framework.InUserNamespace(a.Pod) {
-		return false, "hostUsers: false: the exec protocol does not carry a pod's user namespace yet (its range, the idmapped mounts), so an agent cannot show the pod's view"
+		if ok, why := t.hasFeature(execproto.FeatureUserNamespaces); !ok {
+			return false, "hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md \"User namespaces\"): " + why
+		}
 	}
 	if framework.ChangesKubeletRelease(c) {
 		return false, "a kubeletRelease step replaces the kubelet by another release's: an agent is the kubelet of one release (kind@matrix and the reference run it)"
@@ -139,7 +143,13 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 		p.req.Volumes = append(p.req.Volumes, execproto.Volume{Name: v.Name, Dir: d})
 		p.dirs[v.Name] = d
 	}
-	for _, d := range []string{p.req.HostRoot, p.req.StateDir, filepath.Join(root, "volumes")} {
+	dirs := []string{p.req.HostRoot, p.req.StateDir, filepath.Join(root, "volumes")}
+	if framework.InUserNamespace(a.Pod) {
+		// The runtime's: the pod's idmapped volume mounts (IDMappedMount), not the agent's.
+		p.nsDir = filepath.Join(root, runtimeDir)
+		dirs = append(dirs, p.nsDir)
+	}
+	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0755); err != nil {
 			return nil, nil, err
 		}
@@ -156,20 +166,31 @@ func (t *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 	return lifecycle.Observe(ctx, c, a, p)
 }
 
+// runtimeDir is the directory of a case root where the harness, playing the container
+// runtime, mounts the volumes of a pod with hostUsers: false idmapped (IDMappedMount).
+const runtimeDir = "runtime"
+
 // agentPod is one pod on the agent (lifecycle.Pod): every call carries req, which says where
-// each volume goes (dirs, chosen by the harness) and which attempt a SetUp is.
+// each volume goes (dirs, chosen by the harness) and which attempt a SetUp is. For a pod with
+// hostUsers: false (lifecycle.UserNamespaced) ns is the pod's range as the agent's setups
+// answered it, and nsDir where the harness mounts its volumes idmapped.
 type agentPod struct {
 	node  *Node
 	root  string
 	req   *execproto.Request
 	dirs  map[string]string
 	guard *guard
+	ns    *execproto.UserNamespace
+	nsDir string
 }
 
 // SetUp is `AGENT setup`, attempt 1.
 func (p *agentPod) SetUp(ctx context.Context) (lifecycle.Volumes, error) {
-	res, err := p.node.setUp(ctx, p.req, p.guard)
+	res, ns, err := p.node.setUp(ctx, p.req, p.guard)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.checkUserNamespace(ns); err != nil {
 		return nil, err
 	}
 	out := lifecycle.Volumes{}
@@ -205,9 +226,77 @@ func (p *agentPod) UpdateSources(ctx context.Context, sources map[string]map[str
 	return p.SetUp(ctx)
 }
 
-// TearDown is `AGENT teardown`, then the checks that it unmounted everything it mounted and
-// wrote nowhere outside its directories.
+// checkUserNamespace checks the user namespace a setup answered (execproto.SetUpResponse):
+// one for a pod with hostUsers: false and none for another, a kubelet's range (docs/spec.md
+// "User namespaces": 65536 ids from a multiple of 65536, never the node's own 0..65535), and
+// the same on every setup of the pod, as a restarted kubelet reads it back from the pod's dir.
+func (p *agentPod) checkUserNamespace(ns *execproto.UserNamespace) error {
+	if !framework.InUserNamespace(p.req.Pod) {
+		if ns != nil {
+			return fmt.Errorf("agent setup answered a user namespace (hostID %d, length %d) for a pod without hostUsers: false, which runs in the node's", ns.HostID, ns.Length)
+		}
+		return nil
+	}
+	if ns == nil {
+		return fmt.Errorf("agent setup (attempt %d) gave no userNamespace for a pod with hostUsers: false, though its hello lists %q", p.req.Attempt, execproto.FeatureUserNamespaces)
+	}
+	if ns.Length != userns.Length || ns.HostID%userns.Length != 0 || ns.HostID == 0 {
+		return fmt.Errorf("agent setup answered the user namespace hostID %d, length %d: a kubelet gives a pod %d ids from a nonzero multiple of %d (docs/spec.md \"User namespaces\")", ns.HostID, ns.Length, userns.Length, userns.Length)
+	}
+	if p.ns != nil && *p.ns != *ns {
+		return fmt.Errorf("agent setup (attempt %d) answered the user namespace hostID %d, where the pod's first setup had %d: a restarted kubelet keeps a pod's range (it reads it back from the pod's directory)", p.req.Attempt, ns.HostID, p.ns.HostID)
+	}
+	p.ns = ns
+	return nil
+}
+
+// UserNamespace is the pod's range as the agent's setups answered it, and the directory where
+// the harness, playing the runtime, mounts the pod's volumes (lifecycle.UserNamespaced).
+func (p *agentPod) UserNamespace(context.Context) (framework.IDMap, string, error) {
+	if p.ns == nil || p.nsDir == "" {
+		return framework.IDMap{}, "", fmt.Errorf("agent setup gave no user namespace for pod %s", p.req.Pod.Name)
+	}
+	return framework.IDMap{HostID: p.ns.HostID, Length: p.ns.Length}, p.nsDir, nil
+}
+
+// IDMappedMount is the runtime's idmapped bind mount of a volume, as for the reference node
+// (nodeimpl/userns Mount; lifecycle.UserNamespaced): the harness plays the runtime.
+func (p *agentPod) IDMappedMount(src, dst string, m framework.IDMap) error {
+	return userns.Mount(src, dst, userns.Mapping{HostID: m.HostID, Length: m.Length})
+}
+
+// unmountRuntime is the runtime's part of the pod's end, before the kubelet tears its volumes
+// down: every idmapped mount below nsDir is unmounted and its mount point removed, leaving
+// nsDir as it was before the first setup.
+func (p *agentPod) unmountRuntime() error {
+	if p.nsDir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(p.nsDir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		dst := filepath.Join(p.nsDir, e.Name())
+		if err := unix.Unmount(dst, unix.UMOUNT_NOFOLLOW); err != nil && err != unix.EINVAL {
+			errs = append(errs, fmt.Errorf("unmount the idmapped mount %s: %w", dst, err))
+			continue
+		}
+		if err := os.Remove(dst); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TearDown is the runtime's unmount of the idmapped mounts (unmountRuntime), then `AGENT
+// teardown`, then the checks that it unmounted everything it mounted and wrote nowhere outside
+// its directories.
 func (p *agentPod) TearDown(ctx context.Context) error {
+	if err := p.unmountRuntime(); err != nil {
+		return err
+	}
 	out, version, err := p.node.call(ctx, execproto.OpTearDown, p.req)
 	if err != nil {
 		return err
@@ -225,16 +314,23 @@ func (p *agentPod) TearDown(ctx context.Context) error {
 	return p.guard.check()
 }
 
-// setUp calls `AGENT setup` and checks its answer covers every volume exactly once.
-func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, error) {
+// setUp calls `AGENT setup` and checks its answer covers every volume exactly once; it also
+// returns the user namespace the answer gives, if any.
+func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, *execproto.UserNamespace, error) {
 	out, version, err := t.call(ctx, execproto.OpSetUp, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := g.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return decodeSetUp(out, volumeNames(req), version)
+	res, err := decodeSetUp(out, volumeNames(req), version)
+	if err != nil {
+		return nil, nil, err
+	}
+	var resp execproto.SetUpResponse
+	_ = json.Unmarshal(out, &resp) // decodeSetUp read it already
+	return res, resp.UserNamespace, nil
 }
 
 func volumeNames(req *execproto.Request) []string {
@@ -509,7 +605,7 @@ func (g *guard) list() (map[string]string, error) {
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			owner = fmt.Sprintf("%d:%d", st.Uid, st.Gid)
 		}
-		if p == g.root || p == filepath.Join(g.root, "volumes") {
+		if p == g.root || p == filepath.Join(g.root, "volumes") || p == filepath.Join(g.root, runtimeDir) {
 			// Entries appear in these as volumes are set up: their mode and owner must not change.
 			out[p] = fmt.Sprintf("%v %s", info.Mode(), owner)
 			return nil

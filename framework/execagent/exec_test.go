@@ -50,6 +50,14 @@ func testAgent(mode, op string) int {
 		}
 		return serveTestAgent(strings.TrimPrefix(mode, "serve-"))
 	}
+	if op == execproto.OpHello {
+		if !strings.HasPrefix(mode, "userns") {
+			fmt.Fprintln(os.Stderr, "unknown operation hello")
+			return 2
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(execproto.Hello{ProtocolVersion: execproto.Version, Op: execproto.OpHello, Features: []string{execproto.FeatureUserNamespaces}})
+		return 0
+	}
 	var req execproto.Request
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
 		fmt.Fprintln(os.Stderr, "bad request:", err)
@@ -70,7 +78,11 @@ func serveTestAgent(mode string) int {
 			return 2
 		}
 		if m.Op == execproto.OpHello {
-			_ = json.NewEncoder(os.Stdout).Encode(execproto.Hello{ProtocolVersion: execproto.VersionServe, Op: execproto.OpHello})
+			h := execproto.Hello{ProtocolVersion: execproto.VersionServe, Op: execproto.OpHello}
+			if strings.HasPrefix(mode, "userns") {
+				h.Features = []string{execproto.FeatureUserNamespaces}
+			}
+			_ = json.NewEncoder(os.Stdout).Encode(h)
 			continue
 		}
 		if code := handleTestCall(mode, m.Op, *m.Request, execproto.VersionServe); code != 0 {
@@ -163,7 +175,28 @@ func handleTestCall(mode, op string, req execproto.Request, version string) int 
 		if mode == "mountleft" {
 			_ = syscall.Mount("tmpfs", v.Dir, "tmpfs", 0, "size=1m,mode=0777")
 		}
+		if strings.HasPrefix(mode, "userns") {
+			// A file whose owner the pod's range does not map.
+			far := filepath.Join(v.Dir, "far")
+			_ = os.WriteFile(far, nil, 0644)
+			_ = os.Chown(far, 70000, 70000)
+		}
 		resp.Volumes = append(resp.Volumes, execproto.VolumeResult{Name: v.Name, OK: true})
+	}
+	if strings.HasPrefix(mode, "userns") {
+		// The pod's range: slot 3, or what the mode gets wrong.
+		ns := execproto.UserNamespace{HostID: 3 << 16, Length: 1 << 16}
+		switch mode {
+		case "userns-none":
+			return answer(resp)
+		case "userns-zero":
+			ns.HostID = 0
+		case "userns-moves":
+			ns.HostID += uint32(req.Attempt) << 16
+		case "userns-stray":
+			_ = os.WriteFile(filepath.Join(filepath.Dir(req.StateDir), runtimeDir, "stray"), nil, 0644)
+		}
+		resp.UserNamespace = &ns
 	}
 	return answer(resp)
 }
@@ -511,4 +544,73 @@ func New(opts framework.TargetOptions) (framework.Target, error) {
 		return nil, err
 	}
 	return framework.NewPair(Name, refnode.APIServer{}, node), nil
+}
+
+// A pod with hostUsers: false runs through an agent whose hello lists the feature userNamespaces
+// (per call and served): the harness mounts each volume idmapped with the range the agent's
+// setup answered, and leaves nothing behind; an agent that lists no such feature does not run
+// it (not run, not failed); a range that is missing, not a kubelet's, or moves on a restart is
+// a verdict.
+func TestUserNamespaceThroughExec(t *testing.T) {
+	hostfeature.Need(t, hostfeature.Root)
+	c := emptyDirCase()
+	c.Name = "exec: emptyDir in a user namespace"
+	c.Pod.Spec.HostUsers = new(bool)
+	c.After = []framework.Step{{RestartKubelet: true}}
+	tests := []struct {
+		mode string
+		want string // "" = the case passes; "not run: ..." = Supports refuses it
+	}{
+		{"good", "not run: hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md \"User namespaces\"): it does not answer `AGENT hello`: agent hello exited with status 2: unknown operation hello"},
+		{"serve-good", `not run: hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md "User namespaces"): its hello lists no feature "userNamespaces" (it lists [])`},
+		{"userns", ""},
+		{"serve-userns", ""},
+		{"userns-none", `agent setup (attempt 1) gave no userNamespace for a pod with hostUsers: false, though its hello lists "userNamespaces"`},
+		{"userns-zero", "agent setup answered the user namespace hostID 0, length 65536: a kubelet gives a pod 65536 ids from a nonzero multiple of 65536"},
+		{"userns-moves", "agent setup (attempt 2) answered the user namespace hostID 327680, where the pod's first setup had 262144: a restarted kubelet keeps a pod's range"},
+		{"userns-stray", "agent wrote outside the directories it was given: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			work := caseroottest.TempDir(t)
+			tg, err := New(framework.TargetOptions{Arg: agentScript(t, tt.mode), WorkDir: work})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := tg.Close(); err != nil {
+					t.Error(err)
+				}
+				if m, _ := mountinfo.AtOrBelow(work); len(m) > 0 {
+					t.Errorf("mounts left: %q", m)
+				}
+			}()
+			ok, why := tg.Supports(c)
+			if want, notRun := strings.CutPrefix(tt.want, "not run: "); notRun {
+				if ok || why != want {
+					t.Errorf("Supports = %v, %q; want false, %q", ok, why, want)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("not run: %s", why)
+			}
+			obs, err := tg.Observe(context.Background(), c)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("verdict = %v, want it to contain %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The root is 0:0 on disk and in the pod (no podUID); far is 70000 on disk, which the
+			// pod sees as the overflow id through the idmapped mount.
+			p := obs.Volumes[0].Paths
+			if len(p) != 2 || p[0].PodUID != nil || p[1].Path != "far" || p[1].UID != 70000 || p[1].PodUID == nil || *p[1].PodUID != framework.Overflow || *p[1].PodGID != framework.Overflow {
+				t.Fatalf("unexpected observation: %s", obs.JSON())
+			}
+		})
+	}
 }

@@ -46,6 +46,8 @@ type server struct {
 	stderr *limited
 	token  string
 	exited chan struct{}
+	// features are those its hello listed (execproto.Hello).
+	features []string
 }
 
 type line struct {
@@ -87,6 +89,7 @@ func (t *driver) startServer(wait time.Duration) (*server, error) {
 		if derr := json.Unmarshal(b, &h); derr != nil || h.ProtocolVersion != execproto.VersionServe || h.Op != execproto.OpHello {
 			err = fmt.Errorf("answered hello with %q", tail(string(b)))
 		}
+		s.features = h.Features
 	}
 	if err != nil {
 		s.stop()
@@ -210,6 +213,11 @@ type driver struct {
 	// servedOnce: the agent answered hello once; notServing says why auto mode fell back.
 	servedOnce bool
 	notServing string
+	// helloAsked: driven a process per call, the agent was asked `AGENT hello` once; perCall are
+	// the features it listed, noHello why it listed none.
+	helloAsked bool
+	perCall    []string
+	noHello    string
 }
 
 // newDriver checks the agent path and the environment knobs (VOLPERM_AGENT_TIMEOUT, a Go
@@ -438,4 +446,60 @@ func (t *driver) callServing(ctx context.Context, srv *server, m execproto.Messa
 		return nil, survivorsErr(m.Op, left)
 	}
 	return out, nil
+}
+
+// hasFeature reports whether the agent implements the optional feature f of the protocol
+// (execproto.Hello): the serving agent's hello lists it, or, driven a process per call, the
+// answer of `AGENT hello`, asked once (an agent of protocol v1 does not know it: it lists
+// nothing). When it does not, why says so for a "not run" reason.
+func (t *driver) hasFeature(f string) (ok bool, why string) {
+	t.callMu.Lock()
+	defer t.callMu.Unlock()
+	srv, err := t.serving()
+	if err != nil {
+		return false, err.Error()
+	}
+	listed := func(fs []string) bool {
+		for _, x := range fs {
+			if x == f {
+				return true
+			}
+		}
+		return false
+	}
+	if srv != nil {
+		if listed(srv.features) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("its hello lists no feature %q (it lists %q)", f, srv.features)
+	}
+	if !t.helloAsked {
+		t.helloAsked = true
+		t.perCall, t.noHello = t.askHello()
+	}
+	if listed(t.perCall) {
+		return true, ""
+	}
+	if t.noHello != "" {
+		return false, t.noHello
+	}
+	return false, fmt.Sprintf("its answer to `AGENT hello` lists no feature %q (it lists %q)", f, t.perCall)
+}
+
+// askHello is `AGENT hello` (a process per call): the features the agent lists, or why it
+// lists none (an agent of protocol v1 exits non-zero on an operation it does not know).
+func (t *driver) askHello() ([]string, string) {
+	in, err := json.Marshal(execproto.Message{ProtocolVersion: execproto.Version, Op: execproto.OpHello})
+	if err != nil {
+		return nil, err.Error()
+	}
+	out, err := t.callProcess(context.Background(), execproto.OpHello, "/", in)
+	if err != nil {
+		return nil, "it does not answer `AGENT hello`: " + err.Error()
+	}
+	var h execproto.Hello
+	if err := decode(out, &h, execproto.Version); err != nil || h.Op != execproto.OpHello {
+		return nil, fmt.Sprintf("its answer to `AGENT hello` is not a hello: %q", tail(string(out)))
+	}
+	return h.Features, ""
 }

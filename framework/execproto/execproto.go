@@ -92,10 +92,34 @@ type AdmitResponse struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Hello is the agent's answer to the hello message: it serves.
+// Hello is the agent's answer to the hello message: it serves (protocol v2), or, to `AGENT
+// hello` (protocol v1), it lists its features.
 type Hello struct {
 	ProtocolVersion string `json:"protocolVersion"`
 	Op              string `json:"op"`
+	// Features are the optional parts of the protocol the agent implements (FeatureUserNamespaces).
+	// An agent that lists none, or does not answer hello, implements none of them: the harness
+	// does not run the cases that need one ("not run", with the reason).
+	Features []string `json:"features,omitempty"`
+}
+
+// FeatureUserNamespaces is the feature of an agent that runs a pod with hostUsers: false in a
+// user namespace of its own: its setup answer for such a pod gives the pod's range as its
+// kubelet allocated it (SetUpResponse.UserNamespace); the harness plays the runtime with it
+// (docs/exec-protocol.md "User namespaces").
+const FeatureUserNamespaces = "userNamespaces"
+
+// Featured is a Handler with optional features, which Main and Serve list in the agent's hello.
+type Featured interface {
+	Features() []string
+}
+
+// features lists h's features (Featured), none for a handler without.
+func features(h Handler) []string {
+	if f, ok := h.(Featured); ok {
+		return f.Features()
+	}
+	return nil
 }
 
 // Request is the same for setup and teardown.
@@ -135,6 +159,17 @@ type Volume struct {
 type SetUpResponse struct {
 	ProtocolVersion string         `json:"protocolVersion"`
 	Volumes         []VolumeResult `json:"volumes"`
+	// UserNamespace is, for a pod with hostUsers: false, the pod's user namespace as the
+	// kubelet allocated it (FeatureUserNamespaces): ids 0..Length-1 in the pod are HostID.. on
+	// the node, the same for uids and gids, the same range on every setup of the pod (a restarted
+	// kubelet reads it back). Absent for any other pod.
+	UserNamespace *UserNamespace `json:"userNamespace,omitempty"`
+}
+
+// UserNamespace is a pod's range of ids (CRI IDMapping with containerID 0, uids and gids alike).
+type UserNamespace struct {
+	HostID uint32 `json:"hostID"`
+	Length uint32 `json:"length"`
 }
 
 // VolumeResult is ok, or the error text a kubelet would report for the volume.

@@ -68,8 +68,8 @@ func rawPod(h Handler, b []byte, served bool) []byte {
 	return m.Pod
 }
 
-// Main answers one call of an agent named name: op is "setup", "teardown" or "admit", the
-// request is read from stdin and the answer written to stdout; op "serve" is the long-lived
+// Main answers one call of an agent named name: op is "setup", "teardown", "admit" or "hello"
+// (the agent's features), the request is read from stdin and the answer written to stdout; op "serve" is the long-lived
 // mode (Serve). It returns the process's exit status: 0 whenever it answered (a failed volume
 // is an answer), 2 for a request it cannot read.
 func Main(h Handler, name, op string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -83,7 +83,11 @@ func Main(h Handler, name, op string, stdin io.Reader, stdout, stderr io.Writer)
 	}
 	dec := decoder(h, bytes.NewReader(in))
 	var answer any
-	if op == OpAdmit {
+	if op == OpHello {
+		// What the agent implements of the protocol's optional parts; stdin (the harness's hello
+		// message) says nothing more.
+		answer = Hello{ProtocolVersion: Version, Op: OpHello, Features: features(h)}
+	} else if op == OpAdmit {
 		var req AdmitRequest
 		if err := dec.Decode(&req); err != nil {
 			fmt.Fprintf(stderr, "%s: read request: %v\n", name, err)
@@ -134,7 +138,7 @@ func Serve(h Handler, name string, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "%s: message in protocol %q; serving speaks %q\n", name, m.ProtocolVersion, VersionServe)
 			return 2
 		case m.Op == OpHello:
-			answer = Hello{ProtocolVersion: VersionServe, Op: OpHello}
+			answer = Hello{ProtocolVersion: VersionServe, Op: OpHello, Features: features(h)}
 		case m.Op == OpAdmit && m.Admit != nil:
 			m.Admit.RawPod = rawPod(h, line, true)
 			if answer, err = h.Admit(m.Admit, VersionServe); err != nil {

@@ -59,3 +59,33 @@ func TestLenientHandlerGetsThePodAsSent(t *testing.T) {
 		}
 	}
 }
+
+type featured struct{ recorder }
+
+func (featured) Features() []string { return []string{FeatureUserNamespaces} }
+
+// An agent's hello lists its features, per call (`AGENT hello`, v1) and served (v2); a handler
+// without Features lists none.
+func TestHelloListsFeatures(t *testing.T) {
+	hello := `{"protocolVersion":"volperm.dev/exec/v2","op":"hello"}` + "\n"
+	for _, h := range []Handler{&recorder{}, &featured{}} {
+		_, want := h.(Featured)
+		for _, mode := range []string{"per call", "served"} {
+			var out, errOut bytes.Buffer
+			var rc int
+			version := Version
+			if mode == "served" {
+				rc, version = Serve(h, "agent", strings.NewReader(hello), &out, &errOut), VersionServe
+			} else {
+				rc = Main(h, "agent", OpHello, strings.NewReader(`{"protocolVersion":"volperm.dev/exec/v1","op":"hello"}`), &out, &errOut)
+			}
+			var got Hello
+			if err := json.Unmarshal(out.Bytes(), &got); rc != 0 || err != nil {
+				t.Fatalf("%s: exit %d, stdout %q, stderr %q", mode, rc, out.String(), errOut.String())
+			}
+			if got.ProtocolVersion != version || got.Op != OpHello || (len(got.Features) == 1 && got.Features[0] == FeatureUserNamespaces) != want {
+				t.Errorf("%s, features %v: hello = %+v", mode, want, got)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/execproto"
 	"github.com/volperm/volperm/nodeimpl/admission"
 	"github.com/volperm/volperm/nodeimpl/gates"
@@ -29,6 +30,10 @@ func (reference) Admit(req *execproto.AdmitRequest, version string) (*execproto.
 func (reference) Answer(op string, req *execproto.Request, version string) (any, error) {
 	return Answer(op, req, version)
 }
+
+// Features: the reference node runs a pod with hostUsers: false in a user namespace of its own
+// and answers its range (execproto.FeatureUserNamespaces).
+func (reference) Features() []string { return []string{execproto.FeatureUserNamespaces} }
 
 // Admit is the reference apiserver's answer (nodeimpl/admission) to an admit request of
 // protocol version (v2 only: v1 has no admit).
@@ -85,6 +90,15 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 				vr.Error = r.Err.Error()
 			}
 			resp.Volumes = append(resp.Volumes, vr)
+		}
+		if framework.InUserNamespace(req.Pod) {
+			// The kubelet's range for the pod: allocated on the first setup and recorded in the
+			// pod's directory (below stateDir), read back by every later one.
+			m, _, err := k.UserNamespace(pod)
+			if err != nil {
+				return nil, err
+			}
+			resp.UserNamespace = &execproto.UserNamespace{HostID: m.HostID, Length: m.Length}
 		}
 		return resp, nil
 	case execproto.OpTearDown:
