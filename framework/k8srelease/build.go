@@ -330,7 +330,7 @@ func build(ctx context.Context, src, release, work, bin string, log io.Writer) e
 
 // driftTags are the build tags that pick the agent's files for release where the Kubernetes
 // code it calls differs between releases (docs/releases.md "Drift"): volperm_k8s_pre_1_37
-// before v1.37, volperm_k8s_pre_1_36 before v1.36.
+// before v1.37, volperm_k8s_pre_1_36 before v1.36, volperm_k8s_pre_1_35 before v1.35.
 func driftTags(release string) string {
 	var tags []string
 	minor := framework.ReleaseMinor(release)
@@ -339,6 +339,9 @@ func driftTags(release string) string {
 	}
 	if minor < 36 {
 		tags = append(tags, "volperm_k8s_pre_1_36")
+	}
+	if minor < 35 {
+		tags = append(tags, "volperm_k8s_pre_1_35")
 	}
 	return strings.Join(tags, ",")
 }

@@ -204,7 +204,7 @@ func TestDriftTags(t *testing.T) {
 		"v1.37.1": "",
 		"v1.36.3": "volperm_k8s_pre_1_37",
 		"v1.35.4": "volperm_k8s_pre_1_37,volperm_k8s_pre_1_36",
-		"v1.34.4": "volperm_k8s_pre_1_37,volperm_k8s_pre_1_36",
+		"v1.34.4": "volperm_k8s_pre_1_37,volperm_k8s_pre_1_36,volperm_k8s_pre_1_35",
 	} {
 		if got := driftTags(release); got != want {
 			t.Errorf("driftTags(%s) = %q, want %q", release, got, want)

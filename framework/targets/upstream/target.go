@@ -243,10 +243,6 @@ func (n *Node) KnownDifference(c *framework.Case) (string, bool) { return knownd
 // features, only gates it has, and what the exec driver can run (a pod with hostUsers: false
 // when the agent's hello lists the feature userNamespaces).
 func (n *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
-	if framework.InUserNamespace(a.Pod) && framework.ReleaseMinor(n.release) < 36 {
-		// The agent of such a release lists no feature userns (agents/upstream userns_pre136.go).
-		return false, "hostUsers: false: the upstream agent runs the kubelet's user-namespace manager of v1.36 and later only (v1.34 and v1.35 have another API: docs/releases.md \"Drift\")"
-	}
 	if len(a.Admission.PreservePermissions) > 0 {
 		return false, "upstream has no preservePermissions (seed 002 is a proposal)"
 	}
