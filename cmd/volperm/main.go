@@ -161,7 +161,8 @@ func usage(w io.Writer, cmds []*command) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "  %-8s %s\n", "catalogue", "catalogue rules: per rule of docs/spec.md, the cases that check it and the conditions they cover")
-	fmt.Fprintf(w, "  %-8s %s\n", "cluster", "cluster image [--kubernetes-version v1.N.P] [--runtime containerd2|debian]: build the kind node image of a Kubernetes release (default v1.37.1) and container runtime (default containerd2: containerd 2 and runc built here) and the probe image offline (cached per release and runtime); cluster run --in-cluster / retrieve / remove: volperm as a Job in the cluster, its reports fetched later; cluster sonobuoy-plugin: the Sonobuoy plugin")
+	fmt.Fprintf(w, "  %-8s %s\n", "cluster", "cluster image [--kubernetes-version v1.N.P] [--runtime containerd2|debian]: build the kind node image of a Kubernetes release (default v1.37.1) and container runtime (default debian: Debian 12's containerd 1.6 and runc 1.1; containerd2: containerd 2 and runc built here) and the probe image offline (cached per release and runtime); cluster run --in-cluster / retrieve / remove: volperm as a Job in the cluster, its reports fetched later; cluster sonobuoy-plugin: the Sonobuoy plugin")
+	fmt.Fprintf(w, "  %-8s %s\n", "report", "report verify DIR: check a hand-in (the files volperm run --implementation wrote) agree with each other and certify what they claim (docs/certify.md)")
 	fmt.Fprintf(w, "  %-8s %s\n", "image", "image save [--runner] -o FILE: write the cluster target's probe image (or the runner image) as a tarball, for air-gapped clusters")
 	fmt.Fprintf(w, "  %-8s %s\n", "probe", "what runs inside a probe container: stat mounts and try probes as this uid (volperm probe -h)")
 	fmt.Fprintf(w, "  %-8s %s\n", "agent", "be the reference node agent of the exec protocol: volperm agent setup|teardown < request.json")

@@ -54,3 +54,13 @@ func TestReportVerify(t *testing.T) {
 		t.Errorf("run --claim nope: exit %d, want %d naming the feature:\n%s", code, exitUsage, errs)
 	}
 }
+
+// Issue 33: `report verify --help` (and -h) is help, not a directory named --help.
+func TestReportVerifyHelp(t *testing.T) {
+	for _, h := range []string{"-h", "--help"} {
+		code, out, _ := runMain("report", "verify", h)
+		if code != exitOK || !strings.Contains(out, "volperm report verify DIR") || strings.Contains(out, "missing") {
+			t.Errorf("report verify %s: exit %d\n%s", h, code, out)
+		}
+	}
+}
