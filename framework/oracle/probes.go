@@ -306,17 +306,12 @@ func (k *kubelet) fillProbe(v *volume, rel string, size int64) string {
 	if ed != nil && isHugePageMedium(ed.Medium) {
 		return eINVAL
 	}
-	limit := tmpfsLimit(ed)
-	if limit == 0 {
-		file.size = size
-		k.traceSize(ed, "ok")
-		return ""
-	}
-	free := pages(limit) - usedPages(v.root)
-	if pages(size) > free {
-		file.size = max(free, 0) * page
-		k.traceSize(ed, "error")
-		return eNOSPC
+	if limit := tmpfsLimit(ed); limit > 0 {
+		if free := pages(limit) - usedPages(v.root); pages(size) > free {
+			file.size = max(free, 0) * page
+			k.traceSize(ed, "error")
+			return eNOSPC
+		}
 	}
 	file.size = size
 	k.traceSize(ed, "ok")

@@ -24,9 +24,9 @@ import (
 	"github.com/volperm/volperm/nodeimpl/hostpath"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/mutant"
-	"github.com/volperm/volperm/nodeimpl/userns"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 	"github.com/volperm/volperm/nodeimpl/release"
+	"github.com/volperm/volperm/nodeimpl/userns"
 )
 
 // Volume type names, as in the API (framework.VolumeObservation.Type).

@@ -56,7 +56,7 @@ type idMapping struct {
 func Allocate(podsDir, podDir string) (Mapping, error) {
 	if m, err := read(podDir); err == nil {
 		return m, nil
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return Mapping{}, err
 	}
 	used := map[uint32]bool{}
