@@ -67,6 +67,8 @@ type probePod struct {
 	flex bool
 	// hostPath is true for a pod of hostPath cases (hostPathGroup): split when it does not run.
 	hostPath bool
+	// userNamespace: the pod has hostUsers: false (userns.go: the disk's view too).
+	userNamespace bool
 }
 
 // observeAdmitted observes admitted cases together (the node half's ObserveBatch): set-up and
@@ -157,6 +159,9 @@ func (t *Target) setUp(ctx context.Context, ns, prefix string, runs []*caseRun) 
 		return nil, err
 	}
 	if err := t.createSources(ctx, ns, runs); err != nil {
+		return nil, err
+	}
+	if err := t.createDiskPod(ctx, ns, prefix, pods); err != nil {
 		return nil, err
 	}
 	for _, p := range pods {

@@ -153,6 +153,9 @@ type Target struct {
 	version  string
 	// kubeletVersion is what the node's kubelet reports (Node.status.nodeInfo.kubeletVersion).
 	kubeletVersion string
+	// userNamespaces: the node's default runtime handler runs pods in user namespaces, volumes
+	// idmapped (Node.status.runtimeHandlers[""].features.userNamespaces; userns.go).
+	userNamespaces bool
 	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
 	// but during a history that replaces the kubelet (setKubeletRelease).
 	release string
@@ -169,6 +172,8 @@ type Target struct {
 	// flexInstalled is set once the fixture driver is on the node.
 	flexInstalled bool
 	hooks         Hooks
+	// diskPods are the disk-view pods of the batch namespaces (userns.go).
+	diskPods map[string]string
 	// trackers follow the pods of each batch namespace (podfate.go).
 	trackers map[string]*podTracker
 	// namespaces are the batch namespaces this target created and has not seen gone (Cleanup).
@@ -263,6 +268,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	}
 	t.kubeletVersion = node.Status.NodeInfo.KubeletVersion
 	t.release = framework.MinorRelease(t.kubeletVersion)
+	t.userNamespaces = defaultHandlerUserNamespaces(node)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -523,12 +529,13 @@ func (t *Target) Releases() framework.Releases {
 }
 
 // Runnable says whether a stock cluster can run c at all, whatever its gates; flexDriver says
-// whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver).
-func Runnable(c *framework.Case, flexDriver bool) (bool, string) {
+// whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver),
+// met the labels of the node needs (framework/needs) its nodes meet beyond a stock node's.
+func Runnable(c *framework.Case, flexDriver bool, met ...string) (bool, string) {
 	if ok, why := admissible(c); !ok {
 		return false, why
 	}
-	return settable(c, flexDriver)
+	return settable(c, flexDriver, met...)
 }
 
 // admissible says whether the target can send c's objects to a v1 apiserver as c means them: a
@@ -541,14 +548,16 @@ func admissible(c *framework.Case) (bool, string) {
 	return true, ""
 }
 
-// settable says whether a stock node sets up c's volumes; flexDriver as for Runnable.
-func settable(c *framework.Case, flexDriver bool) (bool, string) {
+// settable says whether a node sets up c's volumes; flexDriver and met as for Runnable.
+func settable(c *framework.Case, flexDriver bool, met ...string) (bool, string) {
 	if c.Pod == nil || c.AdmissionOnly {
 		return true, ""
 	}
-	// A stock node has none of the node needs of framework/needs' table.
-	if n, lacks := needs.Half(c, true); lacks {
-		return false, n.Reason
+	// A stock node has none of the node needs of framework/needs' table; met are those it has.
+	for _, n := range needs.Of(c) {
+		if n.Node && !slices.Contains(met, n.Label) {
+			return false, n.Reason
+		}
 	}
 	for _, v := range c.Pod.Spec.Volumes {
 		switch {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/needs"
 )
 
 // kubeletHalf is the node's kubelet as the node half of the target's pair (framework.BatchNode,
@@ -51,9 +52,6 @@ func (k kubeletHalf) ObserveNode(ctx context.Context, c *framework.Case, a frame
 // kubelet gates, can go through c's steps, and sets up c's volumes (Runnable).
 func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
 	t := k.t
-	if framework.InUserNamespace(a.Pod) {
-		return false, "hostUsers: false: the cluster target's probe pods do not yet observe a user-namespaced pod's two views (the pod's and the disk's)"
-	}
 	if r := t.gatesGap(c, false); r != "" {
 		return false, r
 	}
@@ -71,5 +69,9 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	if t.opts.NodeControl == nil && needsNodeControl(c) {
 		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
 	}
-	return settable(c, t.opts.InstallFlexDriver)
+	var met []string
+	if t.userNamespaces {
+		met = append(met, needs.UserNamespaces)
+	}
+	return settable(c, t.opts.InstallFlexDriver, met...)
 }

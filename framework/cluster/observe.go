@@ -24,6 +24,28 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 			req.Probes = append(req.Probes, probe.Step{Root: "/volumes/" + pr.Volume, Probe: pr})
 		}
 	}
+	if !p.userNamespace {
+		return t.request(ctx, p, req)
+	}
+	// In a user namespace: the pod's view, then the disk's (userns.go), both before the probes
+	// change anything, then the probes.
+	obs, err := t.request(ctx, p, incontainer.Request{Volumes: req.Volumes})
+	if err != nil {
+		return nil, err
+	}
+	if err := t.diskView(ctx, p, obs); err != nil {
+		return nil, err
+	}
+	probes, err := t.request(ctx, p, incontainer.Request{Probes: req.Probes, EachAsItsUser: true})
+	if err != nil {
+		return nil, err
+	}
+	obs.Probes = probes.Probes
+	return obs, nil
+}
+
+// request runs req in p's probe container and decodes its answer.
+func (t *Target) request(ctx context.Context, p *probePod, req incontainer.Request) (*framework.Observation, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err

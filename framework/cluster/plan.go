@@ -26,6 +26,9 @@ func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, erro
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
 	sc := string(b)
+	if framework.InUserNamespace(pod) {
+		sc += " hostUsers=false"
+	}
 	if needs.HasTokenProjection(pod) {
 		// The probe pod gives the token the case pod's FsUser (fsUserShape).
 		sc += fmt.Sprintf(" fsUser=%s", fsUserWord(atomicwriter.FsUserFrom(pod)))
@@ -149,6 +152,9 @@ func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
 	for n, members := range packPods(groups, volumes, podVolumes(t.opts.BatchVolumes)) {
 		p := &probePod{name: fmt.Sprintf("%s-%d", prefix, n), setUp: map[string]string{}, hostPath: strings.HasPrefix(groups[members[0]], hostPathGroup)}
 		p.pod = t.probePodSpec(p.name, ns, admitted[members[0]].pod.Spec.SecurityContext)
+		if framework.InUserNamespace(admitted[members[0]].pod) {
+			p.pod.Spec.HostUsers, p.userNamespace = ptrTo(false), true
+		}
 		shapeFsUser(p.pod, admitted[members[0]].pod)
 		for _, m := range members {
 			if err := p.add(admitted[m], ns); err != nil {

@@ -121,3 +121,35 @@ func TestConfigOfRelease(t *testing.T) {
 		}
 	}
 }
+
+// The cgroupfs patch is added to a config's own containerd patches (cgroup.go), and the
+// containerd major version is read from what `containerd --version` prints.
+func TestCgroupfsPatch(t *testing.T) {
+	cfgs, err := Configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := withCgroupfs(cfgs[0].Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		ContainerdConfigPatches []string `json:"containerdConfigPatches"`
+	}
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cfg.ContainerdConfigPatches); n != 2 || !strings.Contains(cfg.ContainerdConfigPatches[0], "restrict_oom_score_adj") ||
+		!strings.Contains(cfg.ContainerdConfigPatches[1], "SystemdCgroup = false") {
+		t.Errorf("patches %q: want the config's own, then SystemdCgroup = false", cfg.ContainerdConfigPatches)
+	}
+	for out, want := range map[string]string{
+		"containerd github.com/containerd/containerd/v2 v2.4.2 f1b2c3\n":           "2",
+		"containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+b1\n": "1",
+	} {
+		m := containerdMajor.FindStringSubmatch(out)
+		if m == nil || m[1] != want {
+			t.Errorf("%q: major %v, want %s", out, m, want)
+		}
+	}
+}

@@ -241,6 +241,13 @@ type Target struct {
 	state state
 	// podStarts counts the probe pods of every batch so far, on every cluster (Info).
 	podStarts int
+	// containerdMajor is the node image's containerd major version (cgroup.go), read once;
+	// cgroupfs: the nodes run the cgroupfs driver, decided once.
+	runtimeOnce     sync.Once
+	containerdMajor int
+	runtimeErr      error
+	cgroupOnce      sync.Once
+	cgroupfs        bool
 }
 
 // kindNetwork is the Docker network kind puts its nodes on.
@@ -312,6 +319,9 @@ func (t *Target) Info() framework.TargetInfo {
 	t.mu.Lock()
 	d["podStarts"] = strconv.Itoa(t.podStarts)
 	t.mu.Unlock()
+	if t.cgroupfs {
+		d["cgroupDriver"] = "cgroupfs (cgroup v1 host, containerd 2: docs/kind.md)"
+	}
 	return framework.TargetInfo{Name: Name, Version: t.release(), Details: d}
 }
 
@@ -384,7 +394,7 @@ func (t *Target) supports(c *framework.Case) (bool, string) {
 			}
 		}
 	}
-	return cluster.Runnable(c, true)
+	return cluster.Runnable(c, true, t.nodeNeeds()...)
 }
 
 // Prepare has the target's one cluster prepare cases (framework.Batcher), created by the first
@@ -636,6 +646,13 @@ func (t *Target) create(ctx context.Context, lc *liveCluster, cfg Config, name s
 	raw, err := withWorkers(cfg.Raw, workers)
 	if err != nil {
 		return fmt.Errorf("kind target: kind-config/%s.yaml: %w", name, err)
+	}
+	if cgroupfs, err := t.cgroupfsNeeded(ctx); err != nil {
+		return fmt.Errorf("kind target: %w", err)
+	} else if cgroupfs {
+		if raw, err = withCgroupfs(raw); err != nil {
+			return fmt.Errorf("kind target: kind-config/%s.yaml: %w", name, err)
+		}
 	}
 	t.logf("creating cluster %s (config %s, %d workers, image %s)", lc.name, name, workers, t.opts.NodeImage)
 	err = t.provider.Create(lc.name, kindcluster.CreateWithRawConfig(raw), kindcluster.CreateWithNodeImage(t.opts.NodeImage),

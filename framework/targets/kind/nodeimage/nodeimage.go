@@ -85,18 +85,15 @@ const (
 	// runtime that reports none of those features (a kubelet refuses hostUsers: false pods,
 	// reports no recursive read-only mounts and no supplementalGroupsPolicy).
 	RuntimeDebian = "debian"
-	// DefaultRuntime is the runtime of a node image when Options.Runtime is empty: still
-	// RuntimeDebian. On this kind of host (cgroup v1, systemd driver) runc >= 1.1.8 fails a
-	// container whose cgroup it cannot freeze while systemd applies device rules ("unable to
-	// freeze", runc PR #3804; kubernetes issue 131087), where runc 1.1.5 went on; the cluster
-	// target's probe pods (restartPolicy Never) are not made again, so under load a catalogue run
-	// on RuntimeContainerd2 failed 5 and 65 cases that never started (docs/kind.md "The
-	// container runtime"). RuntimeContainerd2 becomes the default once they are.
-	DefaultRuntime = RuntimeDebian
+	// DefaultRuntime is the runtime of a node image when Options.Runtime is empty: a current
+	// runtime, as v1.37 nodes run. On a cgroup v1 host its runc, driven through systemd, cannot
+	// always freeze a container under load ("unable to freeze", runc PR #3804); the kind target
+	// gives such nodes the cgroupfs driver (framework/targets/kind/cgroup.go, docs/kind.md).
+	DefaultRuntime = RuntimeContainerd2
 )
 
 // Runtimes are the values of Options.Runtime, the default first.
-var Runtimes = []string{RuntimeDebian, RuntimeContainerd2}
+var Runtimes = []string{RuntimeContainerd2, RuntimeDebian}
 
 // Versions of RuntimeContainerd2; they must match build/runtime/*/go.mod (a test checks).
 const (

@@ -1,0 +1,174 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/probe/incontainer"
+)
+
+// A pod with hostUsers: false sees its volumes through idmapped mounts: its probe container
+// observes the owners as the pod sees them. What lands on disk is read from a second pod of
+// the batch on the same node, in the node's user namespace, that mounts the kubelet's pods
+// directory (and HostRoot, for hostPath volumes) and snapshots each volume of the probe pod
+// where the kubelet set it up. Where the two differ (an owner outside the pod's range: 65534
+// in the pod) the Observation has the disk's owner and the pod's as PodUID/PodGID
+// (docs/observation.md "Two views"), as framework/lifecycle podOwners gives it on the other
+// targets.
+
+// KubeletPods is the kubelet's pods directory on a node: the default --root-dir
+// (/var/lib/kubelet) + "pods" (v1.37 pkg/kubelet/kubelet_getters.go getPodsDir).
+const KubeletPods = "/var/lib/kubelet/pods"
+
+// defaultHandlerUserNamespaces says whether node n's default runtime handler ("") runs pods in
+// user namespaces (v1.37 Node.status.runtimeHandlers, from the CRI's RuntimeHandlerFeatures).
+func defaultHandlerUserNamespaces(n *corev1.Node) bool {
+	for _, h := range n.Status.RuntimeHandlers {
+		if h.Name == "" && h.Features != nil && h.Features.UserNamespaces != nil {
+			return *h.Features.UserNamespaces
+		}
+	}
+	return false
+}
+
+// pluginDirs are the kubelet's directories (pods/UID/volumes/DIR/NAME) of the volume types the
+// target sets up: the plugin's name, "/" escaped as "~" (pkg/volume/*: ProbeVolumePlugins'
+// names; utilstrings.EscapeQualifiedName).
+func pluginDir(v corev1.Volume) string {
+	switch {
+	case v.EmptyDir != nil:
+		return "kubernetes.io~empty-dir"
+	case v.Secret != nil:
+		return "kubernetes.io~secret"
+	case v.ConfigMap != nil:
+		return "kubernetes.io~configmap"
+	case v.DownwardAPI != nil:
+		return "kubernetes.io~downward-api"
+	case v.Projected != nil:
+		return "kubernetes.io~projected"
+	case v.FlexVolume != nil:
+		return strings.ReplaceAll(v.FlexVolume.Driver, "/", "~")
+	}
+	return ""
+}
+
+// createDiskPod makes the batch's disk-view pod (prefix-disk in ns) when a pod of pods runs in a
+// user namespace, and records it for diskView.
+func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*probePod) error {
+	need := false
+	for _, p := range pods {
+		need = need || p.userNamespace
+	}
+	if !need {
+		return nil
+	}
+	pod := t.probePodSpec(prefix+"-disk", ns, nil)
+	// HostToContainer: the kubelet mounts the probe pods' volumes after this pod started.
+	toContainer := corev1.MountPropagationHostToContainer
+	dir, dirOrCreate := corev1.HostPathDirectory, corev1.HostPathDirectoryOrCreate
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "pods", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: KubeletPods, Type: &dir}}},
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: HostRoot, Type: &dirOrCreate}}},
+	}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{
+		{Name: "pods", MountPath: KubeletPods, ReadOnly: true, MountPropagation: &toContainer},
+		{Name: "host", MountPath: HostRoot, ReadOnly: true, MountPropagation: &toContainer},
+	}
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("create disk-view pod: %w", err)
+	}
+	if err := t.waitRunning(ctx, ns, pod.Name, "disk-view pod"); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	if t.diskPods == nil {
+		t.diskPods = map[string]string{}
+	}
+	t.diskPods[ns] = pod.Name
+	t.mu.Unlock()
+	return nil
+}
+
+// diskView snapshots p's volumes as they are on the node and gives answer (the pod's view) the
+// disk's owners, keeping the pod's as PodUID/PodGID where they differ.
+func (t *Target) diskView(ctx context.Context, p *probePod, answer *framework.Observation) error {
+	ns := p.pod.Namespace
+	t.mu.Lock()
+	disk := t.diskPods[ns]
+	t.mu.Unlock()
+	if disk == "" {
+		return fmt.Errorf("probe pod %s runs in a user namespace and the batch has no disk-view pod", p.name)
+	}
+	live, err := t.getPod(ctx, ns, p.name)
+	if err != nil {
+		return err
+	}
+	var req incontainer.Request
+	for _, v := range p.pod.Spec.Volumes {
+		where := ""
+		if v.HostPath != nil {
+			where = v.HostPath.Path
+		} else if d := pluginDir(v); d != "" {
+			where = path.Join(KubeletPods, string(live.UID), "volumes", d, v.Name)
+		}
+		if where != "" {
+			req.Volumes = append(req.Volumes, incontainer.Volume{Name: v.Name, Path: where, Root: v.HostPath != nil})
+		}
+	}
+	in, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	out, err := t.exec(ctx, ns, disk, []string{ProbeCommand, "-request", "-"}, in)
+	if err != nil {
+		return fmt.Errorf("disk view of %s: %w", p.name, err)
+	}
+	onDisk, err := incontainer.DecodeAnswer(out, req)
+	if err != nil {
+		return fmt.Errorf("disk view of %s: %w: %q", p.name, err, out)
+	}
+	byVolume := map[string][]framework.PathObservation{}
+	for _, v := range onDisk.Volumes {
+		byVolume[v.Name] = v.Paths
+	}
+	for i := range answer.Volumes {
+		v := answer.Volumes[i]
+		if err := diskOwners(v.Paths, byVolume[v.Name]); err != nil {
+			return fmt.Errorf("disk view of %s, volume %s: %w", p.name, v.Name, err)
+		}
+	}
+	return nil
+}
+
+// diskOwners gives each entry of inPod (seen through the pod's idmapped mount) the owner of the
+// same entry on disk, and the pod's own as PodUID/PodGID where that differs. An entry the pod
+// sees that is not on disk is an error: the two views were not of one volume.
+func diskOwners(inPod, onDisk []framework.PathObservation) error {
+	by := map[string]framework.PathObservation{}
+	for _, d := range onDisk {
+		by[d.Path] = d
+	}
+	for i := range inPod {
+		d, ok := by[inPod[i].Path]
+		if !ok {
+			return fmt.Errorf("%q is seen in the pod, not on the node", inPod[i].Path)
+		}
+		if uid := inPod[i].UID; uid != d.UID {
+			inPod[i].PodUID, inPod[i].UID = &uid, d.UID
+		}
+		if gid := inPod[i].GID; gid != d.GID {
+			inPod[i].PodGID, inPod[i].GID = &gid, d.GID
+		}
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package cluster
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+)
+
+// The disk's owner goes into UID/GID, the pod's into PodUID/PodGID only where it differs (an
+// owner outside the pod's range shows as 65534 in the pod); an entry the node lacks is an error.
+func TestDiskOwners(t *testing.T) {
+	inPod := []framework.PathObservation{
+		{Path: ".", UID: 0, GID: 2000},
+		{Path: "far", UID: framework.Overflow, GID: framework.Overflow},
+		{Path: "near", UID: 1000, GID: 1000},
+	}
+	onDisk := []framework.PathObservation{
+		{Path: ".", UID: 0, GID: 2000},
+		{Path: "far", UID: 70000, GID: 1000},
+		{Path: "near", UID: 1000, GID: 1000},
+		{Path: "made-after", UID: 1000, GID: 1000},
+	}
+	if err := diskOwners(inPod, onDisk); err != nil {
+		t.Fatal(err)
+	}
+	far := inPod[1]
+	if far.UID != 70000 || far.PodUID == nil || *far.PodUID != framework.Overflow || far.GID != 1000 || far.PodGID == nil || *far.PodGID != framework.Overflow {
+		t.Errorf("far: %+v, want 70000:1000 on disk, 65534:65534 in the pod", far)
+	}
+	for _, p := range []framework.PathObservation{inPod[0], inPod[2]} {
+		if p.PodUID != nil || p.PodGID != nil {
+			t.Errorf("%+v: the same in both views, want no pod owner", p)
+		}
+	}
+	if err := diskOwners([]framework.PathObservation{{Path: "gone"}}, onDisk); err == nil {
+		t.Error("an entry missing on the node: want an error")
+	}
+}
+
+// The kubelet's directory of each volume type the target sets up.
+func TestPluginDir(t *testing.T) {
+	for want, src := range map[string]corev1.VolumeSource{
+		"kubernetes.io~empty-dir":    {EmptyDir: &corev1.EmptyDirVolumeSource{}},
+		"kubernetes.io~secret":       {Secret: &corev1.SecretVolumeSource{}},
+		"kubernetes.io~configmap":    {ConfigMap: &corev1.ConfigMapVolumeSource{}},
+		"kubernetes.io~downward-api": {DownwardAPI: &corev1.DownwardAPIVolumeSource{}},
+		"kubernetes.io~projected":    {Projected: &corev1.ProjectedVolumeSource{}},
+		"volperm~fixture":            {FlexVolume: &corev1.FlexVolumeSource{Driver: framework.FixtureDriver}},
+		"":                           {HostPath: &corev1.HostPathVolumeSource{}},
+	} {
+		if got := pluginDir(corev1.Volume{VolumeSource: src}); got != want {
+			t.Errorf("%+v: %q, want %q", src, got, want)
+		}
+	}
+}
