@@ -171,8 +171,11 @@ func runRun(s streams, f *runFlags) int {
 		for _, tm := range summary.Timings { // the cases labelled "timed": reported, not asserted
 			fmt.Fprintln(s.out, tm.TimingLine())
 		}
-		if summary.Totals.Skipped > 0 {
-			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (%s=cases, or CI=true, makes the target's gaps failures; %s=<feature> a missing feature of this machine)\n", summary.Totals.Skipped, hostfeature.EnvRequire, hostfeature.EnvRequire)
+		if n := summary.Totals.CouldNotRun(); n > 0 {
+			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (%s=cases, or CI=true, makes the target's gaps failures; %s=<feature> a missing feature of this machine)\n", n, hostfeature.EnvRequire, hostfeature.EnvRequire)
+		}
+		if n := summary.Totals.NotApplicable; n > 0 {
+			fmt.Fprintf(s.out, "%d cases are not applicable: cells of releases the target is not, never required (the summary names them)\n", n)
 		}
 	}
 	fmt.Fprintf(s.out, "reports:\n")

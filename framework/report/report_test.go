@@ -461,3 +461,20 @@ func TestSameKubelet(t *testing.T) {
 		}
 	}
 }
+
+// TestNotApplicableCounted: a case not run because it is a cell of a release the target is not
+// (CaseFacts.NotApplicable) is counted apart among the cases not run, so that a reader tells it
+// from a case the target could not run here (issue 33).
+func TestNotApplicableCounted(t *testing.T) {
+	na := spec("skew", "conformance", "a v1.34 kubelet cell", types.SpecStateSkipped, "needs kubelet v1.34")
+	na.ReportEntries = types.ReportEntries{{Name: CaseEntry, Value: types.WrapEntryValue(CaseFacts{Area: "skew", Profile: "conformance", NotApplicable: "needs kubelet v1.34"})}}
+	gap := spec("hostpath", "conformance", "needs root", types.SpecStateSkipped, "needs root")
+	ok := spec("hostpath", "conformance", "passes", types.SpecStatePassed, "")
+	s := Build(types.Report{SpecReports: []types.SpecReport{na, gap, ok}}, Options{})
+	if s.Totals.Skipped != 2 || s.Totals.NotApplicable != 1 || s.Totals.CouldNotRun() != 1 {
+		t.Errorf("totals %+v: want 2 not run, 1 of them not applicable", s.Totals)
+	}
+	if got, want := s.Totals.String(), "3 cases: 1 passed, 0 failed, 2 not run (1 of them not applicable: releases the target is not)"; got != want {
+		t.Errorf("headline %q, want %q", got, want)
+	}
+}

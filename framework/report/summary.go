@@ -104,12 +104,24 @@ type Counts struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
+	// NotApplicable are the cases of Skipped that are not the target's to run at all: cells of
+	// releases it is not (framework.NotApplicable, docs/certify.md "Not applicable"), never
+	// required, where the rest of Skipped are cases the target could not run here (issue 33).
+	NotApplicable int `json:"notApplicable,omitempty"`
 }
 
 // String renders the counts as one line.
 func (c Counts) String() string {
-	return fmt.Sprintf("%d cases: %d passed, %d failed, %d not run", c.Total, c.Passed, c.Failed, c.Skipped)
+	s := fmt.Sprintf("%d cases: %d passed, %d failed, %d not run", c.Total, c.Passed, c.Failed, c.Skipped)
+	if c.NotApplicable > 0 {
+		s += fmt.Sprintf(" (%d of them not applicable: releases the target is not)", c.NotApplicable)
+	}
+	return s
 }
+
+// CouldNotRun are the cases not run that were the target's to run: Skipped without the ones
+// not applicable.
+func (c Counts) CouldNotRun() int { return c.Skipped - c.NotApplicable }
 
 func (c *Counts) add(o outcome) {
 	c.Total++
@@ -318,6 +330,9 @@ func Build(r types.Report, opts Options) *Summary {
 		s.Totals.add(o)
 		counts(areas, area).add(o)
 		counts(profiles, profile).add(o)
+		if f, ok := caseFacts(sr); ok && o == skipped && f.NotApplicable != "" {
+			s.Totals.NotApplicable++
+		}
 		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg, Node: EntryString(sr, NodeEntry)}
 		if res.Node != "" {
 			counts(nodes, res.Node).add(o)
