@@ -8,6 +8,7 @@ package certify
 import (
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -46,8 +47,27 @@ type Implementation struct {
 	Vendor  string   `json:"vendor"`
 	Product string   `json:"product"`
 	Version string   `json:"version"`
-	Contact []string `json:"contact,omitempty"`
+	Contact Contacts `json:"contact,omitempty"`
 	URL     string   `json:"url,omitempty"`
+}
+
+// Contacts are the implementation's contacts: a list, or in the file one string (as
+// gateway-api's and Kubernetes' conformance PRODUCT.yaml give one address).
+type Contacts []string
+
+// UnmarshalJSON takes a list of strings or one string.
+func (c *Contacts) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*c = Contacts{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("contact: want a string or a list of strings")
+	}
+	*c = many
+	return nil
 }
 
 // LoadImplementation reads an implementation file (YAML or JSON, strict): vendor, product and
@@ -59,7 +79,7 @@ func LoadImplementation(path string) (Implementation, error) {
 		return im, err
 	}
 	if err := yaml.UnmarshalStrict(raw, &im); err != nil {
-		return im, fmt.Errorf("%s: %w", path, err)
+		return im, fmt.Errorf("%s: %w (want vendor, product, version, url: strings; contact: a string or a list; docs/certify.md)", path, err)
 	}
 	if im.Vendor == "" || im.Product == "" || im.Version == "" {
 		return im, fmt.Errorf("%s: vendor, product and version are required", path)

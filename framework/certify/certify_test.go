@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,4 +339,38 @@ func TestNotApplicableIsNotRequired(t *testing.T) {
 	plain := spec("secret volume under a v1.34 kubelet", "conformance", types.SpecStateSkipped)
 	dir = handIn(t, nil, spec("secret volume", "conformance", types.SpecStatePassed), plain)
 	wantProblems(t, verify(t, dir), "profile conformance: 1 required case(s) did not run")
+}
+
+// TestLoadImplementation: contact is one string or a list; a wrong field says what the file
+// wants; vendor, product and version are required.
+func TestLoadImplementation(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := "vendor: Example Corp\nproduct: Example agent\nversion: 1.0.0\n"
+	for body, want := range map[string][]string{
+		base + "contact: conformance@example.com\n":         {"conformance@example.com"},
+		base + "contact: [a@example.com, b@example.com]\n": {"a@example.com", "b@example.com"},
+		base: nil,
+	} {
+		im, err := LoadImplementation(write("ok.yaml", body))
+		if err != nil || !slices.Equal(im.Contact, want) {
+			t.Errorf("%q: contact %q, %v; want %q", body, im.Contact, err, want)
+		}
+	}
+	for body, want := range map[string]string{
+		base + "contact: {name: x}\n": "contact: a string or a list",
+		base + "colour: red\n":        "unknown field",
+		"vendor: Example Corp\n":      "vendor, product and version are required",
+	} {
+		_, err := LoadImplementation(write("bad.yaml", body))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v; want one line containing %q", body, err, want)
+		}
+	}
 }
