@@ -354,7 +354,7 @@ func TestLoadImplementation(t *testing.T) {
 	}
 	base := "vendor: Example Corp\nproduct: Example agent\nversion: 1.0.0\n"
 	for body, want := range map[string][]string{
-		base + "contact: conformance@example.com\n":         {"conformance@example.com"},
+		base + "contact: conformance@example.com\n":        {"conformance@example.com"},
 		base + "contact: [a@example.com, b@example.com]\n": {"a@example.com", "b@example.com"},
 		base: nil,
 	} {
