@@ -2,6 +2,7 @@ package framework
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"slices"
 
 	"encoding/json"
 	"fmt"
@@ -80,6 +81,34 @@ type PathObservation struct {
 type IDMap struct {
 	HostID uint32 `json:"hostID"`
 	Length uint32 `json:"length"`
+}
+
+// PodOwners gives each entry of disk the owner the pod sees of the same entry of pod (by path,
+// ids as inside the pod) as PodUID/PodGID, where it differs from the disk's (docs/observation.md
+// "Two views"). It returns the paths of pod that disk lacks.
+func PodOwners(disk, pod []PathObservation) (missing []string) {
+	by := map[string]PathObservation{}
+	for _, p := range pod {
+		by[p.Path] = p
+	}
+	for i := range disk {
+		p, ok := by[disk[i].Path]
+		if !ok {
+			continue
+		}
+		delete(by, p.Path)
+		if uid := p.UID; uid != disk[i].UID {
+			disk[i].PodUID = &uid
+		}
+		if gid := p.GID; gid != disk[i].GID {
+			disk[i].PodGID = &gid
+		}
+	}
+	for path := range by {
+		missing = append(missing, path)
+	}
+	slices.Sort(missing)
+	return missing
 }
 
 // Overflow is the id the kernel shows for an id that has no mapping (/proc/sys/kernel/overflowuid).

@@ -554,10 +554,8 @@ func settable(c *framework.Case, flexDriver bool, met ...string) (bool, string) 
 		return true, ""
 	}
 	// A stock node has none of the node needs of framework/needs' table; met are those it has.
-	for _, n := range needs.Of(c) {
-		if n.Node && !slices.Contains(met, n.Label) {
-			return false, n.Reason
-		}
+	if n, lacks := needs.Half(c, true, met...); lacks {
+		return false, n.Reason
 	}
 	for _, v := range c.Pod.Spec.Volumes {
 		switch {

@@ -66,13 +66,7 @@ func (t *Target) createFixtures(ctx context.Context, ns, prefix string, runs []*
 	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: HostRoot, Type: &dirOrCreate}}}}
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: HostRoot}}
-	if err := t.create(ctx, func(ctx context.Context) error {
-		_, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return fmt.Errorf("create fixture pod: %w", err)
-	}
-	if err := t.waitRunning(ctx, ns, pod.Name, "fixture pod"); err != nil {
+	if err := t.startHelper(ctx, pod, "fixture pod"); err != nil {
 		return err
 	}
 	t.makeFixtures(ctx, ns, pod.Name, need)

@@ -85,6 +85,17 @@ func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *c
 	}
 }
 
+// startHelper creates a helper pod of the batch (what names it) and waits until it runs.
+func (t *Target) startHelper(ctx context.Context, pod *corev1.Pod, what string) error {
+	if err := t.create(ctx, func(ctx context.Context) error {
+		_, err := t.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("create %s: %w", what, err)
+	}
+	return t.waitRunning(ctx, pod.Namespace, pod.Name, what)
+}
+
 // waitRunning waits until pod ns/name (a helper pod: what names it) runs, for up to
 // Timeouts.PodStart.
 func (t *Target) waitRunning(ctx context.Context, ns, name, what string) error {

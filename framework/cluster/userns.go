@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe/incontainer"
+	"github.com/volperm/volperm/nodeimpl/kubelet"
 )
 
 // A pod with hostUsers: false sees its volumes through idmapped mounts: its probe container
@@ -38,27 +37,6 @@ func defaultHandlerUserNamespaces(n *corev1.Node) bool {
 	return false
 }
 
-// pluginDirs are the kubelet's directories (pods/UID/volumes/DIR/NAME) of the volume types the
-// target sets up: the plugin's name, "/" escaped as "~" (pkg/volume/*: ProbeVolumePlugins'
-// names; utilstrings.EscapeQualifiedName).
-func pluginDir(v corev1.Volume) string {
-	switch {
-	case v.EmptyDir != nil:
-		return "kubernetes.io~empty-dir"
-	case v.Secret != nil:
-		return "kubernetes.io~secret"
-	case v.ConfigMap != nil:
-		return "kubernetes.io~configmap"
-	case v.DownwardAPI != nil:
-		return "kubernetes.io~downward-api"
-	case v.Projected != nil:
-		return "kubernetes.io~projected"
-	case v.FlexVolume != nil:
-		return strings.ReplaceAll(v.FlexVolume.Driver, "/", "~")
-	}
-	return ""
-}
-
 // createDiskPod makes the batch's disk-view pod (prefix-disk in ns) when a pod of pods runs in a
 // user namespace, and records it for diskView.
 func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*probePod) error {
@@ -81,13 +59,7 @@ func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*p
 		{Name: "pods", MountPath: KubeletPods, ReadOnly: true, MountPropagation: &toContainer},
 		{Name: "host", MountPath: HostRoot, ReadOnly: true, MountPropagation: &toContainer},
 	}
-	if err := t.create(ctx, func(ctx context.Context) error {
-		_, err := t.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return fmt.Errorf("create disk-view pod: %w", err)
-	}
-	if err := t.waitRunning(ctx, ns, pod.Name, "disk-view pod"); err != nil {
+	if err := t.startHelper(ctx, pod, "disk-view pod"); err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -99,8 +71,8 @@ func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*p
 	return nil
 }
 
-// diskView snapshots p's volumes as they are on the node and gives answer (the pod's view) the
-// disk's owners, keeping the pod's as PodUID/PodGID where they differ.
+// diskView snapshots p's volumes as they are on the node and makes them answer's paths, with
+// the owners the pod sees (answer's, so far) as PodUID/PodGID where they differ.
 func (t *Target) diskView(ctx context.Context, p *probePod, answer *framework.Observation) error {
 	ns := p.pod.Namespace
 	t.mu.Lock()
@@ -118,7 +90,7 @@ func (t *Target) diskView(ctx context.Context, p *probePod, answer *framework.Ob
 		where := ""
 		if v.HostPath != nil {
 			where = v.HostPath.Path
-		} else if d := pluginDir(v); d != "" {
+		} else if d := kubelet.PluginDir(v); d != "" {
 			where = path.Join(KubeletPods, string(live.UID), "volumes", d, v.Name)
 		}
 		if where != "" {
@@ -142,33 +114,13 @@ func (t *Target) diskView(ctx context.Context, p *probePod, answer *framework.Ob
 		byVolume[v.Name] = v.Paths
 	}
 	for i := range answer.Volumes {
-		v := answer.Volumes[i]
-		if err := diskOwners(v.Paths, byVolume[v.Name]); err != nil {
-			return fmt.Errorf("disk view of %s, volume %s: %w", p.name, v.Name, err)
+		v := &answer.Volumes[i]
+		disk := byVolume[v.Name]
+		// An entry the pod sees that is not on disk: the two views were not of one volume.
+		if missing := framework.PodOwners(disk, v.Paths); len(missing) > 0 {
+			return fmt.Errorf("disk view of %s, volume %s: %q seen in the pod, not on the node", p.name, v.Name, missing)
 		}
-	}
-	return nil
-}
-
-// diskOwners gives each entry of inPod (seen through the pod's idmapped mount) the owner of the
-// same entry on disk, and the pod's own as PodUID/PodGID where that differs. An entry the pod
-// sees that is not on disk is an error: the two views were not of one volume.
-func diskOwners(inPod, onDisk []framework.PathObservation) error {
-	by := map[string]framework.PathObservation{}
-	for _, d := range onDisk {
-		by[d.Path] = d
-	}
-	for i := range inPod {
-		d, ok := by[inPod[i].Path]
-		if !ok {
-			return fmt.Errorf("%q is seen in the pod, not on the node", inPod[i].Path)
-		}
-		if uid := inPod[i].UID; uid != d.UID {
-			inPod[i].PodUID, inPod[i].UID = &uid, d.UID
-		}
-		if gid := inPod[i].GID; gid != d.GID {
-			inPod[i].PodGID, inPod[i].GID = &gid, d.GID
-		}
+		v.Paths = disk
 	}
 	return nil
 }

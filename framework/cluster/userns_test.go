@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/nodeimpl/kubelet"
 )
 
 // The disk's owner goes into UID/GID, the pod's into PodUID/PodGID only where it differs (an
@@ -22,19 +23,19 @@ func TestDiskOwners(t *testing.T) {
 		{Path: "near", UID: 1000, GID: 1000},
 		{Path: "made-after", UID: 1000, GID: 1000},
 	}
-	if err := diskOwners(inPod, onDisk); err != nil {
-		t.Fatal(err)
+	if missing := framework.PodOwners(onDisk, inPod); len(missing) > 0 {
+		t.Fatal(missing)
 	}
-	far := inPod[1]
+	far := onDisk[1]
 	if far.UID != 70000 || far.PodUID == nil || *far.PodUID != framework.Overflow || far.GID != 1000 || far.PodGID == nil || *far.PodGID != framework.Overflow {
 		t.Errorf("far: %+v, want 70000:1000 on disk, 65534:65534 in the pod", far)
 	}
-	for _, p := range []framework.PathObservation{inPod[0], inPod[2]} {
+	for _, p := range []framework.PathObservation{onDisk[0], onDisk[2]} {
 		if p.PodUID != nil || p.PodGID != nil {
 			t.Errorf("%+v: the same in both views, want no pod owner", p)
 		}
 	}
-	if err := diskOwners([]framework.PathObservation{{Path: "gone"}}, onDisk); err == nil {
+	if missing := framework.PodOwners(onDisk, []framework.PathObservation{{Path: "gone"}}); len(missing) == 0 {
 		t.Error("an entry missing on the node: want an error")
 	}
 }
@@ -50,7 +51,7 @@ func TestPluginDir(t *testing.T) {
 		"volperm~fixture":            {FlexVolume: &corev1.FlexVolumeSource{Driver: framework.FixtureDriver}},
 		"":                           {HostPath: &corev1.HostPathVolumeSource{}},
 	} {
-		if got := pluginDir(corev1.Volume{VolumeSource: src}); got != want {
+		if got := kubelet.PluginDir(corev1.Volume{VolumeSource: src}); got != want {
 			t.Errorf("%+v: %q, want %q", src, got, want)
 		}
 	}

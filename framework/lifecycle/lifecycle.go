@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
@@ -244,24 +245,14 @@ func podView(ctx context.Context, pod *corev1.Pod, p Pod, vols []framework.Volum
 }
 
 // podOwners sets each disk entry's PodUID/PodGID from the same entry seen through the idmapped
-// mount (ids as this process, on the host, sees them there), where the pod sees another id.
+// mount (ids as this process, on the host, sees them there, translated into the pod's range),
+// where the pod sees another id (framework.PodOwners).
 func podOwners(disk, mounted []framework.PathObservation, ns framework.IDMap) {
-	by := map[string]framework.PathObservation{}
-	for _, m := range mounted {
-		by[m.Path] = m
+	inside := slices.Clone(mounted)
+	for i := range inside {
+		inside[i].UID, inside[i].GID = ns.Inside(inside[i].UID), ns.Inside(inside[i].GID)
 	}
-	for i := range disk {
-		m, ok := by[disk[i].Path]
-		if !ok {
-			continue
-		}
-		if uid := ns.Inside(m.UID); uid != disk[i].UID {
-			disk[i].PodUID = &uid
-		}
-		if gid := ns.Inside(m.GID); gid != disk[i].GID {
-			disk[i].PodGID = &gid
-		}
-	}
+	framework.PodOwners(disk, inside)
 }
 
 // Observations is docs/spec.md step 6 without the paths: per volume of pod, in the pod's order,

@@ -107,10 +107,11 @@ func Of(c *framework.Case) []Need {
 	return out
 }
 
-// Half is the first need of c that the node half (node true) or the apiserver half lacks.
-func Half(c *framework.Case, node bool) (Need, bool) {
+// Half is the first need of c that the node half (node true) or the apiserver half lacks;
+// met are the labels of the needs that half has beyond a stock cluster's.
+func Half(c *framework.Case, node bool, met ...string) (Need, bool) {
 	for _, n := range Of(c) {
-		if n.Node == node {
+		if n.Node == node && !slices.Contains(met, n.Label) {
 			return n, true
 		}
 	}

@@ -477,6 +477,20 @@ func atomicWriterPlugin(typ string) string {
 	}[typ]
 }
 
+// PluginDir is the directory of vol's plugin under a pod's volumes/ (the plugin names above,
+// a flexVolume's driver escaped): "" for a hostPath, which the kubelet mounts from its path, or
+// a type this kubelet has no plugin for.
+func PluginDir(vol corev1.Volume) string {
+	switch typ := typeOf(&vol); typ {
+	case TypeEmptyDir:
+		return pluginEmptyDir
+	case TypeFlexVolume:
+		return escapeQualifiedName(vol.FlexVolume.Driver)
+	default:
+		return atomicWriterPlugin(typ)
+	}
+}
+
 // escapeQualifiedName is k8s.io/utils/strings EscapeQualifiedName: "/" -> "~".
 func escapeQualifiedName(in string) string {
 	return strings.ReplaceAll(in, "/", "~")

@@ -70,31 +70,27 @@ func withCgroupfs(raw []byte) ([]byte, error) {
 }
 
 // containerd is the major version of the node image's containerd, read once (a docker run of
-// the image).
+// the image); with it the target decides once whether its nodes need withCgroupfs on this host
+// (t.cgroupfs), and logs it.
 func (t *Target) containerd(ctx context.Context) (int, error) {
 	t.runtimeOnce.Do(func() {
 		t.containerdMajor, t.runtimeErr = nodeContainerdMajor(ctx, t.opts.NodeImage)
+		t.cgroupfs = t.runtimeErr == nil && t.containerdMajor >= 2 && hostCgroupV1()
+		if t.cgroupfs {
+			t.logf("this host runs cgroup v1 and the node image containerd %d: the nodes use the cgroupfs driver (runc under systemd cannot always freeze a container here; docs/kind.md)", t.containerdMajor)
+		}
 	})
 	return t.containerdMajor, t.runtimeErr
 }
 
 // cgroupfsNeeded says whether clusters of the target's node image need withCgroupfs on this
-// host, and logs the decision once.
+// host.
 func (t *Target) cgroupfsNeeded(ctx context.Context) (bool, error) {
 	if !hostCgroupV1() {
 		return false, nil
 	}
-	major, err := t.containerd(ctx)
-	if err != nil {
-		return false, err
-	}
-	t.cgroupOnce.Do(func() {
-		t.cgroupfs = major >= 2
-		if t.cgroupfs {
-			t.logf("this host runs cgroup v1 and the node image containerd %d: the nodes use the cgroupfs driver (runc under systemd cannot always freeze a container here; docs/kind.md)", major)
-		}
-	})
-	return t.cgroupfs, nil
+	_, err := t.containerd(ctx)
+	return t.cgroupfs, err
 }
 
 // nodeNeeds are the needs of framework/needs' table that the node image meets beyond a stock

@@ -241,12 +241,11 @@ type Target struct {
 	state state
 	// podStarts counts the probe pods of every batch so far, on every cluster (Info).
 	podStarts int
-	// containerdMajor is the node image's containerd major version (cgroup.go), read once;
-	// cgroupfs: the nodes run the cgroupfs driver, decided once.
+	// containerdMajor is the node image's containerd major version and cgroupfs whether its
+	// nodes run the cgroupfs driver (cgroup.go), decided once.
 	runtimeOnce     sync.Once
 	containerdMajor int
 	runtimeErr      error
-	cgroupOnce      sync.Once
 	cgroupfs        bool
 }
 
