@@ -293,7 +293,19 @@ const (
 	OpList   ProbeOp = "list"   // read the directory Path
 	OpMkdir  ProbeOp = "mkdir"  // create directory Path (0755)
 	OpFill   ProbeOp = "fill"   // create file Path (O_CREAT|O_EXCL, 0644), then write Size bytes to it
+	OpChmod  ProbeOp = "chmod"  // chmod(2) Path to Mode (following symlinks)
+	OpChown  ProbeOp = "chown"  // chown(2) Path to Owner (following symlinks)
 )
+
+// ProbeOps are the probe ops, in the order docs/spec.md "Probes" lists them.
+var ProbeOps = []ProbeOp{OpCreate, OpWrite, OpRead, OpDelete, OpRename, OpList, OpMkdir, OpFill, OpChmod, OpChown}
+
+// Owner is a uid and a gid, as the process that makes a probe names them (ids of its user
+// namespace).
+type Owner struct {
+	UID int64 `json:"uid"`
+	GID int64 `json:"gid"`
+}
 
 // MaxFill bounds a fill probe's Size: enough to pass a small tmpfs limit, little enough for
 // every node's memory and disk.
@@ -309,4 +321,8 @@ type Probe struct {
 	To     string  `json:"to,omitempty"`
 	// Size is how many bytes a fill probe writes (only op fill; 1..MaxFill).
 	Size int64 `json:"size,omitempty"`
+	// Mode is what a chmod probe sets (only op chmod; 0..07777).
+	Mode *uint32 `json:"mode,omitempty"`
+	// Owner is what a chown probe sets (only op chown).
+	Owner *Owner `json:"owner,omitempty"`
 }

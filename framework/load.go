@@ -372,8 +372,6 @@ func podArea(pod *corev1.Pod) (Area, error) {
 // container chmods): permission bits with setuid/setgid/sticky.
 const maxHarnessMode = 07777
 
-var probeOps = map[ProbeOp]bool{OpCreate: true, OpWrite: true, OpRead: true, OpDelete: true, OpRename: true, OpList: true, OpMkdir: true, OpFill: true}
-
 var objectKinds = map[ObjectKind]bool{KindNothing: true, KindDirectory: true, KindFile: true, KindSocket: true, KindCharDev: true, KindBlockDev: true, KindSymlink: true}
 
 // Validate checks what volperm itself interprets (everything but the pod spec, which is API data
@@ -644,8 +642,8 @@ func validateProbes(probes []Probe, vols map[string]string) error {
 		if err := volumeOfType(field+".volume", p.Volume, vols); err != nil {
 			return err
 		}
-		if !probeOps[p.Op] {
-			return fmt.Errorf("%s.op: unknown %q; use one of create, write, read, delete, rename, list, mkdir, fill", field, p.Op)
+		if !slices.Contains(ProbeOps, p.Op) {
+			return fmt.Errorf("%s.op: unknown %q; use one of %s", field, p.Op, joinAny(ProbeOps))
 		}
 		if !localPath(p.Path) {
 			return fmt.Errorf("%s.path: %q must be \".\" or a clean path below the volume root", field, p.Path)
@@ -659,6 +657,14 @@ func validateProbes(probes []Probe, vols map[string]string) error {
 			return fmt.Errorf("%s.size: fill writes 1..%d bytes, got %d", field, MaxFill, p.Size)
 		case p.Op != OpFill && p.Size != 0:
 			return fmt.Errorf("%s.size: only op fill writes bytes; remove it", field)
+		case p.Op == OpChmod && (p.Mode == nil || *p.Mode > maxHarnessMode):
+			return fmt.Errorf("%s.mode: chmod needs a mode 0..07777 (0640 in YAML, 416 in JSON)", field)
+		case p.Op != OpChmod && p.Mode != nil:
+			return fmt.Errorf("%s.mode: only op chmod sets a mode; remove it", field)
+		case p.Op == OpChown && (p.Owner == nil || p.Owner.UID < 0 || p.Owner.GID < 0):
+			return fmt.Errorf("%s.owner: chown needs owner {uid, gid}, both >= 0", field)
+		case p.Op != OpChown && p.Owner != nil:
+			return fmt.Errorf("%s.owner: only op chown sets an owner; remove it", field)
 		case p.As.UID < 0 || p.As.GID < 0:
 			return fmt.Errorf("%s.as: uid and gid must be >= 0, got %d:%d", field, p.As.UID, p.As.GID)
 		}

@@ -65,6 +65,7 @@ func usernsNodeCases() []*framework.Case {
 
 	// A flexVolume whose storage has owners outside the pod's range (70000) beside one inside.
 	storage := []framework.File{
+		openRoot,
 		{Path: "far", Mode: 0666, UID: unmappedID, GID: unmappedID},
 		{Path: "far-public", Mode: 0644, UID: unmappedID, GID: unmappedID},
 		{Path: "far-private", Mode: 0600, UID: unmappedID, GID: unmappedID},
@@ -91,6 +92,8 @@ func usernsNodeCases() []*framework.Case {
 	far.Storage = map[string][]framework.File{flexVolumeName: storage}
 	cases = append(cases, far)
 
+	cases = append(cases, usernsAttributes())
+
 	cases = append(cases, mk("a hostPath DirectoryOrCreate: made 0755 0:0, root of the pod creates in it, uid 1000 cannot",
 		"[userns.idmap] the kubelet makes the directory as for any pod (0755 root's); root of the pod is root through the idmapped mount (0 is mapped: A6 of the v1.37 surface table), uid 1000 is other.",
 		podOf(volume(usernsHostPath, corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/userns", Type: ptr(corev1.HostPathDirectoryOrCreate)}})),
@@ -98,6 +101,46 @@ func usernsNodeCases() []*framework.Case {
 		framework.Probe{Name: "uid 1000 of the pod creates u", Volume: usernsHostPath, As: asOwner, Op: framework.OpCreate, Path: "u"},
 	))
 	return cases
+}
+
+// usernsAttributes: chown and chmod by processes of a pod's user namespace on a flexVolume with
+// owners inside and outside its range ([probes.attributes], [userns.root]): the pod names only
+// ids 0..65535 (EINVAL past them), root gives away and chmods a mapped entry, an unmapped
+// entry's mode cannot change (EOVERFLOW) nor its owner (EPERM: no capability over it).
+func usernsAttributes() *framework.Case {
+	storage := []framework.File{
+		openRoot,
+		{Path: "far", Mode: 0666, UID: unmappedID, GID: unmappedID},
+		{Path: "near", Mode: 0644, UID: 1000, GID: 1000},
+		{Path: "mine", Mode: 0600, UID: 1000, GID: 1000},
+	}
+	pod1000 := framework.User{UID: 1000, GID: 1000, Groups: []int64{fsGroup}}
+	chmod := func(name string, as framework.User, path string, mode uint32) framework.Probe {
+		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChmod, Path: path, Mode: &mode}
+	}
+	chown := func(name string, as framework.User, path string, uid, gid int64) framework.Probe {
+		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChown, Path: path, Owner: &framework.Owner{UID: uid, GID: gid}}
+	}
+	c := &framework.Case{
+		Name:    "hostUsers false: chown and chmod on a flexVolume with owners inside and outside the pod's range",
+		Area:    framework.AreaUserNS,
+		Profile: framework.ProfileConformance,
+		Description: "[probes.attributes] [userns.root] near and mine are 1000:1000 on disk, far 70000:70000. Root of the pod chowns near to 1003 (mapped: it has CAP_CHOWN over it) but cannot name 70000 (EINVAL); it cannot chmod far (EOVERFLOW: no mapping) nor chown it (EPERM); uid 1000 chmods its own mine, gives it its group 2000, and cannot give it group 70000 (EINVAL before any permission check); uid 1003 reads near after it became its own and cannot chmod mine.",
+		Pod:     inUserNamespace(flexPod(false, nil, true)),
+		Storage: map[string][]framework.File{flexVolumeName: storage},
+		Probes: []framework.Probe{
+			chown("root of the pod chowns near to 1003:1003", asRoot, "near", 1003, 1003),
+			{Name: "uid 1003 of the pod writes near, now its own", Volume: flexVolumeName, As: asOther, Op: framework.OpWrite, Path: "near"},
+			chown("root of the pod chowns near to 70000:70000", asRoot, "near", unmappedID, unmappedID),
+			chmod("root of the pod chmods far 0600", asRoot, "far", 0600),
+			chown("root of the pod chowns far to 0:0", asRoot, "far", 0, 0),
+			chmod("uid 1000 of the pod chmods mine 0640", pod1000, "mine", 0640),
+			chown("uid 1000 of the pod gives mine group 2000", pod1000, "mine", 1000, fsGroup),
+			chown("uid 1000 of the pod gives mine group 70000", pod1000, "mine", 1000, unmappedID),
+			chmod("uid 1003 of the pod chmods mine 0666", asOther, "mine", 0666),
+		},
+	}
+	return c
 }
 
 // usernsHostPath is the hostPath volume of a user-namespace case.

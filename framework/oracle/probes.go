@@ -66,8 +66,79 @@ func (k *kubelet) probe(p framework.Probe) string {
 			return eINVAL
 		}
 		return renameProbe(v, rel, to, u)
+	case framework.OpChmod:
+		if p.Mode == nil {
+			return eINVAL
+		}
+		return chmodProbe(v, rel, *p.Mode, u)
+	case framework.OpChown:
+		if p.Owner == nil {
+			return eINVAL
+		}
+		return chownProbe(v, rel, *p.Owner, u)
 	}
 	return eINVAL
+}
+
+// chmodProbe is chmod(2) following symlinks, in the kernel's order (docs/spec.md
+// [probes.attributes]): the lookup; notify_change's EOVERFLOW for an entry whose owner or group
+// has no mapping through a pod's idmapped mount; setattr_prepare's inode_owner_or_capable (the
+// owner, or root overriding the entry: EPERM); a setgid bit asked by a process neither in the
+// entry's group nor root over it is dropped (in_group_or_capable).
+func chmodProbe(v *volume, rel string, mode uint32, u *prober) string {
+	n, errno := target(v, rel, u)
+	switch {
+	case errno != "":
+		return errno
+	case unmappedVictim(n, u):
+		return eOVERFLOW
+	case u.UID != n.uid && !u.overrides(n):
+		return ePERM
+	}
+	if mode&modeSetgid != 0 && !inGroup(u, n.gid) && !u.overrides(n) {
+		mode &^= modeSetgid
+	}
+	n.mode = mode
+	return ""
+}
+
+// chownProbe is chown(2) following symlinks, in the kernel's order (docs/spec.md
+// [probes.attributes]): the lookup; chown_common's EINVAL for an id the process's user
+// namespace cannot name (a pod's: 0..65535); setattr_prepare's chown_ok and chgrp_ok (root over
+// the entry; else the owner, keeping its uid, to its own gid or one of its groups: EPERM).
+// A file loses setuid, and setgid with group execute (should_remove_suid).
+func chownProbe(v *volume, rel string, to framework.Owner, u *prober) string {
+	n, errno := target(v, rel, u)
+	switch {
+	case errno != "":
+		return errno
+	case u.userns && !(mapped(to.UID) && mapped(to.GID)):
+		return eINVAL
+	}
+	ownerKeeps := u.UID == n.uid && to.UID == n.uid && (to.GID == n.gid || inGroup(u, to.GID))
+	if !u.overrides(n) && !ownerKeeps {
+		return ePERM
+	}
+	n.uid, n.gid = to.UID, to.GID
+	if n.typ != typeDir {
+		n.mode &^= modeSetuid
+		if n.mode&0010 != 0 {
+			n.mode &^= modeSetgid
+		}
+	}
+	return ""
+}
+
+// target is the entry rel names, every symlink followed (chmod and chown), as u looks it up.
+func target(v *volume, rel string, u *prober) (*node, string) {
+	f, errno := lookup(v.top, v.root, rel, true, u)
+	if errno != "" {
+		return nil, errno
+	}
+	if f.n == nil {
+		return nil, eNOENT
+	}
+	return f.n, ""
 }
 
 // openProbe is open(2) (then getdents for list) following symlinks: Linux may_open order —
@@ -207,7 +278,7 @@ func (k *kubelet) probeConds(p framework.Probe) []rule.Cond {
 	if v == nil || v.root == nil {
 		return conds
 	}
-	f, errno := lookup(v.top, v.root, path.Clean(p.Path), p.Op == framework.OpRead || p.Op == framework.OpWrite || p.Op == framework.OpList, nil)
+	f, errno := lookup(v.top, v.root, path.Clean(p.Path), followsLast(p.Op), nil)
 	if errno != "" {
 		return conds
 	}
@@ -234,6 +305,15 @@ func (k *kubelet) probeConds(p framework.Probe) []rule.Cond {
 	return conds
 }
 
+// followsLast says whether op follows a symlink its path ends in (open, chmod, chown).
+func followsLast(op framework.ProbeOp) bool {
+	switch op {
+	case framework.OpRead, framework.OpWrite, framework.OpList, framework.OpChmod, framework.OpChown:
+		return true
+	}
+	return false
+}
+
 // traceProtected records [probes.protected-symlinks] when p's path walk stopped at a symlink it
 // may not follow: the answer then depends on the host's fs.protected_symlinks.
 func (k *kubelet) traceProtected(p framework.Probe) {
@@ -241,8 +321,7 @@ func (k *kubelet) traceProtected(p framework.Probe) {
 	if k.tr == nil || v == nil || v.root == nil {
 		return
 	}
-	follow := p.Op == framework.OpRead || p.Op == framework.OpWrite || p.Op == framework.OpList
-	if f, _ := lookup(v.top, v.root, path.Clean(p.Path), follow, k.prober(p.As)); f.protected {
+	if f, _ := lookup(v.top, v.root, path.Clean(p.Path), followsLast(p.Op), k.prober(p.As)); f.protected {
 		k.tr.hit(rule.ProbeProtectedLinks, cond(rule.Op, string(p.Op)), cond(rule.Class, setOr(p.As.UID == 0, "root", "other")))
 	}
 }
@@ -253,6 +332,18 @@ func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string)
 		return
 	}
 	outcome := cond(rule.Outcome, setOr(errno == "", "ok", "error"))
+	if p.Op == framework.OpChmod || p.Op == framework.OpChown {
+		attr := []rule.Cond{outcome}
+		for _, c := range conds {
+			if c.Dim == rule.Mapped {
+				k.tr.hit(rule.UsernsRoot, c, outcome)
+			} else {
+				attr = append(attr, c)
+			}
+		}
+		k.tr.hit(rule.ProbeAttributes, attr...)
+		return
+	}
 	var dac []rule.Cond
 	for _, c := range conds {
 		switch {

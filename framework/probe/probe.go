@@ -192,6 +192,16 @@ func do(root, path string, p framework.Probe) error {
 		return syscall.Mkdir(path, 0755)
 	case framework.OpFill:
 		return fill(path, p.Size)
+	case framework.OpChmod:
+		if p.Mode == nil {
+			return syscall.EINVAL
+		}
+		return syscall.Chmod(path, *p.Mode)
+	case framework.OpChown:
+		if p.Owner == nil {
+			return syscall.EINVAL
+		}
+		return syscall.Chown(path, int(p.Owner.UID), int(p.Owner.GID))
 	}
 	return fmt.Errorf("unknown probe op %q", p.Op)
 }

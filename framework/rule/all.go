@@ -62,6 +62,7 @@ const (
 	ProbeSticky         ID = "probes.sticky"
 	ProbeNewEntry       ID = "probes.new-entry"
 	ProbeProtectedLinks ID = "probes.protected-symlinks"
+	ProbeAttributes     ID = "probes.attributes"
 	UsernsIDMap         ID = "userns.idmap"
 	UsernsRoot          ID = "userns.root"
 
@@ -195,9 +196,11 @@ var All = []Rule{
 		[]Need{{Dim: HostType, Only: []string{"unset", "DirectoryOrCreate"}}}},
 
 	{ProbeDAC, "Probes", "Linux DAC: root bypasses, else owner, group (gid or supplementary), other; search on every directory",
-		[]Need{{Dim: Op}, {Dim: Class}, {Dim: Outcome}}},
+		[]Need{{Dim: Op, Only: []string{"create", "write", "read", "delete", "rename", "list", "mkdir", "fill"}}, {Dim: Class}, {Dim: Outcome}}},
 	{ProbeSticky, "Probes", "a sticky parent: only the file's or the dir's owner may delete or rename (EPERM)",
 		[]Need{{Dim: Op, Only: []string{"delete", "rename"}}, {Dim: Outcome}}},
+	{ProbeAttributes, "Probes", "chmod: the owner or root; chown: root, or the owner keeping its uid to a group it is in; an id a pod's user namespace cannot name is EINVAL, an unmapped entry's mode EOVERFLOW",
+		[]Need{{Dim: Op, Only: []string{"chmod", "chown"}}, {Dim: Class}, {Dim: Outcome}}},
 	{ProbeNewEntry, "Probes", "new entries: owner the prober, group the parent's when it is setgid (dirs inherit setgid)",
 		[]Need{{Dim: Op, Only: []string{"create", "mkdir"}}, {Dim: Entry, Only: []string{"dir", "setgid"}}}},
 

@@ -108,7 +108,7 @@ var Values = map[Dim][]string{
 	ModeFrom:   {"defaultMode", "item"},
 	Outcome:    {"ok", "error"},
 	Object:     {"pod", "persistentVolume"},
-	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir", "fill"},
+	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir", "fill", "chmod", "chown"},
 	Class:      {"root", "owner", "group", "other"},
 
 	FieldValidation: {"warn", "strict"},

@@ -191,6 +191,7 @@ func (n *node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.
 var mutating = map[framework.ProbeOp]bool{
 	framework.OpCreate: true, framework.OpWrite: true, framework.OpDelete: true,
 	framework.OpRename: true, framework.OpMkdir: true, framework.OpFill: true,
+	framework.OpChmod: true, framework.OpChown: true,
 }
 
 // readOnlyWrite says why c is unsupported when it changes a volume that containers mount
