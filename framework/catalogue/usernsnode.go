@@ -122,12 +122,12 @@ func usernsAttributes() *framework.Case {
 		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChown, Path: path, Owner: &framework.Owner{UID: uid, GID: gid}}
 	}
 	c := &framework.Case{
-		Name:    "hostUsers false: chown and chmod on a flexVolume with owners inside and outside the pod's range",
-		Area:    framework.AreaUserNS,
-		Profile: framework.ProfileConformance,
+		Name:        "hostUsers false: chown and chmod on a flexVolume with owners inside and outside the pod's range",
+		Area:        framework.AreaUserNS,
+		Profile:     framework.ProfileConformance,
 		Description: "[probes.attributes] [userns.root] near and mine are 1000:1000 on disk, far 70000:70000. Root of the pod chowns near to 1003 (mapped: it has CAP_CHOWN over it) but cannot name 70000 (EINVAL); it cannot chmod far (EOVERFLOW: no mapping) nor chown it (EPERM); uid 1000 chmods its own mine, gives it its group 2000, and cannot give it group 70000 (EINVAL before any permission check); uid 1003 reads near after it became its own and cannot chmod mine.",
-		Pod:     inUserNamespace(flexPod(false, nil, true)),
-		Storage: map[string][]framework.File{flexVolumeName: storage},
+		Pod:         inUserNamespace(flexPod(false, nil, true)),
+		Storage:     map[string][]framework.File{flexVolumeName: storage},
 		Probes: []framework.Probe{
 			chown("root of the pod chowns near to 1003:1003", asRoot, "near", 1003, 1003),
 			{Name: "uid 1003 of the pod writes near, now its own", Volume: flexVolumeName, As: asOther, Op: framework.OpWrite, Path: "near"},
