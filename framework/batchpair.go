@@ -39,12 +39,19 @@ type NodeCase struct {
 	Admitted Admitted
 }
 
-// NodeResult is ObserveNode's answer for one case of a batch.
+// NodeResult is a node's answer for one case (ObserveNode, and each case of ObserveBatch): the
+// Observation's node fields, or the target failing for the case.
 type NodeResult struct {
-	Volumes []VolumeObservation
-	Probes  []ProbeResult
-	// Err is the target failing for this case (ObserveNode's error).
+	Volumes       []VolumeObservation
+	Probes        []ProbeResult
+	UserNamespace *UserNamespace
+	// Err is the target failing for this case.
 	Err error
+}
+
+// fill gives obs r's node fields.
+func (r NodeResult) fill(obs *Observation) {
+	obs.Volumes, obs.Probes, obs.UserNamespace = r.Volumes, r.Probes, r.UserNamespace
 }
 
 // batchPair is a Pair whose node batches (BatchNode) or runs cases concurrently
@@ -151,7 +158,7 @@ func (b *batchPair) prepareBatch(ctx context.Context, cases []*Case) error {
 		k := kept[i]
 		if k.Err = r.Err; r.Err == nil {
 			k.Observation = b.Pair.observation(todo[i].Case, todo[i].Admitted)
-			k.Observation.Volumes, k.Observation.Probes = r.Volumes, r.Probes
+			r.fill(k.Observation)
 			k.Observation.Normalize()
 		}
 		b.prepared.Keep(ins[i], k)

@@ -19,12 +19,12 @@ func (s *slowNode) Info() TargetInfo                            { return TargetI
 func (s *slowNode) SupportsNode(*Case, Admitted) (bool, string) { return true, "" }
 func (s *slowNode) Concurrency() int                            { return 2 }
 func (s *slowNode) Close() error                                { return nil }
-func (s *slowNode) ObserveNode(_ context.Context, c *Case, _ Admitted) ([]VolumeObservation, []ProbeResult, error) {
+func (s *slowNode) ObserveNode(_ context.Context, c *Case, _ Admitted) NodeResult {
 	s.mu.Lock()
 	d := s.delay[c.Name]
 	s.mu.Unlock()
 	time.Sleep(d)
-	return []VolumeObservation{{Name: "v", Type: "emptyDir", SetUp: SetUpOK}}, nil, nil
+	return NodeResult{Volumes: []VolumeObservation{{Name: "v", Type: "emptyDir", SetUp: SetUpOK}}}
 }
 
 // A batched pair times each case's own observation, in Prepare or in Observe, so that a timed
@@ -72,7 +72,7 @@ type batchNode struct {
 }
 
 func (b *batchNode) Batching() bool { return true }
-func (b *batchNode) ObserveNode(ctx context.Context, c *Case, a Admitted) ([]VolumeObservation, []ProbeResult, error) {
+func (b *batchNode) ObserveNode(ctx context.Context, c *Case, a Admitted) NodeResult {
 	b.single = append(b.single, c.Name)
 	return b.fakeNode.ObserveNode(ctx, c, a)
 }
@@ -81,7 +81,7 @@ func (b *batchNode) ObserveBatch(ctx context.Context, cases []NodeCase) []NodeRe
 	out := make([]NodeResult, len(cases))
 	for i, nc := range cases {
 		names = append(names, nc.Case.Name)
-		out[i].Volumes, out[i].Probes, out[i].Err = b.fakeNode.ObserveNode(ctx, nc.Case, nc.Admitted)
+		out[i] = b.fakeNode.ObserveNode(ctx, nc.Case, nc.Admitted)
 		if b.failWith != nil {
 			out[i] = NodeResult{Err: b.failWith}
 		}

@@ -23,7 +23,55 @@ type Observation struct {
 	Source    string              `json:"source,omitempty"`
 	Admission Admission           `json:"admission"`
 	Volumes   []VolumeObservation `json:"volumes,omitempty"`
-	Probes    []ProbeResult       `json:"probes,omitempty"`
+	// UserNamespace is the pod's user namespace, for a pod with hostUsers: false that reached
+	// the node.
+	UserNamespace *UserNamespace `json:"userNamespace,omitempty"`
+	Probes        []ProbeResult  `json:"probes,omitempty"`
+}
+
+// UserNamespace is a pod's user namespace as its node gave it (docs/observation.md "User
+// namespace"; docs/spec.md [userns.range]): what of its range a kubelet decides, not where it
+// is (a random free slot).
+type UserNamespace struct {
+	// IDs is how many ids the pod's one range has, uids and gids alike from id 0; 0 when its
+	// uid and gid maps are not one such range.
+	IDs uint32 `json:"ids"`
+	// Aligned: the range starts on the node at a nonzero multiple of IDs.
+	Aligned bool `json:"aligned"`
+	// Kept: every kubelet start after the first (restartKubelet, kubeletRelease) found the
+	// pod's range as the first left it; set only for a case that restarts the kubelet.
+	Kept *bool `json:"kept,omitempty"`
+}
+
+// UserNamespaceOf is the UserNamespace of a pod whose range was ranges[0] at its first set-up
+// and ranges[i] after its i-th kubelet restart; nil for none.
+func UserNamespaceOf(ranges []IDMap) *UserNamespace {
+	if len(ranges) == 0 {
+		return nil
+	}
+	first := ranges[0]
+	u := &UserNamespace{IDs: first.Length, Aligned: first.Length > 0 && first.HostID > 0 && first.HostID%first.Length == 0}
+	if len(ranges) > 1 {
+		kept := !slices.ContainsFunc(ranges[1:], func(m IDMap) bool { return m != first })
+		u.Kept = &kept
+	}
+	return u
+}
+
+func (u *UserNamespace) String() string {
+	if u == nil {
+		return "none (the node's)"
+	}
+	s := fmt.Sprintf("%d ids", u.IDs)
+	if u.Aligned {
+		s += ", aligned"
+	} else {
+		s += ", not aligned"
+	}
+	if u.Kept != nil {
+		s += fmt.Sprintf(", kept across restarts %v", *u.Kept)
+	}
+	return s
 }
 
 // Admission is the apiserver's answer.
@@ -223,6 +271,10 @@ func Diff(expected, observed *Observation) []string {
 		if !seen[v.Name] {
 			add("volume %q: observed, not expected", v.Name)
 		}
+	}
+
+	if e.UserNamespace.String() != o.UserNamespace.String() {
+		add("userNamespace: expected %s, observed %s", e.UserNamespace, o.UserNamespace)
 	}
 
 	op := map[string]ProbeResult{}

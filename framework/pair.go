@@ -46,7 +46,7 @@ type Node interface {
 	SupportsNode(c *Case, a Admitted) (ok bool, reason string)
 	// ObserveNode sets up a.Pod with c's host fixtures, kubelet gates and steps, snapshots the
 	// volumes, runs c's probes and tears everything down, also when ctx is cancelled.
-	ObserveNode(ctx context.Context, c *Case, a Admitted) ([]VolumeObservation, []ProbeResult, error)
+	ObserveNode(ctx context.Context, c *Case, a Admitted) NodeResult
 	Info() TargetInfo
 	// Close releases what the node holds across cases.
 	Close() error
@@ -373,9 +373,11 @@ func (p *Pair) Observe(ctx context.Context, in *Case) (*Observation, error) {
 		if why := releaseGap(p.node, false, c, p.node.Info()); why != "" {
 			return nil, fmt.Errorf("case %q cannot run on this kubelet: %s", c.Name, why)
 		}
-		if obs.Volumes, obs.Probes, err = p.node.ObserveNode(ctx, c, a); err != nil {
-			return nil, err
+		r := p.node.ObserveNode(ctx, c, a)
+		if r.Err != nil {
+			return nil, r.Err
 		}
+		r.fill(obs)
 	}
 	obs.Normalize()
 	return obs, nil

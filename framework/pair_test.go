@@ -38,12 +38,12 @@ func (f fakeNode) SupportsNode(*Case, Admitted) (bool, string) {
 	}
 	return true, ""
 }
-func (f fakeNode) ObserveNode(_ context.Context, c *Case, a Admitted) ([]VolumeObservation, []ProbeResult, error) {
+func (f fakeNode) ObserveNode(_ context.Context, c *Case, a Admitted) NodeResult {
 	*f.observed++
 	if a.Pod == nil || a.Pod.Name == "" {
-		return nil, nil, errors.New("the node must get the admitted, completed pod")
+		return NodeResult{Err: errors.New("the node must get the admitted, completed pod")}
 	}
-	return []VolumeObservation{{Name: "v", Type: "emptyDir", SetUp: SetUpOK}}, nil, nil
+	return NodeResult{Volumes: []VolumeObservation{{Name: "v", Type: "emptyDir", SetUp: SetUpOK}}}
 }
 func (f fakeNode) Close() error { return nil }
 func (f fakeNode) KnownDifference(c *Case) (string, bool) {

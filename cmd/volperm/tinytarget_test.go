@@ -35,15 +35,15 @@ func (n *tinyNode) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeat
 	return refnode.HostNeeds(a.Pod)
 }
 
-func (n *tinyNode) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+func (n *tinyNode) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) framework.NodeResult {
 	root, err := n.roots.Make("volperm-tiny-")
 	if err != nil {
-		return nil, nil, err
+		return framework.NodeResult{Err: err}
 	}
 	defer n.roots.Remove(root)
 	p, err := refnode.NewPod(root, c, a)
 	if err != nil {
-		return nil, nil, err
+		return framework.NodeResult{Err: err}
 	}
 	return lifecycle.Observe(ctx, c, a, p)
 }

@@ -38,7 +38,7 @@ func usernsNodeCases() []*framework.Case {
 		}
 	}
 	var cases []*framework.Case
-	for _, m := range media[:2] {
+	for _, m := range media {
 		cases = append(cases, mk(fmt.Sprintf("an emptyDir on %s with fsGroup %d: files made by uid 1000 and root of the pod land on disk with their own ids", m.phrase, fsGroup),
 			"[userns.idmap] the walk makes the root 2777 gid 2000 (seen as such inside); through the idmapped mount uid 1000 of the pod creates f as 1000:2000 on disk, not as the pod's first host id + 1000; root of the pod creates r as 0:2000 (A3/A4 of the v1.37 surface table).",
 			withFSGroup(emptyDirPod(m, nil), fsGroup),
@@ -92,7 +92,31 @@ func usernsNodeCases() []*framework.Case {
 	far.Storage = map[string][]framework.File{flexVolumeName: storage}
 	cases = append(cases, far)
 
+	// [userns.range] across a kubelet restart, on a volume of each kind the restart sets up
+	// again (emptyDir on both memories, an AtomicWriter volume, a flexVolume walked again).
+	const keptDesc = "[userns.range] the restarted kubelet reads the pod's range back from the pod's directory (v1.37 userns_manager.go readMappingsFromFile): the same 65536 ids, so the idmapped mounts still match the pod's processes."
+	for _, m := range media[:2] {
+		restarted := mk(fmt.Sprintf("an emptyDir on %s with fsGroup %d after a kubelet restart: the pod keeps its range, its uid 1000 still creates", m.phrase, fsGroup),
+			keptDesc, withFSGroup(emptyDirPod(m, nil), fsGroup),
+			framework.Probe{Name: "uid 1000 of the pod creates f", Volume: emptyDirVolume, As: pod1000, Op: framework.OpCreate, Path: "f"},
+		)
+		restarted.After = []framework.Step{restart}
+		cases = append(cases, restarted)
+	}
+	cfgRestart := mk("a configMap with fsGroup 200 after a kubelet restart: the pod keeps its range",
+		keptDesc, withFSGroup(podOf(awVolumes(awTypes[1])...), 200),
+		framework.Probe{Name: "uid 1005 in group 200 reads username", Volume: "configmap", As: framework.User{UID: 1005, GID: 1005, Groups: []int64{200}}, Op: framework.OpRead, Path: "username"},
+	)
+	cfgRestart.Sources, cfgRestart.After = awSources(), []framework.Step{restart}
+	flexRestart := mk(fmt.Sprintf("a flexVolume with fsGroup %d after a kubelet restart: the pod keeps its range, the walk's group still seen", fsGroup),
+		keptDesc, flexPod(false, nil, false),
+		framework.Probe{Name: "uid 1004 of fsGroup writes near", Volume: flexVolumeName, As: asFSGroup, Op: framework.OpWrite, Path: "near"},
+	)
+	flexRestart.Storage = map[string][]framework.File{flexVolumeName: {openRoot, {Path: "near", Mode: 0644, UID: 1000, GID: 1000}}}
+	flexRestart.After = []framework.Step{restart}
+	cases = append(cases, cfgRestart, flexRestart)
 	cases = append(cases, usernsAttributes())
+	cases = append(cases, usernsOwners()...)
 
 	cases = append(cases, mk("a hostPath DirectoryOrCreate: made 0755 0:0, root of the pod creates in it, uid 1000 cannot",
 		"[userns.idmap] the kubelet makes the directory as for any pod (0755 root's); root of the pod is root through the idmapped mount (0 is mapped: A6 of the v1.37 surface table), uid 1000 is other.",
@@ -101,6 +125,85 @@ func usernsNodeCases() []*framework.Case {
 		framework.Probe{Name: "uid 1000 of the pod creates u", Volume: usernsHostPath, As: asOwner, Op: framework.OpCreate, Path: "u"},
 	))
 	return cases
+}
+
+// usernsOwners: every other owner a volume's entries get, seen through a pod's idmapped mounts
+// (docs/spec.md [userns.idmap]): an emptyDir without fsGroup made by the kubelet (0777 root's),
+// what runAsUser/runAsGroup processes make there, the projected token's FsUser and KEP-5936's
+// defaultUser (owners a v1.37 kubelet writes on disk, inside every pod's range), a flexVolume
+// walked for fsGroup and a hostPath FileOrCreate. Each is the same on disk as without a user
+// namespace; the probes show the pod sees those owners, not 65534.
+func usernsOwners() []*framework.Case {
+	mk := func(name, desc string, pod *corev1.Pod, probes ...framework.Probe) *framework.Case {
+		return &framework.Case{
+			Name: "hostUsers false: " + name, Area: framework.AreaUserNS, Profile: framework.ProfileConformance,
+			Description: desc, Pod: inUserNamespace(pod), Probes: probes,
+		}
+	}
+	app := framework.User{UID: runAsApp, GID: 3000}
+	var cases []*framework.Case
+
+	ed := emptyDirPod(media[0], nil)
+	ed.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(runAsApp), RunAsGroup: ptr[int64](3000)}
+	cases = append(cases, mk("an emptyDir without fsGroup, runAsUser 1000 runAsGroup 3000: the root 0777 0:0, what uid 1000 makes is 1000:3000",
+		"[userns.idmap] the kubelet makes the root 0777 root's (mapped: 0:0 in the pod); a process of the pod as 1000:3000 creates and makes a directory; another uid of the pod cannot write the 0644 file it made; root of the pod can (mapped owner).",
+		ed,
+		framework.Probe{Name: "uid 1000 of the pod creates f", Volume: emptyDirVolume, As: app, Op: framework.OpCreate, Path: "f"},
+		framework.Probe{Name: "uid 1000 of the pod makes dir d", Volume: emptyDirVolume, As: app, Op: framework.OpMkdir, Path: "d"},
+		framework.Probe{Name: "uid 1003 of the pod writes f", Volume: emptyDirVolume, As: asOther, Op: framework.OpWrite, Path: "f"},
+		framework.Probe{Name: "uid 1003 of the pod creates d/g", Volume: emptyDirVolume, As: asOther, Op: framework.OpCreate, Path: "d/g"},
+		framework.Probe{Name: "root of the pod writes f", Volume: emptyDirVolume, As: asRoot, Op: framework.OpWrite, Path: "f"},
+	))
+
+	const creds = "creds"
+	tok := podOf(volume(creds, corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: ptr[int32](0644), Sources: []corev1.VolumeProjection{
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr[int64](3600)}},
+	}}}))
+	tok.Spec.ServiceAccountName = "default"
+	tok.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(runAsApp)}
+	cases = append(cases, mk("a projected token with runAsUser 1000: 0600 owned by 1000 in the pod as on disk",
+		"[userns.idmap] [atomicwriter.token] FsUserFrom gives the token to the pod's one uid, 1000, a uid of every pod's range: the pod sees 1000 and its uid 1000 reads the token (upstream e2e service_accounts.go, here in a user namespace).",
+		tok,
+		framework.Probe{Name: "uid 1000 of the pod reads the token", Volume: creds, As: asUid1000, Op: framework.OpRead, Path: "token"},
+	))
+
+	for _, typ := range []string{"secret", "projected"} {
+		c := ownerSpec{
+			name:        fmt.Sprintf("with defaultUser %d, defaultMode 0400 and hostUsers false, %s", ownerA, userGates(&[2]bool{true, true})),
+			desc:        "[userns.idmap] KEP-5936 in a user namespace: the kubelet writes the files 0400 owned by 1001 on disk; the pod sees 1001, so its uid 1001 reads them and uid 1003 does not.",
+			defaultMode: ptr[int32](0400), defaultUser: ptr(ownerA), gates: &[2]bool{true, true},
+			probes: []framework.Probe{
+				readProbe("uid 1001 of the pod reads ..data/username", asOwnerA, "..data/username"),
+				readProbe("uid 1003 of the pod reads ..data/username", asStranger, "..data/username"),
+			},
+		}.build(typ)
+		c.Name = "hostUsers false: " + c.Name
+		c.Area = framework.AreaUserNS
+		inUserNamespace(c.Pod)
+		cases = append(cases, c)
+	}
+
+	flex := flexPod(false, nil, false)
+	walked := mk(fmt.Sprintf("a flexVolume with fsGroup %d: the walk's group seen as %d, a member of it writes", fsGroup, fsGroup),
+		"[userns.idmap] [flexvolume.walk] the walk makes near 0664 and the root 2775, both gid 2000 on disk, mapped: the pod's members of 2000 write near and create in the root; uid 1003 does neither.",
+		flex,
+		framework.Probe{Name: "uid 1004 of fsGroup writes near", Volume: flexVolumeName, As: asFSGroup, Op: framework.OpWrite, Path: "near"},
+		framework.Probe{Name: "uid 1004 of fsGroup creates n", Volume: flexVolumeName, As: asFSGroup, Op: framework.OpCreate, Path: "n"},
+		framework.Probe{Name: "uid 1003 of the pod writes near", Volume: flexVolumeName, As: asOther, Op: framework.OpWrite, Path: "near"},
+		framework.Probe{Name: "uid 1003 of the pod creates o", Volume: flexVolumeName, As: asOther, Op: framework.OpCreate, Path: "o"},
+	)
+	walked.Storage = map[string][]framework.File{flexVolumeName: {openRoot, {Path: "near", Mode: 0644, UID: 1000, GID: 1000}}}
+	cases = append(cases, walked)
+
+	file := mk("a hostPath FileOrCreate: made 0644 0:0, root of the pod writes it, uid 1000 only reads",
+		"[userns.idmap] the kubelet makes the file in the existing directory as for any pod (0644 root's, mapped): root of the pod writes it, another uid reads but does not write.",
+		podOf(volume(usernsHostPath, corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostPathRoot + "userns/file", Type: ptr(corev1.HostPathFileOrCreate)}})),
+		framework.Probe{Name: "root of the pod writes the file", Volume: usernsHostPath, As: asRoot, Op: framework.OpWrite, Path: "."},
+		framework.Probe{Name: "uid 1000 of the pod reads the file", Volume: usernsHostPath, As: asOwner, Op: framework.OpRead, Path: "."},
+		framework.Probe{Name: "uid 1000 of the pod writes the file", Volume: usernsHostPath, As: asOwner, Op: framework.OpWrite, Path: "."},
+	)
+	file.Host = []framework.HostObject{{Path: hostPathRoot + "userns", Kind: framework.KindDirectory}}
+	return append(cases, file)
 }
 
 // usernsAttributes: chown and chmod by processes of a pod's user namespace on a flexVolume with

@@ -87,7 +87,7 @@ func (t *Target) observeAdmitted(ctx context.Context, cases []framework.NodeCase
 	}
 	out := make([]framework.NodeResult, len(runs))
 	for i, r := range runs {
-		out[i] = framework.NodeResult{Volumes: r.obs.Volumes, Probes: r.obs.Probes, Err: r.err}
+		out[i] = framework.NodeResult{Volumes: r.obs.Volumes, Probes: r.obs.Probes, UserNamespace: r.obs.UserNamespace, Err: r.err}
 	}
 	return out
 }

@@ -43,9 +43,8 @@ func (k kubeletHalf) ObserveBatch(ctx context.Context, cases []framework.NodeCas
 }
 
 // ObserveNode observes one admitted case: a batch of one.
-func (k kubeletHalf) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
-	r := k.t.observeAdmitted(ctx, []framework.NodeCase{{Case: c, Admitted: a}})[0]
-	return r.Volumes, r.Probes, r.Err
+func (k kubeletHalf) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) framework.NodeResult {
+	return k.t.observeAdmitted(ctx, []framework.NodeCase{{Case: c, Admitted: a}})[0]
 }
 
 // SupportsNode says whether the node's kubelet runs with (or, reconfiguring, can be given) c's

@@ -29,7 +29,7 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 	}
 	// In a user namespace: the pod's view, then the disk's (userns.go), both before the probes
 	// change anything, then the probes.
-	obs, err := t.request(ctx, p, incontainer.Request{Volumes: req.Volumes})
+	obs, err := t.request(ctx, p, incontainer.Request{Volumes: req.Volumes, UserNamespace: true})
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +84,9 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 				vo.Paths = paths[bv.unique]
 			}
 			r.obs.Volumes = append(r.obs.Volumes, vo)
+		}
+		if answer != nil {
+			r.obs.UserNamespace = answer.UserNamespace
 		}
 		if answer != nil {
 			n := len(r.probes)

@@ -557,18 +557,20 @@ func TestUserNamespaceThroughExec(t *testing.T) {
 	c.Name = "exec: emptyDir in a user namespace"
 	c.Pod.Spec.HostUsers = new(bool)
 	c.After = []framework.Step{{RestartKubelet: true}}
+	const kept = "65536 ids, aligned, kept across restarts true"
 	tests := []struct {
 		mode string
-		want string // "" = the case passes; "not run: ..." = Supports refuses it
+		want string // "" = the case is observed; "not run: ..." = Supports refuses it
+		ns   string // the observed userNamespace (docs/observation.md "User namespace")
 	}{
-		{"good", "not run: hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md \"User namespaces\"): it does not answer `AGENT hello`: agent hello exited with status 2: unknown operation hello"},
-		{"serve-good", `not run: hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md "User namespaces"): its hello lists no feature "userNamespaces" (it lists [])`},
-		{"userns", ""},
-		{"serve-userns", ""},
-		{"userns-none", `agent setup (attempt 1) gave no userNamespace for a pod with hostUsers: false, though its hello lists "userNamespaces"`},
-		{"userns-zero", "agent setup answered the user namespace hostID 0, length 65536: a kubelet gives a pod 65536 ids from a nonzero multiple of 65536"},
-		{"userns-moves", "agent setup (attempt 2) answered the user namespace hostID 327680, where the pod's first setup had 262144: a restarted kubelet keeps a pod's range"},
-		{"userns-stray", "agent wrote outside the directories it was given: "},
+		{"good", "not run: hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md \"User namespaces\"): it does not answer `AGENT hello`: agent hello exited with status 2: unknown operation hello", ""},
+		{"serve-good", `not run: hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md "User namespaces"): its hello lists no feature "userNamespaces" (it lists [])`, ""},
+		{"userns", "", kept},
+		{"serve-userns", "", kept},
+		{"userns-none", `agent setup (attempt 1) gave no userNamespace for a pod with hostUsers: false, though its hello lists "userNamespaces"`, ""},
+		{"userns-zero", "", "65536 ids, not aligned, kept across restarts true"},
+		{"userns-moves", "", "65536 ids, aligned, kept across restarts false"},
+		{"userns-stray", "agent wrote outside the directories it was given: ", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -607,6 +609,9 @@ func TestUserNamespaceThroughExec(t *testing.T) {
 			}
 			// The root is 0:0 on disk and in the pod (no podUID); far is 70000 on disk, which the
 			// pod sees as the overflow id through the idmapped mount.
+			if got := obs.UserNamespace.String(); got != tt.ns {
+				t.Errorf("userNamespace = %s, want %s", got, tt.ns)
+			}
 			p := obs.Volumes[0].Paths
 			if len(p) != 2 || p[0].PodUID != nil || p[1].Path != "far" || p[1].UID != 70000 || p[1].PodUID == nil || *p[1].PodUID != framework.Overflow || *p[1].PodGID != framework.Overflow {
 				t.Fatalf("unexpected observation: %s", obs.JSON())

@@ -90,8 +90,17 @@ type UserNamespaced interface {
 // between steps when ctx is cancelled. It returns the volumes of the last SetUp. It does not
 // tear down.
 func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
+	return steps(ctx, c, p, func() error { return nil })
+}
+
+// steps is Steps calling started after the first SetUp and after every kubelet restart
+// (restartKubelet, kubeletRelease): each time a kubelet process starts with the pod.
+func steps(ctx context.Context, c *framework.Case, p Pod, started func() error) (Volumes, error) {
 	vols, err := p.SetUp(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := started(); err != nil {
 		return nil, err
 	}
 	kubelet := maps.Clone(c.Gates.Kubelet)
@@ -134,6 +143,9 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 			if vols, err = p.Restart(ctx); err != nil {
 				return nil, fmt.Errorf("after[%d].restartKubelet: %w", i, err)
 			}
+			if err := started(); err != nil {
+				return nil, fmt.Errorf("after[%d].restartKubelet: %w", i, err)
+			}
 		case s.KubeletRelease != "":
 			rc, ok := p.(ReleaseChanger)
 			if !ok {
@@ -142,6 +154,9 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 			// [steps.kubelet-release]: the gates that release lacks leave the configuration.
 			kubelet = framework.GatesOfRelease(kubelet, s.KubeletRelease)
 			if vols, err = rc.SetKubeletRelease(ctx, s.KubeletRelease, maps.Clone(kubelet)); err != nil {
+				return nil, fmt.Errorf("after[%d].kubeletRelease: %w", i, err)
+			}
+			if err := started(); err != nil {
 				return nil, fmt.Errorf("after[%d].kubeletRelease: %w", i, err)
 			}
 		case len(s.UpdateSources) > 0:
@@ -159,20 +174,37 @@ func Steps(ctx context.Context, c *framework.Case, p Pod) (Volumes, error) {
 }
 
 // Observe is docs/spec.md steps 4-8 on this machine: Steps, a snapshot of every volume the last
-// SetUp set up, c's probes on the volumes' paths, and p's TearDown on every path.
-func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
-	defer func() {
-		// The first error is the verdict, one line: a teardown after an earlier failure is
-		// best effort (an agent that failed its setup often fails its teardown the same way).
-		if terr := p.TearDown(context.WithoutCancel(ctx)); terr != nil && err == nil {
-			vols, probes, err = nil, nil, terr
-		}
-	}()
-	set, err := Steps(ctx, c, p)
-	if err != nil {
-		return nil, nil, err
+// SetUp set up, the pod's user namespace, c's probes on the volumes' paths, and p's TearDown on
+// every path.
+func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod) framework.NodeResult {
+	r := observe(ctx, c, a, p)
+	// The first error is the verdict, one line: a teardown after an earlier failure is best
+	// effort (an agent that failed its setup often fails its teardown the same way).
+	if terr := p.TearDown(context.WithoutCancel(ctx)); terr != nil && r.Err == nil {
+		return framework.NodeResult{Err: terr}
 	}
-	vols = Observations(a.Pod, set)
+	return r
+}
+
+func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod) framework.NodeResult {
+	failed := func(err error) framework.NodeResult { return framework.NodeResult{Err: err} }
+	var ranges []framework.IDMap
+	set, err := steps(ctx, c, p, func() error {
+		if !framework.InUserNamespace(a.Pod) {
+			return nil
+		}
+		un, ok := p.(UserNamespaced)
+		if !ok {
+			return fmt.Errorf("pod %s has hostUsers: false, and this target's node cannot run it in a user namespace", a.Pod.Name)
+		}
+		ns, _, err := un.UserNamespace(ctx)
+		ranges = append(ranges, ns)
+		return err
+	})
+	if err != nil {
+		return failed(err)
+	}
+	vols := Observations(a.Pod, set)
 	roots := map[string]string{}
 	for i, v := range a.Pod.Spec.Volumes {
 		if vols[i].SetUp != framework.SetUpOK {
@@ -181,32 +213,34 @@ func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		path := set[v.Name].Path
 		roots[v.Name] = path
 		if vols[i].Paths, err = Snapshot(v, path); err != nil {
-			return nil, nil, fmt.Errorf("volume %q reported set up, but: %w", v.Name, err)
+			return failed(fmt.Errorf("volume %q reported set up, but: %w", v.Name, err))
 		}
 	}
+	r := framework.NodeResult{Volumes: vols}
 	var ns *framework.IDMap
 	if framework.InUserNamespace(a.Pod) {
 		if ns, err = podView(ctx, a.Pod, p, vols, roots); err != nil {
-			return nil, nil, err
+			return failed(err)
 		}
+		r.UserNamespace = framework.UserNamespaceOf(ranges)
 	}
 	if len(c.Probes) == 0 {
-		return vols, nil, nil
+		return r
 	}
 	if pr, ok := p.(Prober); ok {
 		if err := pr.BeforeProbes(roots); err != nil {
-			return nil, nil, err
+			return failed(err)
 		}
 	}
 	if ns != nil {
-		probes, err = probe.RunIn(ctx, c.Probes, roots, *ns)
+		r.Probes, err = probe.RunIn(ctx, c.Probes, roots, *ns)
 	} else {
-		probes, err = probe.Run(ctx, c.Probes, roots)
+		r.Probes, err = probe.Run(ctx, c.Probes, roots)
 	}
 	if err != nil {
-		return nil, nil, err
+		return failed(err)
 	}
-	return vols, probes, nil
+	return r
 }
 
 // podView is the runtime's part for a pod in a user namespace (docs/spec.md "User namespaces"):

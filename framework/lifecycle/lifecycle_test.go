@@ -82,7 +82,7 @@ func TestOrder(t *testing.T) {
 			{RestartKubelet: true},
 		},
 	}
-	vols, probes, err := lifecycle.Observe(context.Background(), c, framework.Admitted{Pod: pod("v")}, f)
+	vols, probes, err := observe(context.Background(), c, framework.Admitted{Pod: pod("v")}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestOrder(t *testing.T) {
 // A failed volume carries its SetUp text and no paths; a chmod of it is an error; teardown runs.
 func TestFailedVolume(t *testing.T) {
 	f := &fakePod{dir: t.TempDir(), failVol: "w"}
-	vols, _, err := lifecycle.Observe(context.Background(), &framework.Case{}, framework.Admitted{Pod: pod("v", "w")}, f)
+	vols, _, err := observe(context.Background(), &framework.Case{}, framework.Admitted{Pod: pod("v", "w")}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestFailedVolume(t *testing.T) {
 	}
 	f = &fakePod{dir: t.TempDir(), failVol: "w"}
 	c := &framework.Case{After: []framework.Step{{Chmod: &framework.Chmod{Volume: "w", Mode: 0700}}}}
-	if _, _, err := lifecycle.Observe(context.Background(), c, framework.Admitted{Pod: pod("v", "w")}, f); err == nil || !strings.Contains(err.Error(), `volume "w" is not set up`) {
+	if _, _, err := observe(context.Background(), c, framework.Admitted{Pod: pod("v", "w")}, f); err == nil || !strings.Contains(err.Error(), `volume "w" is not set up`) {
 		t.Errorf("chmod of a failed volume: %v", err)
 	}
 	if f.calls[len(f.calls)-1] != "tearDown" {
@@ -128,7 +128,7 @@ func TestCancelAndTearDownError(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fakePod{dir: t.TempDir(), onSetUp: cancel}
 	c := &framework.Case{After: []framework.Step{{RestartKubelet: true}}}
-	_, _, err := lifecycle.Observe(ctx, c, framework.Admitted{Pod: pod("v")}, f)
+	_, _, err := observe(ctx, c, framework.Admitted{Pod: pod("v")}, f)
 	if !errors.Is(err, context.Canceled) || f.deadCtx {
 		t.Errorf("cancelled: %v, teardown with a cancelled context %v; want context.Canceled and a teardown with a live one", err, f.deadCtx)
 	}
@@ -136,13 +136,13 @@ func TestCancelAndTearDownError(t *testing.T) {
 		t.Errorf("calls %q; want %q (no restart after cancel, teardown with a live context)", f.calls, want)
 	}
 	f = &fakePod{dir: t.TempDir(), tearErr: errors.New("left a mount")}
-	vols, _, err := lifecycle.Observe(context.Background(), &framework.Case{}, framework.Admitted{Pod: pod("v")}, f)
+	vols, _, err := observe(context.Background(), &framework.Case{}, framework.Admitted{Pod: pod("v")}, f)
 	if err == nil || err.Error() != "left a mount" || vols != nil {
 		t.Errorf("teardown error: %v, %v", vols, err)
 	}
 	// After an earlier failure the first error is the verdict, in one line.
 	f = &fakePod{dir: t.TempDir(), tearErr: errors.New("left a mount"), setUpErr: errors.New("setup exited with status 3")}
-	if _, _, err = lifecycle.Observe(context.Background(), &framework.Case{}, framework.Admitted{Pod: pod("v")}, f); err == nil || err.Error() != "setup exited with status 3" {
+	if _, _, err = observe(context.Background(), &framework.Case{}, framework.Admitted{Pod: pod("v")}, f); err == nil || err.Error() != "setup exited with status 3" {
 		t.Errorf("setup then teardown failing: %v; want the setup's error alone", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestProbesSeeThePaths(t *testing.T) {
 	}
 	f := &fakePod{dir: dir}
 	c := &framework.Case{Probes: []framework.Probe{{Name: "read", Volume: "v", Path: "f", Op: framework.OpRead, As: framework.User{UID: 1000, GID: 1000}}}}
-	_, probes, err := lifecycle.Observe(context.Background(), c, framework.Admitted{Pod: pod("v")}, f)
+	_, probes, err := observe(context.Background(), c, framework.Admitted{Pod: pod("v")}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,4 +202,10 @@ func TestChmoderAppliesChmod(t *testing.T) {
 	if want := []string{"setUp", "chmod", "restart", "chmod"}; !reflect.DeepEqual(r.calls, want) {
 		t.Errorf("calls %q; want %q", r.calls, want)
 	}
+}
+
+// observe is lifecycle.Observe's answer as its three parts.
+func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p lifecycle.Pod) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+	r := lifecycle.Observe(ctx, c, a, p)
+	return r.Volumes, r.Probes, r.Err
 }

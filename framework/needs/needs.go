@@ -26,6 +26,7 @@ const (
 	PodCredentials      = "pod-credentials"
 	NoServiceAccount    = "no-service-account-name"
 	UserNamespaces      = "user-namespaces"
+	UserNamespaceKept   = "user-namespace-restart"
 )
 
 // Need is one thing a case needs beyond a stock v1.37 cluster.
@@ -81,6 +82,14 @@ var table = []struct {
 	{UserNamespaces, true, func(c *framework.Case) string {
 		if c.Pod != nil && c.Pod.Spec.HostUsers != nil && !*c.Pod.Spec.HostUsers && !c.AdmissionOnly {
 			return "a pod with hostUsers: false needs a runtime that runs it in a user namespace with idmapped volume mounts (containerd >= 2.0, runc >= 1.2, Linux >= 6.3 for tmpfs)"
+		}
+		return ""
+	}},
+	{UserNamespaceKept, true, func(c *framework.Case) string {
+		if c.Pod != nil && framework.InUserNamespace(c.Pod) && !c.AdmissionOnly && slices.ContainsFunc(c.After, func(s framework.Step) bool {
+			return s.RestartKubelet || s.KubeletRelease != ""
+		}) {
+			return "a pod's user namespace across a kubelet restart: volperm reads it where it plays the runtime (reference, upstream, exec); a real node's running pod keeps the namespace it started with"
 		}
 		return ""
 	}},

@@ -63,6 +63,7 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 		k.step(s)
 	}
 	obs.Volumes = k.snapshot()
+	obs.UserNamespace = k.userNamespace(c)
 	obs.Probes = k.runProbes(c.Probes)
 	obs.Normalize()
 	return obs

@@ -200,3 +200,23 @@ func (t *tracer) traceUserNamespaces(pod, old *corev1.Pod, release string, errs 
 func isProcMountPath(f string) bool {
 	return strings.HasSuffix(f, ".securityContext.procMount")
 }
+
+// userNamespace is docs/spec.md [userns.range]: a pod with hostUsers: false gets one range of
+// userNSLength ids from a nonzero multiple of userNSLength (v1.37 userns_manager.go
+// allocateOne), which a restarted kubelet reads back from the pod's directory (v1.37
+// userns_manager.go readMappingsFromFile): the same after every restart.
+func (k *kubelet) userNamespace(c *framework.Case) *framework.UserNamespace {
+	if !k.userns {
+		return nil
+	}
+	ranges := []framework.IDMap{{HostID: userNSLength, Length: userNSLength}}
+	for _, s := range c.After {
+		if s.RestartKubelet || s.KubeletRelease != "" {
+			ranges = append(ranges, ranges[0])
+		}
+	}
+	if k.tr != nil {
+		k.tr.hit(rule.UsernsRange, cond(rule.SetUp, setOr(len(ranges) > 1, "restart", "first")))
+	}
+	return framework.UserNamespaceOf(ranges)
+}

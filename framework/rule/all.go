@@ -65,6 +65,7 @@ const (
 	ProbeAttributes     ID = "probes.attributes"
 	UsernsIDMap         ID = "userns.idmap"
 	UsernsRoot          ID = "userns.root"
+	UsernsRange         ID = "userns.range"
 
 	ReleaseAPIServerField ID = "releases.apiserver-unknown-field"
 	ReleaseKubeletField   ID = "releases.kubelet-unknown-field"
@@ -209,6 +210,8 @@ var All = []Rule{
 
 	{UsernsIDMap, "User namespaces", "hostUsers: false: every volume is mounted idmapped with the pod's range: the pod sees an owner of 0..65535 on disk as itself, any other as 65534; files it makes land on disk with its own ids",
 		[]Need{{Dim: Mapped}, {Dim: Type, Only: []string{"emptyDir", "hostPath", "secret", "configMap", "downwardAPI", "projected"}}}},
+	{UsernsRange, "User namespaces", "a pod gets one range of 65536 ids from a nonzero multiple of 65536, kept across kubelet restarts",
+		[]Need{{Dim: SetUp}}},
 	{UsernsRoot, "User namespaces", "uid 0 of a pod in a user namespace overrides permission bits only on an entry whose owner and group are mapped; nobody in the pod writes to an unmapped entry",
 		[]Need{{Dim: Mapped}, {Dim: Outcome}}},
 

@@ -26,6 +26,9 @@ var handWritten = []Mutant{
 	{EmptyDirMemoryNoSize, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted without size=, so sizeLimit bounds nothing", ""},
 	{UsernsNoIdmap, FamUserns, "user namespaces: volumes are bind-mounted without the idmap (a runtime that ignores CRI Mount.uidMappings)", ""},
 	{UsernsOtherRange, FamUserns, "user namespaces: volumes are idmapped with the next pod's range, not the pod's own", ""},
+	{UsernsRangeLostOnRestart, FamUserns, "user namespaces: the kubelet does not read the pod's range back from its directory, so a restart gives the pod another", ""},
+	{UsernsRangeUnaligned, FamUserns, "user namespaces: a pod's range starts half a range below a multiple of 65536, overlapping its neighbour's slot", ""},
+	{UsernsRangeShort, FamUserns, "user namespaces: a pod gets 32768 ids, not 65536", ""},
 	{EmptyDirMemorySizeOff, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted 64 KiB larger than sizeLimit (a unit or rounding slip)", ""},
 
 	{WalkRWMask0640, FamWalkMask, "walk: the read-write mask is 0640 (group write missed)", ""},

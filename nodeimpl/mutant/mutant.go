@@ -82,6 +82,9 @@ const (
 	EmptyDirMemorySizeOff       Name = "emptydir-memory-size-off-by-a-page"
 	UsernsNoIdmap               Name = "userns-no-idmap"
 	UsernsOtherRange            Name = "userns-other-range"
+	UsernsRangeLostOnRestart    Name = "userns-range-lost-on-restart"
+	UsernsRangeUnaligned        Name = "userns-range-unaligned"
+	UsernsRangeShort            Name = "userns-range-short"
 
 	WalkRWMask0640     Name = "walk-rw-mask-0640"
 	WalkROMask0444     Name = "walk-ro-mask-0444"

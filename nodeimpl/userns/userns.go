@@ -54,9 +54,9 @@ type idMapping struct {
 // across a kubelet restart). Ranges are Length ids, aligned to Length, never 0..Length-1 and
 // disjoint from every other pod's in podsDir (v1.37 allocateOne: a random free slot).
 func Allocate(podsDir, podDir string) (Mapping, error) {
-	if m, err := read(podDir); err == nil {
+	if m, err := read(podDir); err == nil && !mutant.On(mutant.UsernsRangeLostOnRestart) {
 		return m, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return Mapping{}, err
 	}
 	used := map[uint32]bool{}
@@ -77,6 +77,12 @@ func Allocate(podsDir, podDir string) (Mapping, error) {
 			continue
 		}
 		m := Mapping{HostID: slot * Length, Length: Length}
+		if mutant.On(mutant.UsernsRangeUnaligned) {
+			m.HostID -= Length / 2
+		}
+		if mutant.On(mutant.UsernsRangeShort) {
+			m.Length = Length / 2
+		}
 		return m, write(podDir, m)
 	}
 	return Mapping{}, errors.New("could not find an empty slot to allocate a user namespace")

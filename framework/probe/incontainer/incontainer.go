@@ -16,6 +16,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/volperm/volperm/framework"
@@ -33,6 +35,9 @@ type Request struct {
 	// EachAsItsUser runs each probe in a child with exactly its user's credentials (the
 	// program must be root); otherwise probes run as this process.
 	EachAsItsUser bool `json:"eachAsItsUser,omitempty"`
+	// UserNamespace reads the container's user namespace (/proc/self/uid_map and gid_map)
+	// into the answer's userNamespace.
+	UserNamespace bool `json:"userNamespace,omitempty"`
 }
 
 // Volume is one volume to snapshot at Path.
@@ -204,6 +209,11 @@ func Run(req Request) (*framework.Observation, error) {
 		return nil, err
 	}
 	obs := &framework.Observation{APIVersion: framework.ObservationVersion, Volumes: vols}
+	if req.UserNamespace {
+		if obs.UserNamespace, err = ownUserNamespace(); err != nil {
+			return nil, err
+		}
+	}
 	if len(req.Probes) == 0 {
 		return obs, nil
 	}
@@ -225,4 +235,42 @@ func Run(req Request) (*framework.Observation, error) {
 		obs.Probes = append(obs.Probes, probe.Do(s.Root, s.Probe))
 	}
 	return obs, nil
+}
+
+// ownUserNamespace is this process's user namespace as its uid and gid maps give it
+// (user_namespaces(7): read from inside, each line is "inside outside length", outside in the
+// parent namespace's ids, the node's for a pod): framework.UserNamespaceOf its one range from
+// id 0, or IDs 0 when the maps are not one such range, uids and gids alike.
+func ownUserNamespace() (*framework.UserNamespace, error) {
+	var maps [2]string
+	for i, f := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		maps[i] = string(b)
+	}
+	m, ok := ParseIDMap(maps[0])
+	if g, gok := ParseIDMap(maps[1]); !ok || !gok || g != m {
+		return &framework.UserNamespace{}, nil
+	}
+	return framework.UserNamespaceOf([]framework.IDMap{m}), nil
+}
+
+// ParseIDMap reads a uid_map or gid_map of one line "0 HOST LENGTH".
+func ParseIDMap(s string) (framework.IDMap, bool) {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) != 1 {
+		return framework.IDMap{}, false
+	}
+	f := strings.Fields(lines[0])
+	if len(f) != 3 || f[0] != "0" {
+		return framework.IDMap{}, false
+	}
+	host, err1 := strconv.ParseUint(f[1], 10, 32)
+	length, err2 := strconv.ParseUint(f[2], 10, 32)
+	if err1 != nil || err2 != nil {
+		return framework.IDMap{}, false
+	}
+	return framework.IDMap{HostID: uint32(host), Length: uint32(length)}, true
 }

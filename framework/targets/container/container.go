@@ -294,12 +294,12 @@ func (n *node) ObserveBatch(ctx context.Context, cases []framework.NodeCase) []f
 
 // ObserveNode runs c (docs/spec.md "The order of events") with containers of its own and
 // removes them before returning.
-func (n *node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+func (n *node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) framework.NodeResult {
 	out, err := n.run(ctx, []framework.NodeCase{{Case: c, Admitted: a}}, false)
 	if err != nil {
-		return nil, nil, err
+		return framework.NodeResult{Err: err}
 	}
-	return out[0].Volumes, out[0].Probes, out[0].Err
+	return out[0]
 }
 
 func (n *node) count(f func(*Stats)) {

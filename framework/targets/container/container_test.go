@@ -251,11 +251,11 @@ func TestReadOnlyMountsRefuseWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vols, probes, err := n.ObserveNode(context.Background(), c, a)
-	if err != nil {
-		t.Fatal(err)
+	r := n.ObserveNode(context.Background(), c, a)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	obs := &framework.Observation{Volumes: vols, Probes: probes}
+	obs := &framework.Observation{Volumes: r.Volumes, Probes: r.Probes}
 	want := []string{"EROFS", "EROFS", "", "EROFS"}
 	for i, p := range obs.Probes {
 		if p.Errno != want[i] || p.Allowed != (want[i] == "") {

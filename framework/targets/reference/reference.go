@@ -79,22 +79,22 @@ func (n *Node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.
 
 // ObserveNode runs the node lifecycle (framework/lifecycle) of the admitted pod on
 // nodeimpl/kubelet under a new case root (docs/spec.md steps 3-8).
-func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) (vols []framework.VolumeObservation, probes []framework.ProbeResult, err error) {
+func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) framework.NodeResult {
 	root, err := n.roots.Make("volperm-ref-")
 	if err != nil {
-		return nil, nil, err
+		return framework.NodeResult{Err: err}
 	}
-	defer func() {
-		// After the teardown, on every path, including a cancelled ctx (SIGINT).
-		if rerr := n.roots.Remove(root); rerr != nil {
-			vols, probes, err = nil, nil, errors.Join(err, rerr)
-		}
-	}()
-	p, err := refnode.NewPod(root, c, a)
-	if err != nil {
-		return nil, nil, err
+	var r framework.NodeResult
+	if p, err := refnode.NewPod(root, c, a); err != nil {
+		r.Err = err
+	} else {
+		r = lifecycle.Observe(ctx, c, a, p)
 	}
-	return lifecycle.Observe(ctx, c, a, p)
+	// After the teardown, on every path, including a cancelled ctx (SIGINT).
+	if rerr := n.roots.Remove(root); rerr != nil {
+		r = framework.NodeResult{Err: errors.Join(r.Err, rerr)}
+	}
+	return r
 }
 
 // Close removes every case root a cancelled or failed run left, unmounting first.

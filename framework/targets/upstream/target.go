@@ -173,10 +173,10 @@ func NewNode(opts framework.TargetOptions) (*Node, error) {
 func (n *Node) Concurrency() int { return len(n.agents.all) }
 
 // ObserveNode runs the case on a free agent (execagent.Node.ObserveNode).
-func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) ([]framework.VolumeObservation, []framework.ProbeResult, error) {
+func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) framework.NodeResult {
 	agent := n.agents.get(ctx.Done())
 	if agent == nil {
-		return nil, nil, ctx.Err()
+		return framework.NodeResult{Err: ctx.Err()}
 	}
 	defer n.agents.put(agent)
 	return agent.ObserveNode(ctx, c, a)
