@@ -45,13 +45,14 @@ type NodeResult struct {
 	Volumes       []VolumeObservation
 	Probes        []ProbeResult
 	UserNamespace *UserNamespace
+	SandboxError  string
 	// Err is the target failing for this case.
 	Err error
 }
 
 // fill gives obs r's node fields.
 func (r NodeResult) fill(obs *Observation) {
-	obs.Volumes, obs.Probes, obs.UserNamespace = r.Volumes, r.Probes, r.UserNamespace
+	obs.Volumes, obs.Probes, obs.UserNamespace, obs.SandboxError = r.Volumes, r.Probes, r.UserNamespace, r.SandboxError
 }
 
 // batchPair is a Pair whose node batches (BatchNode) or runs cases concurrently

@@ -115,6 +115,12 @@ type Case struct {
 	// FlexVolumePolicy, when set, is the driver allowlist in force at admission (seed 004).
 	FlexVolumePolicy *FlexVolumePolicy `json:"flexVolumePolicy,omitempty"`
 
+	// RuntimeLacks names what the node's container runtime does not support (its default
+	// handler's features, as the kubelet reads them from the CRI): the "runtime cannot"
+	// branches of the kubelet (docs/spec.md "Runtimes"). Empty: a runtime with every feature a
+	// v1.37 kubelet asks of it.
+	RuntimeLacks []RuntimeFeature `json:"runtimeLacks,omitempty"`
+
 	// Host is what exists on the host before set-up (hostPath fixtures), by absolute path.
 	Host []HostObject `json:"host,omitempty"`
 
@@ -134,6 +140,26 @@ type Case struct {
 
 	// Probes are behaviour checks run, in order, as the given users after the snapshot.
 	Probes []Probe `json:"probes,omitempty"`
+}
+
+// RuntimeFeature is a feature a container runtime reports to the kubelet (CRI
+// RuntimeHandlerFeatures), which decides what a pod may ask of it.
+type RuntimeFeature string
+
+// RuntimeUserNamespaces: the runtime runs a pod in a user namespace of its own with idmapped
+// volume mounts (CRI RuntimeHandlerFeatures.user_namespaces; containerd >= 2.0).
+const RuntimeUserNamespaces RuntimeFeature = "userNamespaces"
+
+// RuntimeFeatures are the runtime features a case may say the runtime lacks.
+var RuntimeFeatures = []RuntimeFeature{RuntimeUserNamespaces}
+
+// Lacks says whether c's runtime lacks f.
+func (c *Case) Lacks(f RuntimeFeature) bool { return slices.Contains(c.RuntimeLacks, f) }
+
+// SandboxFails says whether c's pod reaches a node whose runtime cannot create its sandbox: a
+// pod with hostUsers: false on a runtime without user namespaces (docs/spec.md [userns.runtime]).
+func (c *Case) SandboxFails() bool {
+	return c.Pod != nil && !c.AdmissionOnly && InUserNamespace(c.Pod) && c.Lacks(RuntimeUserNamespaces)
 }
 
 // LabelTimed marks a case whose duration the reports name (summary.md "Timings", the run log's

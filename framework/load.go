@@ -426,6 +426,14 @@ func (c *Case) validate() error {
 			return err
 		}
 	}
+	for i, f := range c.RuntimeLacks {
+		if !slices.Contains(RuntimeFeatures, f) {
+			return fmt.Errorf("runtimeLacks[%d]: unknown %q; use one of %s", i, f, joinAny(RuntimeFeatures))
+		}
+	}
+	if c.SandboxFails() && (len(c.After) > 0 || len(c.Probes) > 0) {
+		return errors.New("runtimeLacks: the pod's sandbox cannot be created (hostUsers: false on a runtime without userNamespaces), so no container runs its steps or probes; remove after and probes")
+	}
 	if err := c.validateHost(); err != nil {
 		return err
 	}

@@ -23,6 +23,10 @@ type Observation struct {
 	Source    string              `json:"source,omitempty"`
 	Admission Admission           `json:"admission"`
 	Volumes   []VolumeObservation `json:"volumes,omitempty"`
+	// SandboxError is the kubelet's error when it could not create the pod's sandbox (the
+	// FailedCreatePodSandBox event's "Failed to create pod sandbox: " and this); the volumes are
+	// set up before, no container runs after (docs/spec.md [userns.runtime]).
+	SandboxError string `json:"sandboxError,omitempty"`
 	// UserNamespace is the pod's user namespace, for a pod with hostUsers: false that reached
 	// the node.
 	UserNamespace *UserNamespace `json:"userNamespace,omitempty"`
@@ -273,6 +277,9 @@ func Diff(expected, observed *Observation) []string {
 		}
 	}
 
+	if e.SandboxError != o.SandboxError {
+		add("sandboxError: expected %q, observed %q", e.SandboxError, o.SandboxError)
+	}
 	if e.UserNamespace.String() != o.UserNamespace.String() {
 		add("userNamespace: expected %s, observed %s", e.UserNamespace, o.UserNamespace)
 	}

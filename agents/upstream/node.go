@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,7 +61,7 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 		// The sandbox's user namespace: the kubelet allocates it when it creates the pod's
 		// sandbox, after the volumes are mounted (v1.37 kuberuntime_sandbox.go
 		// generatePodSandboxLinuxConfig -> NamespacesForPod -> GetOrCreateUserNamespaceMappings).
-		if resp.UserNamespace, err = n.userNamespace(); err != nil {
+		if resp.UserNamespace, resp.SandboxError, err = n.userNamespace(); err != nil {
 			return nil, err
 		}
 		return resp, nil
@@ -85,6 +86,9 @@ type node struct {
 	// sources are the secrets' and configMaps' data the API objects hold now.
 	sources map[string]map[string]string
 	volumes []*podVolume
+	// noUserNamespaces: the node's runtime reports no user namespace support (request
+	// runtimeLacks, docs/spec.md [userns.runtime]).
+	noUserNamespaces bool
 	// k is the running "kubelet process": its VolumeHost and plugins. A restart replaces it.
 	k *kubelet
 }
@@ -105,7 +109,8 @@ type kubelet struct {
 func newNode(req *execproto.Request) (*node, error) {
 	kubeletRoot := filepath.Join(req.StateDir, "kubelet")
 	n := &node{stateDir: req.StateDir, kubeletRoot: kubeletRoot, hostRoot: req.HostRoot, pod: req.Pod.DeepCopy(),
-		dirs: map[string]string{}, gates: req.KubeletGates, sources: req.Sources}
+		dirs: map[string]string{}, gates: req.KubeletGates, sources: req.Sources,
+		noUserNamespaces: slices.Contains(req.RuntimeLacks, execproto.RuntimeUserNamespaces)}
 	for _, v := range req.Volumes {
 		n.dirs[v.Name] = v.Dir
 	}

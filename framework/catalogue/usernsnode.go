@@ -116,6 +116,7 @@ func usernsNodeCases() []*framework.Case {
 	flexRestart.After = []framework.Step{restart}
 	cases = append(cases, cfgRestart, flexRestart)
 	cases = append(cases, usernsAttributes())
+	cases = append(cases, usernsWithoutRuntime()...)
 	cases = append(cases, usernsOwners()...)
 
 	cases = append(cases, mk("a hostPath DirectoryOrCreate: made 0755 0:0, root of the pod creates in it, uid 1000 cannot",
@@ -204,6 +205,41 @@ func usernsOwners() []*framework.Case {
 	)
 	file.Host = []framework.HostObject{{Path: hostPathRoot + "userns", Kind: framework.KindDirectory}}
 	return append(cases, file)
+}
+
+// usernsWithoutRuntime: [userns.runtime] a node whose runtime reports no user namespace support
+// (containerd 1.6: no runtime handlers in its CRI status): the kubelet mounts every volume as
+// for any pod, then cannot create the sandbox and says why; no container runs (A13 of the
+// v1.37 surface table). Runs on a node of such a runtime only (kind --runtime debian).
+func usernsWithoutRuntime() []*framework.Case {
+	const desc = "[userns.runtime] v1.37 userns_manager.go GetOrCreateUserNamespaceMappings: a runtime handler without user namespace support fails the sandbox with \"can't set `spec.hostUsers: false`, runtime does not support user namespaces\" (FailedCreatePodSandBox), after the volume manager mounted every volume as for any pod"
+	mk := func(name, more string, pod *corev1.Pod) *framework.Case {
+		return &framework.Case{
+			Name:         "hostUsers false on a runtime without user namespaces: " + name,
+			Area:         framework.AreaUserNS,
+			Profile:      framework.ProfileConformance,
+			Description:  desc + more,
+			Pod:          inUserNamespace(pod),
+			RuntimeLacks: []framework.RuntimeFeature{framework.RuntimeUserNamespaces},
+		}
+	}
+	vols := []corev1.Volume{
+		volume(emptyDirVolume, corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),
+		volume(usernsHostPath, corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostPathRoot + "userns-runtime", Type: ptr(corev1.HostPathDirectoryOrCreate)}}),
+		volume(flexVolumeName, corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: fixtureDriver}}),
+	}
+	every := mk("every kind of volume is set up, then the pod's sandbox fails", " (fsGroup walk included).",
+		withFSGroup(podOf(append(vols, awVolumes(awTypes...)...)...), fsGroup))
+	every.Sources = awSources()
+	every.Storage = map[string][]framework.File{flexVolumeName: {openRoot}}
+	memory := mk("an emptyDir on medium Memory is mounted, then the pod's sandbox fails", ".", emptyDirPod(media[1], nil))
+	tok := podOf(volume("creds", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr[int64](3600)}},
+	}}}))
+	tok.Spec.ServiceAccountName = "default"
+	tok.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(runAsApp)}
+	token := mk("a projected token with runAsUser 1000 is written, then the pod's sandbox fails", " (the token already its FsUser's).", tok)
+	return []*framework.Case{every, memory, token}
 }
 
 // usernsAttributes: chown and chmod by processes of a pod's user namespace on a flexVolume with

@@ -69,6 +69,9 @@ type probePod struct {
 	hostPath bool
 	// userNamespace: the pod has hostUsers: false (userns.go: the disk's view too).
 	userNamespace bool
+	// sandbox is the kubelet's FailedCreatePodSandBox text (after "Failed to create pod
+	// sandbox: "): the volumes are set up, no container runs (docs/spec.md [userns.runtime]).
+	sandbox string
 }
 
 // observeAdmitted observes admitted cases together (the node half's ObserveBatch): set-up and
@@ -87,7 +90,7 @@ func (t *Target) observeAdmitted(ctx context.Context, cases []framework.NodeCase
 	}
 	out := make([]framework.NodeResult, len(runs))
 	for i, r := range runs {
-		out[i] = framework.NodeResult{Volumes: r.obs.Volumes, Probes: r.obs.Probes, UserNamespace: r.obs.UserNamespace, Err: r.err}
+		out[i] = framework.NodeResult{Volumes: r.obs.Volumes, Probes: r.obs.Probes, UserNamespace: r.obs.UserNamespace, SandboxError: r.obs.SandboxError, Err: r.err}
 	}
 	return out
 }

@@ -71,6 +71,8 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	var met []string
 	if t.userNamespaces {
 		met = append(met, needs.UserNamespaces)
+	} else {
+		met = append(met, needs.RuntimeWithoutUserNamespaces)
 	}
 	return settable(c, t.opts.InstallFlexDriver, met...)
 }

@@ -88,6 +88,7 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 		if answer != nil {
 			r.obs.UserNamespace = answer.UserNamespace
 		}
+		r.obs.SandboxError = p.sandbox
 		if answer != nil {
 			n := len(r.probes)
 			for i, res := range results[:n] {

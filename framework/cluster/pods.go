@@ -200,6 +200,12 @@ func (t *Target) startPod(ctx context.Context, p *probePod) error {
 		if err := t.failedMounts(ctx, p); err != nil {
 			return false, err
 		}
+		if p.userNamespace {
+			// docs/spec.md [userns.runtime]: a runtime without user namespaces.
+			if err := t.failedSandbox(ctx, p); err != nil || p.sandbox != "" {
+				return p.sandbox != "", err
+			}
+		}
 		if len(p.setUp) > 0 && firstFailure.IsZero() {
 			firstFailure = time.Now()
 		}
@@ -220,13 +226,47 @@ func (t *Target) startPod(ctx context.Context, p *probePod) error {
 // finishPod observes p (when it runs) and fills the observations of its cases.
 func (t *Target) finishPod(ctx context.Context, p *probePod) error {
 	var answer *framework.Observation
-	if p.running {
+	switch {
+	case p.running:
 		var err error
 		if answer, err = t.observePod(ctx, p); err != nil {
 			return err
 		}
+	case p.sandbox != "":
+		// The volumes as the kubelet set them up, read by the batch's disk-view pod.
+		answer = &framework.Observation{}
+		for _, v := range p.vols {
+			answer.Volumes = append(answer.Volumes, framework.VolumeObservation{Name: v.unique})
+		}
+		if err := t.diskView(ctx, p, answer); err != nil {
+			return err
+		}
 	}
 	t.fill(p, answer)
+	return nil
+}
+
+// sandboxEvent is how the kubelet's FailedCreatePodSandBox event begins (v1.37
+// kuberuntime_manager.go SyncPod).
+const sandboxEvent = "Failed to create pod sandbox: "
+
+// failedSandbox reads the kubelet's FailedCreatePodSandBox event of p into p.sandbox.
+func (t *Target) failedSandbox(ctx context.Context, p *probePod) error {
+	sel := fields.Set{"involvedObject.name": p.name, "reason": "FailedCreatePodSandBox"}.AsSelector().String()
+	var evs *corev1.EventList
+	err := t.call(ctx, func(ctx context.Context) (err error) {
+		evs, err = t.client.CoreV1().Events(p.pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("list events of %s: %w", p.name, err)
+	}
+	for _, e := range evs.Items {
+		if text, ok := strings.CutPrefix(e.Message, sandboxEvent); ok {
+			p.sandbox = text
+			return nil
+		}
+	}
 	return nil
 }
 

@@ -139,6 +139,7 @@ func (t *Node) observe(ctx context.Context, c *framework.Case, a framework.Admit
 		HostRoot:            filepath.Join(root, "host"),
 		StateDir:            filepath.Join(root, "state"),
 		Sources:             c.Sources,
+		RuntimeLacks:        runtimeLacks(c),
 	}}
 	for _, v := range a.Pod.Spec.Volumes {
 		if v.HostPath != nil {
@@ -188,15 +189,21 @@ type agentPod struct {
 	guard *guard
 	ns    *execproto.UserNamespace
 	nsDir string
+	// sandbox is the last setup's sandboxError.
+	sandbox string
 }
 
 // SetUp is `AGENT setup`, attempt 1.
 func (p *agentPod) SetUp(ctx context.Context) (lifecycle.Volumes, error) {
-	res, ns, err := p.node.setUp(ctx, p.req, p.guard)
+	res, resp, err := p.node.setUp(ctx, p.req, p.guard)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkUserNamespace(ns); err != nil {
+	if p.sandbox = resp.SandboxError; p.sandbox != "" {
+		if resp.UserNamespace != nil {
+			return nil, fmt.Errorf("agent setup answered both a sandboxError and a userNamespace: a pod whose sandbox fails has no user namespace")
+		}
+	} else if err := p.checkUserNamespace(resp.UserNamespace); err != nil {
 		return nil, err
 	}
 	out := lifecycle.Volumes{}
@@ -256,6 +263,9 @@ func (p *agentPod) checkUserNamespace(ns *execproto.UserNamespace) error {
 // UserNamespace is the pod's range as the agent's setups answered it, and the directory where
 // the harness, playing the runtime, mounts the pod's volumes (lifecycle.UserNamespaced).
 func (p *agentPod) UserNamespace(context.Context) (framework.IDMap, string, error) {
+	if p.sandbox != "" {
+		return framework.IDMap{}, "", &lifecycle.SandboxError{Msg: p.sandbox}
+	}
 	if p.ns == nil || p.nsDir == "" {
 		return framework.IDMap{}, "", fmt.Errorf("agent setup gave no user namespace for pod %s", p.req.Pod.Name)
 	}
@@ -319,7 +329,7 @@ func (p *agentPod) TearDown(ctx context.Context) error {
 
 // setUp calls `AGENT setup` and checks its answer covers every volume exactly once; it also
 // returns the user namespace the answer gives, if any.
-func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, *execproto.UserNamespace, error) {
+func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map[string]execproto.VolumeResult, *execproto.SetUpResponse, error) {
 	out, version, err := t.call(ctx, execproto.OpSetUp, req)
 	if err != nil {
 		return nil, nil, err
@@ -333,7 +343,7 @@ func (t *Node) setUp(ctx context.Context, req *execproto.Request, g *guard) (map
 	}
 	var resp execproto.SetUpResponse
 	_ = json.Unmarshal(out, &resp) // decodeSetUp read it already
-	return res, resp.UserNamespace, nil
+	return res, &resp, nil
 }
 
 func volumeNames(req *execproto.Request) []string {
@@ -640,4 +650,13 @@ func (g *guard) check() error {
 	}
 	sort.Strings(bad)
 	return fmt.Errorf("agent wrote outside the directories it was given: %s (allowed: the volume dirs, hostRoot, stateDir)", strings.Join(bad, ", "))
+}
+
+// runtimeLacks is c's RuntimeLacks as the protocol spells them.
+func runtimeLacks(c *framework.Case) []string {
+	var out []string
+	for _, f := range c.RuntimeLacks {
+		out = append(out, string(f))
+	}
+	return out
 }

@@ -146,7 +146,14 @@ type Request struct {
 	// Sources is the data of the secrets and configMaps the pod projects:
 	// "secret/NAME" or "configmap/NAME" -> key -> content.
 	Sources map[string]map[string]string `json:"sources,omitempty"`
+	// RuntimeLacks names what the node's container runtime does not support (CRI runtime
+	// handler features, "userNamespaces"): the agent's kubelet decides as it would on such a
+	// node (docs/spec.md "Runtimes").
+	RuntimeLacks []string `json:"runtimeLacks,omitempty"`
 }
+
+// RuntimeUserNamespaces is Request.RuntimeLacks' name for user namespace support.
+const RuntimeUserNamespaces = "userNamespaces"
 
 // Volume is one directory to set up.
 type Volume struct {
@@ -164,6 +171,10 @@ type SetUpResponse struct {
 	// the node, the same for uids and gids, the same range on every setup of the pod (a restarted
 	// kubelet reads it back). Absent for any other pod.
 	UserNamespace *UserNamespace `json:"userNamespace,omitempty"`
+	// SandboxError is the kubelet's error when it cannot create the pod's sandbox after setting
+	// its volumes up (the text after "Failed to create pod sandbox: "; docs/spec.md
+	// [userns.runtime]); then no userNamespace.
+	SandboxError string `json:"sandboxError,omitempty"`
 }
 
 // UserNamespace is a pod's range of ids (CRI IDMapping with containerID 0, uids and gids alike).

@@ -10,6 +10,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -76,6 +77,13 @@ type Chmoder interface {
 type Prober interface {
 	BeforeProbes(roots map[string]string) error
 }
+
+// SandboxError is a UserNamespaced Pod's UserNamespace failing as its kubelet fails to create
+// the pod's sandbox (docs/spec.md [userns.runtime]): the volumes stay set up, no container
+// runs; Msg is the Observation's sandboxError.
+type SandboxError struct{ Msg string }
+
+func (e *SandboxError) Error() string { return "Failed to create pod sandbox: " + e.Msg }
 
 // UserNamespaced is a Pod whose node runs a pod with hostUsers: false in a user namespace of
 // its own (docs/spec.md "User namespaces"): the kubelet's range for it, and the runtime's
@@ -189,6 +197,7 @@ func Observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod) framework.NodeResult {
 	failed := func(err error) framework.NodeResult { return framework.NodeResult{Err: err} }
 	var ranges []framework.IDMap
+	var sandbox *SandboxError
 	set, err := steps(ctx, c, p, func() error {
 		if !framework.InUserNamespace(a.Pod) {
 			return nil
@@ -198,6 +207,9 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 			return fmt.Errorf("pod %s has hostUsers: false, and this target's node cannot run it in a user namespace", a.Pod.Name)
 		}
 		ns, _, err := un.UserNamespace(ctx)
+		if errors.As(err, &sandbox) {
+			return nil
+		}
 		ranges = append(ranges, ns)
 		return err
 	})
@@ -217,6 +229,10 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		}
 	}
 	r := framework.NodeResult{Volumes: vols}
+	if sandbox != nil {
+		r.SandboxError = sandbox.Msg
+		return r
+	}
 	var ns *framework.IDMap
 	if framework.InUserNamespace(a.Pod) {
 		if ns, err = podView(ctx, a.Pod, p, vols, roots); err != nil {

@@ -27,6 +27,8 @@ const (
 	NoServiceAccount    = "no-service-account-name"
 	UserNamespaces      = "user-namespaces"
 	UserNamespaceKept   = "user-namespace-restart"
+	// RuntimeWithoutUserNamespaces: the case needs a node whose runtime lacks them.
+	RuntimeWithoutUserNamespaces = "runtime-without-user-namespaces"
 )
 
 // Need is one thing a case needs beyond a stock v1.37 cluster.
@@ -80,8 +82,14 @@ var table = []struct {
 		return ""
 	}},
 	{UserNamespaces, true, func(c *framework.Case) string {
-		if c.Pod != nil && c.Pod.Spec.HostUsers != nil && !*c.Pod.Spec.HostUsers && !c.AdmissionOnly {
+		if c.Pod != nil && c.Pod.Spec.HostUsers != nil && !*c.Pod.Spec.HostUsers && !c.AdmissionOnly && !c.Lacks(framework.RuntimeUserNamespaces) {
 			return "a pod with hostUsers: false needs a runtime that runs it in a user namespace with idmapped volume mounts (containerd >= 2.0, runc >= 1.2, Linux >= 6.3 for tmpfs)"
+		}
+		return ""
+	}},
+	{RuntimeWithoutUserNamespaces, true, func(c *framework.Case) string {
+		if c.Lacks(framework.RuntimeUserNamespaces) && c.Pod != nil && !c.AdmissionOnly {
+			return "a node whose runtime does not support user namespaces (its default handler reports no userNamespaces: containerd 1.6, kind's --runtime debian)"
 		}
 		return ""
 	}},

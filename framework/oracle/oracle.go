@@ -63,6 +63,12 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 		k.step(s)
 	}
 	obs.Volumes = k.snapshot()
+	if c.SandboxFails() {
+		// docs/spec.md [userns.runtime]: the volumes are set up, then the sandbox fails.
+		obs.SandboxError = k.sandboxError()
+		obs.Normalize()
+		return obs
+	}
 	obs.UserNamespace = k.userNamespace(c)
 	obs.Probes = k.runProbes(c.Probes)
 	obs.Normalize()

@@ -220,3 +220,23 @@ func (k *kubelet) userNamespace(c *framework.Case) *framework.UserNamespace {
 	}
 	return framework.UserNamespaceOf(ranges)
 }
+
+// noUserNamespacesMsg is v1.37 userns_manager.go GetOrCreateUserNamespaceMappings for a pod
+// with hostUsers: false whose runtime handler (the default one) reports no user namespace
+// support (kubelet_getters.go HandlerSupportsUserNamespaces: false for a runtime that reports
+// no handlers at all, containerd 1.6).
+const noUserNamespacesMsg = "can't set `spec.hostUsers: false`, runtime does not support user namespaces"
+
+// sandboxError is docs/spec.md [userns.runtime]: the kubelet mounts the pod's volumes
+// (WaitForAttachAndMount) before it asks for the sandbox, whose config needs the pod's user
+// namespace (kuberuntime util.go NamespacesForPod): that fails, and no container runs.
+func (k *kubelet) sandboxError() string {
+	if k.tr != nil {
+		for _, v := range k.pod.Spec.Volumes {
+			if t := typeName(&v.VolumeSource); t != "" {
+				k.tr.hit(rule.UsernsRuntime, cond(rule.Type, t))
+			}
+		}
+	}
+	return noUserNamespacesMsg
+}

@@ -8,6 +8,7 @@ package refnode
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"path/filepath"
 	"runtime/debug"
@@ -118,7 +119,8 @@ type Pod struct {
 // fixtures for the pod a admitted.
 func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) {
 	hostRoot := filepath.Join(root, "host")
-	k, err := kubelet.New(kubelet.Config{RootDir: filepath.Join(root, "kubelet"), HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet), Release: c.Releases.Of(false)})
+	k, err := kubelet.New(kubelet.Config{RootDir: filepath.Join(root, "kubelet"), HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet), Release: c.Releases.Of(false),
+		NoUserNamespaces: c.Lacks(framework.RuntimeUserNamespaces)})
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +178,10 @@ func (p *Pod) SetKubeletRelease(ctx context.Context, release string, g map[strin
 // (lifecycle.UserNamespaced).
 func (p *Pod) UserNamespace(context.Context) (framework.IDMap, string, error) {
 	m, dir, err := p.k.UserNamespace(p.pod)
+	var se *kubelet.SandboxError
+	if errors.As(err, &se) {
+		return framework.IDMap{}, "", &lifecycle.SandboxError{Msg: se.Msg}
+	}
 	return framework.IDMap{HostID: m.HostID, Length: m.Length}, dir, err
 }
 

@@ -66,6 +66,7 @@ const (
 	UsernsIDMap         ID = "userns.idmap"
 	UsernsRoot          ID = "userns.root"
 	UsernsRange         ID = "userns.range"
+	UsernsRuntime       ID = "userns.runtime"
 
 	ReleaseAPIServerField ID = "releases.apiserver-unknown-field"
 	ReleaseKubeletField   ID = "releases.kubelet-unknown-field"
@@ -212,6 +213,8 @@ var All = []Rule{
 		[]Need{{Dim: Mapped}, {Dim: Type, Only: []string{"emptyDir", "hostPath", "secret", "configMap", "downwardAPI", "projected"}}}},
 	{UsernsRange, "User namespaces", "a pod gets one range of 65536 ids from a nonzero multiple of 65536, kept across kubelet restarts",
 		[]Need{{Dim: SetUp}}},
+	{UsernsRuntime, "User namespaces", "a runtime without user namespaces: the kubelet sets the volumes up, then fails the pod's sandbox with `can't set `spec.hostUsers: false`, runtime does not support user namespaces`",
+		[]Need{{Dim: Type}}},
 	{UsernsRoot, "User namespaces", "uid 0 of a pod in a user namespace overrides permission bits only on an entry whose owner and group are mapped; nobody in the pod writes to an unmapped entry",
 		[]Need{{Dim: Mapped}, {Dim: Outcome}}},
 

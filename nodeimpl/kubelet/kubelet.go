@@ -68,7 +68,20 @@ type Config struct {
 	// Release is the kubelet's Kubernetes release ("" = the newest): it sets pods up as that
 	// release decodes them (docs/spec.md "Releases").
 	Release string
+	// NoUserNamespaces: the node's runtime reports no user namespace support (docs/spec.md
+	// [userns.runtime]).
+	NoUserNamespaces bool
 }
+
+// NoUserNamespacesMsg is v1.37 userns_manager.go GetOrCreateUserNamespaceMappings for a pod
+// with hostUsers: false on a runtime without user namespace support.
+const NoUserNamespacesMsg = "can't set `spec.hostUsers: false`, runtime does not support user namespaces"
+
+// SandboxError is the kubelet failing to create a pod's sandbox (its FailedCreatePodSandBox
+// event says "Failed to create pod sandbox: " and Msg).
+type SandboxError struct{ Msg string }
+
+func (e *SandboxError) Error() string { return "Failed to create pod sandbox: " + e.Msg }
 
 // Pod is one admitted pod with what its volumes need beside the v1 API.
 type Pod struct {
@@ -102,6 +115,8 @@ type Kubelet struct {
 	host       hostpath.Host
 	volumeDirs map[string]string
 	release    string
+	// noUserNamespaces: Config.NoUserNamespaces.
+	noUserNamespaces bool
 
 	mu    sync.Mutex
 	gates gates.Set
@@ -127,7 +142,7 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := cfg.Gates.Validate(); err != nil {
 		return nil, fmt.Errorf("kubelet gates: %w", err)
 	}
-	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs, release: cfg.Release}
+	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs, release: cfg.Release, noUserNamespaces: cfg.NoUserNamespaces}
 	if err := mkdirs(k.rootDir); err != nil {
 		return nil, fmt.Errorf("make kubelet root dir: %w", err)
 	}
@@ -545,6 +560,9 @@ func modeGate(g gates.Set) bool {
 // once and kept in the pod's directory (nodeimpl/userns Allocate), and the directory where the
 // runtime makes the pod's idmapped volume mounts, which TearDown unmounts and removes with the pod.
 func (k *Kubelet) UserNamespace(p *Pod) (userns.Mapping, string, error) {
+	if k.noUserNamespaces && !mutant.On(mutant.UsernsRuntimeIgnored) {
+		return userns.Mapping{}, "", &SandboxError{Msg: NoUserNamespacesMsg}
+	}
 	podDir := k.podDir(p.Pod)
 	m, err := userns.Allocate(filepath.Join(k.rootDir, "pods"), podDir)
 	if err != nil {

@@ -29,6 +29,7 @@ var handWritten = []Mutant{
 	{UsernsRangeLostOnRestart, FamUserns, "user namespaces: the kubelet does not read the pod's range back from its directory, so a restart gives the pod another", ""},
 	{UsernsRangeUnaligned, FamUserns, "user namespaces: a pod's range starts half a range below a multiple of 65536, overlapping its neighbour's slot", ""},
 	{UsernsRangeShort, FamUserns, "user namespaces: a pod gets 32768 ids, not 65536", ""},
+	{UsernsRuntimeIgnored, FamUserns, "user namespaces: the kubelet gives a pod a range though its runtime reports no user namespace support", ""},
 	{EmptyDirMemorySizeOff, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted 64 KiB larger than sizeLimit (a unit or rounding slip)", ""},
 
 	{WalkRWMask0640, FamWalkMask, "walk: the read-write mask is 0640 (group write missed)", ""},

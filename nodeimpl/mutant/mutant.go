@@ -85,6 +85,7 @@ const (
 	UsernsRangeLostOnRestart    Name = "userns-range-lost-on-restart"
 	UsernsRangeUnaligned        Name = "userns-range-unaligned"
 	UsernsRangeShort            Name = "userns-range-short"
+	UsernsRuntimeIgnored        Name = "userns-runtime-support-ignored"
 
 	WalkRWMask0640     Name = "walk-rw-mask-0640"
 	WalkROMask0444     Name = "walk-ro-mask-0444"

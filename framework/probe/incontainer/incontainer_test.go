@@ -63,3 +63,28 @@ func TestProbeMain(t *testing.T) {
 		})
 	}
 }
+
+// TestParseIDMap: a pod's uid_map read from inside is one line "0 HOST LENGTH"; anything else is
+// not one range from id 0 (docs/observation.md "userNamespace").
+func TestParseIDMap(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want framework.IDMap
+		ok   bool
+	}{
+		{"         0 2147483648      65536\n", framework.IDMap{HostID: 2147483648, Length: 65536}, true},
+		{"0 0 4294967295\n", framework.IDMap{HostID: 0, Length: 4294967295}, true},
+		{"0 65536 1000\n1000 1000 1\n", framework.IDMap{}, false},
+		{"1 65536 65536\n", framework.IDMap{}, false},
+		{"", framework.IDMap{}, false},
+		{"0 x 65536", framework.IDMap{}, false},
+	} {
+		got, ok := ParseIDMap(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseIDMap(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+	if u := framework.UserNamespaceOf([]framework.IDMap{{HostID: 0, Length: 4294967295}}); u.Aligned {
+		t.Errorf("the node's own namespace (host id 0) counted as a kubelet's aligned range: %s", u)
+	}
+}

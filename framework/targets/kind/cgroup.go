@@ -95,12 +95,17 @@ func (t *Target) cgroupfsNeeded(ctx context.Context) (bool, error) {
 
 // nodeNeeds are the needs of framework/needs' table that the node image meets beyond a stock
 // node: user namespaces with containerd 2 (its runc handlers report userNamespaces; the
-// cluster's status.runtimeHandlers decides once it exists, framework/cluster/userns.go).
+// cluster's status.runtimeHandlers decides once it exists, framework/cluster/userns.go), a
+// runtime without them with containerd 1.6 (--runtime debian: docs/spec.md [userns.runtime]).
 func (t *Target) nodeNeeds() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if major, err := t.containerd(ctx); err == nil && major >= 2 {
+	major, err := t.containerd(ctx)
+	switch {
+	case err != nil:
+		return nil
+	case major >= 2:
 		return []string{needs.UserNamespaces}
 	}
-	return nil
+	return []string{needs.RuntimeWithoutUserNamespaces}
 }

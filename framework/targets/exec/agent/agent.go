@@ -5,8 +5,10 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/execproto"
@@ -76,6 +78,8 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 		HostRoot:   req.HostRoot,
 		Gates:      knownGates(req.KubeletGates),
 		VolumeDirs: dirs,
+		// docs/spec.md [userns.runtime]: what the node's runtime lacks.
+		NoUserNamespaces: slices.Contains(req.RuntimeLacks, string(framework.RuntimeUserNamespaces)),
 	})
 	if err != nil {
 		return nil, err
@@ -95,6 +99,11 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 			// The kubelet's range for the pod: allocated on the first setup and recorded in the
 			// pod's directory (below stateDir), read back by every later one.
 			m, _, err := k.UserNamespace(pod)
+			var se *kubelet.SandboxError
+			if errors.As(err, &se) {
+				resp.SandboxError = se.Msg
+				return resp, nil
+			}
 			if err != nil {
 				return nil, err
 			}
