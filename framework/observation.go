@@ -181,6 +181,21 @@ type ProbeResult struct {
 	Allowed bool   `json:"allowed"`
 	// Errno is the error's name (EACCES, EPERM, ENOENT, ...) when not allowed.
 	Errno string `json:"errno,omitempty"`
+	// Made is, in a pod with hostUsers: false, what an allowed create, mkdir, fill, chmod or
+	// chown left at its path once every probe of the case ran: the entry on the node's disk
+	// (symlinks followed), with the pod's view of its owner where it differs (docs/observation.md
+	// "Two views"). It is where a runtime's idmap shows: what uid 1000 of the pod makes is 1000
+	// on disk, not the pod's first host id + 1000.
+	Made *PathObservation `json:"made,omitempty"`
+}
+
+// MakesEntry says whether op makes or changes the entry at its path (ProbeResult.Made).
+func MakesEntry(op ProbeOp) bool {
+	switch op {
+	case OpCreate, OpMkdir, OpFill, OpChmod, OpChown:
+		return true
+	}
+	return false
 }
 
 // FileMode converts Unix permission bits (with setuid 04000, setgid 02000, sticky 01000) to an
@@ -295,6 +310,12 @@ func Diff(expected, observed *Observation) []string {
 			add("probe %q: expected, not run", er.Name)
 		case er.Allowed != got.Allowed || er.Errno != got.Errno:
 			add("probe %q: expected %s, observed %s", er.Name, er.verdict(), got.verdict())
+		case er.Made != nil && got.Made == nil:
+			add("probe %q: expected it to leave %s, observed nothing", er.Name, er.Made.describe())
+		case er.Made == nil && got.Made != nil:
+			add("probe %q: observed it left %s, expected nothing", er.Name, got.Made.describe())
+		case er.Made != nil && !er.Made.Same(*got.Made):
+			add("probe %q: expected it to leave %s, observed %s", er.Name, er.Made.describe(), got.Made.describe())
 		}
 		delete(op, er.Name)
 	}

@@ -434,6 +434,13 @@ func label(line, name string) string {
 // Info names the target, the server version, the node and the gates it found.
 func (t *Target) Info() framework.TargetInfo {
 	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage, "kubelet": t.kubeletVersion}
+	// What the node claims (status.runtimeHandlers) decides which cases run: a claim is checked
+	// by the cases it lets in (docs/certify.md "What a node claims").
+	if t.userNamespaces {
+		d["runtime.userNamespaces"] = "claimed (status.runtimeHandlers): the user-namespace cases run and check it"
+	} else {
+		d["runtime.userNamespaces"] = "not claimed: the runtime-without-user-namespaces cases run and check the kubelet's refusal"
+	}
 	if t.opts.NodesLeftOut != "" {
 		d["nodesLeftOut"] = t.opts.NodesLeftOut
 	}

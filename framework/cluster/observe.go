@@ -40,6 +40,9 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 	if err != nil {
 		return nil, err
 	}
+	if err := t.made(ctx, p, req.Probes, probes.Probes); err != nil {
+		return nil, err
+	}
 	obs.Probes = probes.Probes
 	return obs, nil
 }

@@ -9,7 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/probe/incontainer"
+	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
 )
 
@@ -74,40 +76,19 @@ func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*p
 // diskView snapshots p's volumes as they are on the node and makes them answer's paths, with
 // the owners the pod sees (answer's, so far) as PodUID/PodGID where they differ.
 func (t *Target) diskView(ctx context.Context, p *probePod, answer *framework.Observation) error {
-	ns := p.pod.Namespace
-	t.mu.Lock()
-	disk := t.diskPods[ns]
-	t.mu.Unlock()
-	if disk == "" {
-		return fmt.Errorf("probe pod %s runs in a user namespace and the batch has no disk-view pod", p.name)
-	}
-	live, err := t.getPod(ctx, ns, p.name)
+	where, err := t.onDisk(ctx, p)
 	if err != nil {
 		return err
 	}
 	var req incontainer.Request
 	for _, v := range p.pod.Spec.Volumes {
-		where := ""
-		if v.HostPath != nil {
-			where = v.HostPath.Path
-		} else if d := kubelet.PluginDir(v); d != "" {
-			where = path.Join(KubeletPods, string(live.UID), "volumes", d, v.Name)
-		}
-		if where != "" {
-			req.Volumes = append(req.Volumes, incontainer.Volume{Name: v.Name, Path: where, Root: v.HostPath != nil})
+		if w := where[v.Name]; w != "" {
+			req.Volumes = append(req.Volumes, incontainer.Volume{Name: v.Name, Path: w, Root: v.HostPath != nil})
 		}
 	}
-	in, err := json.Marshal(req)
+	onDisk, err := t.diskRequest(ctx, p, req)
 	if err != nil {
 		return err
-	}
-	out, err := t.exec(ctx, ns, disk, []string{ProbeCommand, "-request", "-"}, in)
-	if err != nil {
-		return fmt.Errorf("disk view of %s: %w", p.name, err)
-	}
-	onDisk, err := incontainer.DecodeAnswer(out, req)
-	if err != nil {
-		return fmt.Errorf("disk view of %s: %w: %q", p.name, err, out)
 	}
 	byVolume := map[string][]framework.PathObservation{}
 	for _, v := range onDisk.Volumes {
@@ -121,6 +102,90 @@ func (t *Target) diskView(ctx context.Context, p *probePod, answer *framework.Ob
 			return fmt.Errorf("disk view of %s, volume %s: %q seen in the pod, not on the node", p.name, v.Name, missing)
 		}
 		v.Paths = disk
+	}
+	return nil
+}
+
+// onDisk is where each volume of p is on its node, as the disk-view pod mounts it.
+func (t *Target) onDisk(ctx context.Context, p *probePod) (map[string]string, error) {
+	live, err := t.getPod(ctx, p.pod.Namespace, p.name)
+	if err != nil {
+		return nil, err
+	}
+	where := map[string]string{}
+	for _, v := range p.pod.Spec.Volumes {
+		if v.HostPath != nil {
+			where[v.Name] = v.HostPath.Path
+		} else if d := kubelet.PluginDir(v); d != "" {
+			where[v.Name] = path.Join(KubeletPods, string(live.UID), "volumes", d, v.Name)
+		}
+	}
+	return where, nil
+}
+
+// diskRequest runs req in the batch's disk-view pod (the node's user namespace).
+func (t *Target) diskRequest(ctx context.Context, p *probePod, req incontainer.Request) (*framework.Observation, error) {
+	ns := p.pod.Namespace
+	t.mu.Lock()
+	disk := t.diskPods[ns]
+	t.mu.Unlock()
+	if disk == "" {
+		return nil, fmt.Errorf("probe pod %s runs in a user namespace and the batch has no disk-view pod", p.name)
+	}
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.exec(ctx, ns, disk, []string{ProbeCommand, "-request", "-"}, in)
+	if err != nil {
+		return nil, fmt.Errorf("disk view of %s: %w", p.name, err)
+	}
+	obs, err := incontainer.DecodeAnswer(out, req)
+	if err != nil {
+		return nil, fmt.Errorf("disk view of %s: %w: %q", p.name, err, out)
+	}
+	return obs, nil
+}
+
+// made gives each allowed probe of steps that made or changed an entry what is at its path now
+// (framework.ProbeResult.Made): stat through the disk-view pod and in the probe container (the
+// pod's view), all probes done. A path a later probe removed has nothing.
+func (t *Target) made(ctx context.Context, p *probePod, steps []probe.Step, results []framework.ProbeResult) error {
+	where, err := t.onDisk(ctx, p)
+	if err != nil {
+		return err
+	}
+	var inPod, onDisk incontainer.Request
+	var idx []int
+	for i, s := range steps {
+		if !results[i].Allowed || !framework.MakesEntry(s.Probe.Op) || where[s.Probe.Volume] == "" {
+			continue
+		}
+		name := fmt.Sprintf("made-%d", i)
+		inPod.Volumes = append(inPod.Volumes, incontainer.Volume{Name: name, Path: path.Join(s.Root, s.Probe.Path), Root: true})
+		onDisk.Volumes = append(onDisk.Volumes, incontainer.Volume{Name: name, Path: path.Join(where[s.Probe.Volume], s.Probe.Path), Root: true})
+		idx = append(idx, i)
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	pod, err := t.request(ctx, p, inPod)
+	if err != nil {
+		return err
+	}
+	disk, err := t.diskRequest(ctx, p, onDisk)
+	if err != nil {
+		return err
+	}
+	for j, i := range idx {
+		d := disk.Volumes[j].Paths
+		if len(d) == 0 || d[0].Type == snapshot.Absent {
+			continue
+		}
+		framework.PodOwners(d, pod.Volumes[j].Paths)
+		e := d[0]
+		e.Path = steps[i].Probe.Path
+		results[i].Made = &e
 	}
 	return nil
 }

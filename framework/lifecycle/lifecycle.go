@@ -233,6 +233,7 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		r.SandboxError = sandbox.Msg
 		return r
 	}
+	disk := maps.Clone(roots)
 	var ns *framework.IDMap
 	if framework.InUserNamespace(a.Pod) {
 		if ns, err = podView(ctx, a.Pod, p, vols, roots); err != nil {
@@ -256,7 +257,40 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 	if err != nil {
 		return failed(err)
 	}
+	if ns != nil {
+		if err := made(c.Probes, r.Probes, disk, roots, *ns); err != nil {
+			return failed(err)
+		}
+	}
 	return r
+}
+
+// made gives each allowed probe that made or changed an entry (framework.MakesEntry) what is at
+// its path now, all probes done: stat on the node's disk (disk: each volume where it was set
+// up), and the owner through the pod's idmapped mount (mounted) as the pod sees it where it
+// differs (framework.ProbeResult.Made). A path a later probe removed has nothing.
+func made(probes []framework.Probe, results []framework.ProbeResult, disk, mounted map[string]string, ns framework.IDMap) error {
+	for i, p := range probes {
+		if !results[i].Allowed || !framework.MakesEntry(p.Op) {
+			continue
+		}
+		onDisk, err := snapshot.Root(filepath.Join(disk[p.Volume], p.Path))
+		if err != nil {
+			return fmt.Errorf("probe %q: what it left on disk: %w", p.Name, err)
+		}
+		if onDisk[0].Type == snapshot.Absent {
+			continue
+		}
+		inPod, err := snapshot.Root(filepath.Join(mounted[p.Volume], p.Path))
+		if err != nil {
+			return fmt.Errorf("probe %q: what it left, as the pod sees it: %w", p.Name, err)
+		}
+		podOwners(onDisk, inPod, ns)
+		e := onDisk[0]
+		e.Path = p.Path
+		results[i].Made = &e
+	}
+	return nil
 }
 
 // podView is the runtime's part for a pod in a user namespace (docs/spec.md "User namespaces"):

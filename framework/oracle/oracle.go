@@ -71,6 +71,9 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 	}
 	obs.UserNamespace = k.userNamespace(c)
 	obs.Probes = k.runProbes(c.Probes)
+	if k.userns {
+		k.made(c.Probes, obs.Probes)
+	}
 	obs.Normalize()
 	return obs
 }

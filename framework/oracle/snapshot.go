@@ -79,3 +79,23 @@ func (k *kubelet) podView(typ string, paths []framework.PathObservation) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// made gives each allowed probe of a pod in a user namespace that makes or changes an entry
+// what is at its path once every probe ran (framework.ProbeResult.Made): the model's entry,
+// symlinks followed, with the pod's view of its owner ([userns.idmap]: through the idmapped
+// mount what uid X of the pod makes is X on disk).
+func (k *kubelet) made(probes []framework.Probe, results []framework.ProbeResult) {
+	for i, p := range probes {
+		v := k.volume(p.Volume)
+		if !results[i].Allowed || !framework.MakesEntry(p.Op) || v == nil || v.root == nil {
+			continue
+		}
+		f, errno := lookup(v.top, v.root, p.Path, true, nil)
+		if errno != "" || f.n == nil {
+			continue // removed or renamed by a later probe: nothing there
+		}
+		e := []framework.PathObservation{observe(p.Path, f.n)}
+		k.podView(v.typ, e)
+		results[i].Made = &e[0]
+	}
+}
