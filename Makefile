@@ -11,8 +11,11 @@ test:
 	$(GO) test ./... -count=1 -timeout 30m
 
 # bin/volperm-agent is the same binary: invoked under that name it is the reference exec agent.
+# The version every report carries: the checkout's tag, or the commits past it (framework/report
+# versions.go; `volperm report verify` says when a hand-in came from a development build).
+VERSION ?= $(shell git describe --tags --always --dirty --abbrev=12 2>/dev/null)
 build:
-	$(GO) build -o bin/volperm ./cmd/volperm
+	$(GO) build -ldflags "-X github.com/volperm/volperm/framework/report.stamp=$(VERSION)" -o bin/volperm ./cmd/volperm
 	ln -sf volperm bin/volperm-agent
 
 # volperm's suites in a test binary of the Kubernetes e2e framework (docs/e2e-framework.md): its

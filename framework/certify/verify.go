@@ -247,3 +247,16 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// VolpermVersion is the volperm version the hand-in in dir names (its report's volperm.version).
+func VolpermVersion(dir string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		return "", err
+	}
+	var r Report
+	if err := yaml.Unmarshal(raw, &r); err != nil {
+		return "", err
+	}
+	return r.Volperm.Version, nil
+}

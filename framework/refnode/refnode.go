@@ -11,7 +11,7 @@ import (
 	"errors"
 	"maps"
 	"path/filepath"
-	"runtime/debug"
+
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +20,7 @@ import (
 	"github.com/volperm/volperm/framework/fixturedriver"
 	"github.com/volperm/volperm/framework/hostfix"
 	"github.com/volperm/volperm/framework/lifecycle"
+	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/admission"
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
@@ -40,10 +41,8 @@ func Info() framework.TargetInfo {
 // buildAndKernel is read once: the pair asks for Info with every case (parsing the build info
 // each time was 8% of the reference catalogue's CPU).
 var buildAndKernel = sync.OnceValues(func() (version, kernel string) {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
-	}
-	return version, hostfeature.KernelRelease()
+	v := report.CurrentVersions()
+	return v.Volperm, v.Kernel
 })
 
 // APIServer is the reference apiserver: nodeimpl/admission.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -41,11 +42,20 @@ func versionsFrom(bi *debug.BuildInfo, goVersion, kernel string) Versions {
 	return v
 }
 
-// mainVersion is the module version, or for a build from a checkout ("(devel)", e.g. go run)
-// the VCS revision it was built from.
+// stamp is what `make build` stamps into the binary: `git describe --tags --always --dirty` of
+// the checkout (v0.1.0 on a tagged commit, v0.1.0-3-gabcdef123456 after it, +dirty... with
+// local changes). Empty for go install and go run.
+var stamp string
+
+// mainVersion is the module version (go install ...@vX.Y.Z), else the checkout's stamp (make
+// build), else for a build from a checkout ("(devel)", e.g. go run) the VCS revision it was
+// built from.
 func mainVersion(bi *debug.BuildInfo) string {
 	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
+	}
+	if stamp != "" {
+		return stamp
 	}
 	var rev, dirty string
 	for _, s := range bi.Settings {
@@ -66,3 +76,11 @@ func mainVersion(bi *debug.BuildInfo) string {
 	}
 	return "devel-" + rev + dirty
 }
+
+// release matches a tagged release, vMAJOR.MINOR.PATCH and nothing more.
+var release = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
+
+// Release says whether v names a tagged release of volperm, one a reviewer can get again with
+// `go install github.com/volperm/volperm/cmd/volperm@v` or a checkout of its tag; a pseudo-version,
+// a commit past a tag, a dirty checkout or "(devel)" is a development build.
+func Release(v string) bool { return release.MatchString(v) }
