@@ -17,6 +17,7 @@ const (
 	AreaFlexVolume   Area = "flexvolume"
 	AreaSkew         Area = "skew"
 	AreaUserNS       Area = "userns"
+	AreaMounts       Area = "mounts"
 )
 
 // AreaInfo is all volperm knows of an area, in one place: adding an area is an entry of areas
@@ -45,6 +46,8 @@ var areas = []AreaInfo{
 	{AreaSkew, "feature-gate skew: apiserver gate x kubelet gate x pod created before/after a flip, upgrade -> downgrade -> upgrade (KEP-5502 version skew)",
 		nil},
 	{AreaUserNS, "user namespaces (`hostUsers: false`, KEP-127): the API's rules, idmapped volumes as the pod sees them and as they land on disk, ids outside the pod's range",
+		nil},
+	{AreaMounts, "how a container mounts a volume (v1.37 ValidateVolumeMounts): mountPropagation, recursiveReadOnly (KEP-3857); issue 32 adds what the kubelet and the runtime make of them",
 		nil},
 }
 

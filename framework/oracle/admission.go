@@ -57,6 +57,7 @@ func admit(c *framework.Case, t *tracer) admitted {
 	// create path: validation, then validating admission).
 	errs := validatePod(pod)
 	t.traceValidation(pod, c.Gates.APIServer, errs)
+	t.traceMounts(pod, errs)
 	// docs/spec.md "User namespaces (KEP-127)": the parts of ValidatePodSpec that read hostUsers.
 	userns := validateUserNamespaces(pod, old, c.Releases.Of(true))
 	t.traceUserNamespaces(pod, old, c.Releases.Of(true), userns)

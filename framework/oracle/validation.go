@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/framework/rule"
 )
 
 // Upstream messages (v1.37 pkg/apis/core/validation/validation.go fileModeErrorMsg, emptyDirModeErrorMsg).
@@ -23,11 +25,11 @@ const (
 func validatePod(pod *corev1.Pod) field.ErrorList {
 	spec := field.NewPath("spec")
 	valid, errs := validateVolumes(pod.Spec.Volumes, spec.Child("volumes"))
-	for i, c := range pod.Spec.InitContainers {
-		errs = append(errs, validateVolumeMounts(c.VolumeMounts, valid, spec.Child("initContainers").Index(i).Child("volumeMounts"))...)
+	for i := range pod.Spec.InitContainers {
+		errs = append(errs, validateVolumeMounts(&pod.Spec.InitContainers[i], valid, spec.Child("initContainers").Index(i).Child("volumeMounts"))...)
 	}
-	for i, c := range pod.Spec.Containers {
-		errs = append(errs, validateVolumeMounts(c.VolumeMounts, valid, spec.Child("containers").Index(i).Child("volumeMounts"))...)
+	for i := range pod.Spec.Containers {
+		errs = append(errs, validateVolumeMounts(&pod.Spec.Containers[i], valid, spec.Child("containers").Index(i).Child("volumeMounts"))...)
 	}
 	// ValidatePodCreate, pods only: a projected serviceAccountToken needs a serviceAccountName.
 	if pod.Spec.ServiceAccountName == "" {
@@ -343,12 +345,13 @@ func validateFlexDriver(driver string, fld *field.Path) field.ErrorList {
 	return nil
 }
 
-// validateVolumeMounts is the part of v1.37 validation.go ValidateVolumeMounts about names
-// and mount paths.
-func validateVolumeMounts(mounts []corev1.VolumeMount, valid sets.Set[string], fld *field.Path) field.ErrorList {
+// validateVolumeMounts is the part of v1.37 validation.go ValidateVolumeMounts about names,
+// mount paths, mountPropagation and recursiveReadOnly (docs/spec.md [validation.mount-propagation],
+// [validation.recursive-read-only]).
+func validateVolumeMounts(c *corev1.Container, valid sets.Set[string], fld *field.Path) field.ErrorList {
 	var all field.ErrorList
 	seen := sets.New[string]()
-	for i, m := range mounts {
+	for i, m := range c.VolumeMounts {
 		idx := fld.Index(i)
 		if m.Name == "" {
 			all = append(all, field.Required(idx.Child("name"), ""))
@@ -363,6 +366,60 @@ func validateVolumeMounts(mounts []corev1.VolumeMount, valid sets.Set[string], f
 			all = append(all, field.Invalid(idx.Child("mountPath"), m.MountPath, "must be unique"))
 		}
 		seen.Insert(m.MountPath)
+		// v1.37 passes ValidateVolumeMounts' fldPath here, not the mount's index: the paths
+		// are ...volumeMounts.mountPropagation and ...volumeMounts.recursiveReadOnly.
+		all = append(all, validateMountPropagation(m.MountPropagation, c, fld.Child("mountPropagation"))...)
+		all = append(all, validateRecursiveReadOnly(m, fld.Child("recursiveReadOnly"))...)
+	}
+	return all
+}
+
+// Upstream texts of docs/spec.md [validation.mount-propagation] and
+// [validation.recursive-read-only] (v1.37 validation.go validateMountPropagation,
+// validateMountRecursiveReadOnly).
+const (
+	bidirectionalMsg  = "Bidirectional mount propagation is available only to privileged containers"
+	rroReadOnlyMsg    = "may only be specified when readOnly is true"
+	rroPropagationMsg = "may only be specified when mountPropagation is None or not specified"
+)
+
+// validateMountPropagation is v1.37 validation.go validateMountPropagation for a container of a
+// pod: a known mode, and Bidirectional only in a privileged container.
+func validateMountPropagation(p *corev1.MountPropagationMode, c *corev1.Container, fld *field.Path) field.ErrorList {
+	if p == nil {
+		return nil
+	}
+	var all field.ErrorList
+	switch *p {
+	case corev1.MountPropagationBidirectional, corev1.MountPropagationHostToContainer, corev1.MountPropagationNone:
+	default:
+		all = append(all, field.NotSupported(fld, *p, []string{string(corev1.MountPropagationBidirectional), string(corev1.MountPropagationHostToContainer), string(corev1.MountPropagationNone)}))
+	}
+	privileged := c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
+	if *p == corev1.MountPropagationBidirectional && !privileged {
+		all = append(all, field.Forbidden(fld, bidirectionalMsg))
+	}
+	return all
+}
+
+// validateRecursiveReadOnly is v1.37 validation.go validateMountRecursiveReadOnly: Enabled and
+// IfPossible need readOnly and no propagation but None; Disabled is always fine.
+func validateRecursiveReadOnly(m corev1.VolumeMount, fld *field.Path) field.ErrorList {
+	if m.RecursiveReadOnly == nil {
+		return nil
+	}
+	var all field.ErrorList
+	switch *m.RecursiveReadOnly {
+	case corev1.RecursiveReadOnlyDisabled:
+	case corev1.RecursiveReadOnlyEnabled, corev1.RecursiveReadOnlyIfPossible:
+		if !m.ReadOnly {
+			all = append(all, field.Forbidden(fld, rroReadOnlyMsg))
+		}
+		if m.MountPropagation != nil && *m.MountPropagation != corev1.MountPropagationNone {
+			all = append(all, field.Forbidden(fld, rroPropagationMsg))
+		}
+	default:
+		all = append(all, field.NotSupported(fld, *m.RecursiveReadOnly, []string{string(corev1.RecursiveReadOnlyDisabled), string(corev1.RecursiveReadOnlyEnabled), string(corev1.RecursiveReadOnlyIfPossible)}))
 	}
 	return all
 }
@@ -382,4 +439,45 @@ func validatePersistentVolumeSource(pv *corev1.PersistentVolume) field.ErrorList
 		all = append(all, validateFlexDriver(fv.Driver, spec.Child("flexVolume"))...)
 	}
 	return all
+}
+
+// traceMounts records [validation.mount-propagation] and [validation.recursive-read-only] for
+// every volumeMount of the pod's containers and init containers that sets either field, with
+// the outcome read from errs (the pod's validation errors).
+func (t *tracer) traceMounts(pod *corev1.Pod, errs field.ErrorList) {
+	if t == nil {
+		return
+	}
+	failed := func(at string) string {
+		for _, e := range errs {
+			if e.Field == at {
+				return "error"
+			}
+		}
+		return "ok"
+	}
+	spec := field.NewPath("spec")
+	each := func(cs []corev1.Container, path *field.Path) {
+		for i, c := range cs {
+			mounts := path.Index(i).Child("volumeMounts")
+			for _, m := range c.VolumeMounts {
+				if p := m.MountPropagation; p != nil {
+					v := string(*p)
+					if *p != corev1.MountPropagationBidirectional && *p != corev1.MountPropagationHostToContainer && *p != corev1.MountPropagationNone {
+						v = "unknown"
+					}
+					t.hit(rule.ValidPropagation, cond(rule.Propagation, v), cond(rule.Outcome, failed(mounts.Child("mountPropagation").String())))
+				}
+				if r := m.RecursiveReadOnly; r != nil {
+					v := string(*r)
+					if *r != corev1.RecursiveReadOnlyDisabled && *r != corev1.RecursiveReadOnlyEnabled && *r != corev1.RecursiveReadOnlyIfPossible {
+						v = "unknown"
+					}
+					t.hit(rule.ValidRRO, cond(rule.RRO, v), cond(rule.Outcome, failed(mounts.Child("recursiveReadOnly").String())))
+				}
+			}
+		}
+	}
+	each(pod.Spec.InitContainers, spec.Child("initContainers"))
+	each(pod.Spec.Containers, spec.Child("containers"))
 }

@@ -18,6 +18,8 @@ const (
 	ValidTokenSA      ID = "validation.token-service-account"
 	ValidUser         ID = "validation.user"
 	ValidHostUsers    ID = "validation.host-users"
+	ValidPropagation  ID = "validation.mount-propagation"
+	ValidRRO          ID = "validation.recursive-read-only"
 	ValidProcMount    ID = "validation.proc-mount-unmasked"
 	ValidWindowsUsers ID = "validation.host-users-windows"
 	AllowPolicy       ID = "allowlist.policy"
@@ -109,6 +111,10 @@ var All = []Rule{
 
 	{ValidUser, "Admission: validation", "defaultUser and item user within 0..2147483647; a downwardAPI item's at its source's path (KEP-5936)",
 		[]Need{{Dim: Boundary}, {Dim: Type, Only: atomicTypes}, {Dim: UserFrom, Only: []string{"defaultUser", "item", "token"}}}},
+	{ValidPropagation, "Admission: volume mounts", "mountPropagation is None, HostToContainer or Bidirectional, Bidirectional only in a privileged container; the error's path has no mount index",
+		[]Need{{Dim: Propagation}, {Dim: Outcome}}},
+	{ValidRRO, "Admission: volume mounts", "recursiveReadOnly Enabled and IfPossible need readOnly and a mountPropagation of None or none; Disabled always passes; any other value is NotSupported",
+		[]Need{{Dim: RRO}, {Dim: Outcome}}},
 	{ValidHostUsers, "Admission: user namespaces (KEP-127)", "hostUsers false forbids hostNetwork (unless the old pod had both), hostPID, hostIPC and every container's volumeDevices (unless the old pod had both); hostUsers true or unset checks nothing; every volume type is allowed",
 		[]Need{{Dim: HostUsers}, {Dim: HostField}, {Dim: Outcome}, {Dim: Old}, {Dim: Type}}},
 	{ValidProcMount, "Admission: user namespaces (KEP-127)", "a container's procMount Unmasked needs hostUsers false",

@@ -85,6 +85,10 @@ const (
 	HostField Dim = "host-field"
 	// Container is the kind of container a container rule was applied to.
 	Container Dim = "container"
+	// Propagation is a volumeMount's mountPropagation (a mode, or "unknown").
+	Propagation Dim = "propagation"
+	// RRO is a volumeMount's recursiveReadOnly (a mode, or "unknown").
+	RRO Dim = "recursive-read-only"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -119,6 +123,8 @@ var Values = map[Dim][]string{
 	HostUsers:       {"false", "true", "unset"},
 	HostField:       {"hostNetwork", "hostPID", "hostIPC", "volumeDevices", "none"},
 	Container:       {"container", "initContainer"},
+	Propagation:     {"None", "HostToContainer", "Bidirectional", "unknown"},
+	RRO:             {"Disabled", "Enabled", "IfPossible", "unknown"},
 }
 
 // Cond is one condition a rule was applied under.

@@ -24,6 +24,8 @@ func validatePod(pod, old *corev1.Pod, rel string) field.ErrorList {
 	for i, ec := range pod.Spec.EphemeralContainers {
 		errs = append(errs, validateMountNames([]corev1.Container{corev1.Container(ec.EphemeralContainerCommon)}, vols, specPath.Child("ephemeralContainers").Index(i))...)
 	}
+	errs = append(errs, validateMountModes(pod.Spec.InitContainers, specPath.Child("initContainers"))...)
+	errs = append(errs, validateMountModes(pod.Spec.Containers, specPath.Child("containers"))...)
 	errs = append(errs, validateTokenNeedsServiceAccount(pod, specPath)...)
 	return append(errs, validateUserNamespaces(pod, old, rel)...)
 }

@@ -137,6 +137,10 @@ var handWritten = []Mutant{
 
 	{UserNSSetNotFalse, FamUserNS, "user namespaces: hostNetwork, hostPID, hostIPC and volumeDevices are forbidden whenever hostUsers is set, true included", ""},
 	{UserNSLowercasePaths, FamUserNS, "user namespaces: hostPID and hostIPC are reported at spec.hostPID / spec.hostIPC, not upstream's spec.HostPID / spec.HostIPC", ""},
+	{MountsPathIndexed, FamMounts, "volume mounts: mountPropagation and recursiveReadOnly errors name the mount's index (volumeMounts[0].FIELD), not upstream's volumeMounts.FIELD", ""},
+	{MountsRROIgnoresPropagation, FamMounts, "volume mounts: recursiveReadOnly Enabled/IfPossible accept any mountPropagation", ""},
+	{MountsBidirectionalAllowed, FamMounts, "volume mounts: Bidirectional propagation is allowed in a container that is not privileged", ""},
+	{MountsRROOneErrorOnly, FamMounts, "volume mounts: a recursiveReadOnly mount that is writable and propagates gets one error, not two", ""},
 	{UserNSVolumeDevicesUnchecked, FamUserNS, "user namespaces: a container's volumeDevices are not checked with hostUsers false", ""},
 	{UserNSUnmaskedUnsetAllowed, FamUserNS, "user namespaces: procMount Unmasked is refused only with hostUsers true, so unset (which means true) passes", ""},
 }

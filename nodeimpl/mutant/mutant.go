@@ -38,6 +38,7 @@ const (
 	FamGates             Family = "gates"               // the kubelet's gates across steps
 	FamReleases          Family = "releases"            // what an older release knows
 	FamUserNS            Family = "userns"              // the API rules of hostUsers (KEP-127)
+	FamMounts            Family = "mounts"              // volumeMount modes (mountPropagation, recursiveReadOnly)
 )
 
 // IsBlind says whether m is of the blind set (blind.go, issue 30): written by someone who had
@@ -183,6 +184,10 @@ const (
 	UserNSSetNotFalse            Name = "userns-host-users-set-not-false"
 	UserNSLowercasePaths         Name = "userns-hostpid-hostipc-paths-lowercase"
 	UserNSVolumeDevicesUnchecked Name = "userns-volume-devices-unchecked"
+	MountsPathIndexed            Name = "mounts-error-path-indexed"
+	MountsRROIgnoresPropagation  Name = "mounts-rro-ignores-propagation"
+	MountsBidirectionalAllowed   Name = "mounts-bidirectional-allowed"
+	MountsRROOneErrorOnly        Name = "mounts-rro-one-error-only"
 	UserNSUnmaskedUnsetAllowed   Name = "userns-unmasked-allowed-with-host-users-unset"
 
 	GatesRestartKeepsOld  Name = "gates-restart-keeps-old-gates"
