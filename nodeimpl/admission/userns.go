@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -28,7 +30,8 @@ func validateUserNamespaces(pod, old *corev1.Pod, rel string) field.ErrorList {
 		hostUsers = spec.HostUsers != nil && *spec.HostUsers
 	}
 	visitContainers(spec, specPath, func(c *corev1.Container, p *field.Path) {
-		if sc := c.SecurityContext; hostUsers && sc != nil && sc.ProcMount != nil && *sc.ProcMount == corev1.UnmaskedProcMount {
+		if sc := c.SecurityContext; hostUsers && sc != nil && sc.ProcMount != nil && *sc.ProcMount == corev1.UnmaskedProcMount &&
+			(!strings.HasPrefix(p.String(), "spec.initContainers") || !mutant.On(mutant.BlindUsernsUnmaskedInitSkipped)) {
 			allErrs = append(allErrs, field.Invalid(p.Child("securityContext").Child("procMount"), sc.ProcMount, "`hostUsers` must be false to use `Unmasked`"))
 		}
 	})
@@ -37,10 +40,15 @@ func validateUserNamespaces(pod, old *corev1.Pod, rel string) field.ErrorList {
 		// v1.37 util.go useAllowUserNamespacesHostNetworkSupport (gate UserNamespacesHostNetworkSupport
 		// off, its default) and hasUserNamespacesWithVolumeDevices, on the old spec.
 		oldUserns := old != nil && old.Spec.HostUsers != nil && !*old.Spec.HostUsers
-		allowHostNetwork := oldUserns && old.Spec.HostNetwork && release.KeepsUserNSHostNetwork(rel)
+		allowHostNetwork := (oldUserns || old != nil && mutant.On(mutant.BlindUsernsHostNetworkRatchetAnyOld)) && old.Spec.HostNetwork &&
+			(release.KeepsUserNSHostNetwork(rel) || mutant.On(mutant.BlindUsernsHostNetworkRatchetV134))
 		allowVolumeDevices := false
 		if oldUserns {
-			visitContainers(&old.Spec, specPath, func(c *corev1.Container, _ *field.Path) {
+			ratchetSpec := &old.Spec
+			if mutant.On(mutant.BlindUsernsVolumeDevicesRatchetNew) {
+				ratchetSpec = spec
+			}
+			visitContainers(ratchetSpec, specPath, func(c *corev1.Container, _ *field.Path) {
 				allowVolumeDevices = allowVolumeDevices || len(c.VolumeDevices) > 0
 			})
 		}
@@ -52,7 +60,7 @@ func validateUserNamespaces(pod, old *corev1.Pod, rel string) field.ErrorList {
 		if spec.HostNetwork && !allowHostNetwork {
 			allErrs = append(allErrs, field.Forbidden(specPath.Child("hostNetwork"), "when `hostUsers` is false"))
 		}
-		if spec.HostPID {
+		if spec.HostPID && !(oldUserns && old.Spec.HostPID && mutant.On(mutant.BlindUsernsHostPIDRatchets)) {
 			allErrs = append(allErrs, field.Forbidden(pidPath, "when `hostUsers` is false"))
 		}
 		if spec.HostIPC {
@@ -60,7 +68,7 @@ func validateUserNamespaces(pod, old *corev1.Pod, rel string) field.ErrorList {
 		}
 		if !allowVolumeDevices && !mutant.On(mutant.UserNSVolumeDevicesUnchecked) {
 			visitContainers(spec, specPath, func(c *corev1.Container, p *field.Path) {
-				if len(c.VolumeDevices) > 0 {
+				if len(c.VolumeDevices) > 0 && (!strings.HasPrefix(p.String(), "spec.initContainers") || !mutant.On(mutant.BlindUsernsVolumeDevicesInitSkipped)) {
 					allErrs = append(allErrs, field.Forbidden(p.Child("volumeDevices"), "when `hostUsers` is false"))
 				}
 			})

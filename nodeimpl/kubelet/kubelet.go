@@ -246,6 +246,9 @@ func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeRes
 		r.Err = err
 		return r
 	}
+	if hu := p.Pod.Spec.HostUsers; k.noUserNamespaces && hu != nil && !*hu && mutant.On(mutant.BlindUsernsRuntimeBeforeVolumes) {
+		return fail(&SandboxError{Msg: NoUserNamespacesMsg})
+	}
 	switch r.Type {
 	case TypeEmptyDir:
 		r.Medium = string(vol.EmptyDir.Medium)
@@ -561,6 +564,9 @@ func modeGate(g gates.Set) bool {
 // runtime makes the pod's idmapped volume mounts, which TearDown unmounts and removes with the pod.
 func (k *Kubelet) UserNamespace(p *Pod) (userns.Mapping, string, error) {
 	if k.noUserNamespaces && !mutant.On(mutant.UsernsRuntimeIgnored) {
+		if mutant.On(mutant.BlindUsernsRuntimeTextEmptyHandler) {
+			return userns.Mapping{}, "", &SandboxError{Msg: `RuntimeClass handler "" does not support user namespaces`}
+		}
 		return userns.Mapping{}, "", &SandboxError{Msg: NoUserNamespacesMsg}
 	}
 	podDir := k.podDir(p.Pod)

@@ -64,6 +64,16 @@ const (
 	BlindGatesUserFieldsDefaultOn       Name = "blind-gates-kubelet-user-fields-default-on"
 	BlindReleaseStrictSortedFields      Name = "blind-release-strict-fields-sorted"
 	BlindReleaseUnknownListedDropped    Name = "blind-release-unknown-field-listed-dropped"
+	BlindUsernsHostNetworkRatchetAnyOld Name = "blind-userns-hostnetwork-ratchet-ignores-old-host-users"
+	BlindUsernsHostNetworkRatchetV134   Name = "blind-userns-hostnetwork-ratchet-on-v1-34"
+	BlindUsernsHostPIDRatchets          Name = "blind-userns-hostpid-ratchets"
+	BlindUsernsVolumeDevicesInitSkipped Name = "blind-userns-volume-devices-init-containers-unchecked"
+	BlindUsernsVolumeDevicesRatchetNew  Name = "blind-userns-volume-devices-ratchet-reads-new-pod"
+	BlindUsernsUnmaskedInitSkipped      Name = "blind-userns-unmasked-init-containers-unchecked"
+	BlindUsernsRuntimeTextEmptyHandler  Name = "blind-userns-runtime-text-names-empty-handler"
+	BlindUsernsRuntimeBeforeVolumes     Name = "blind-userns-runtime-refused-before-volumes"
+	BlindUsernsIdmapGIDsUnshifted       Name = "blind-userns-idmap-gids-unshifted"
+	BlindUsernsIdmapFilePlainBind       Name = "blind-userns-idmap-file-volume-plain-bind"
 )
 
 // Blind lists the blind mutants with what each one gets wrong.
@@ -124,4 +134,14 @@ var Blind = []Mutant{
 	{BlindGatesUserFieldsDefaultOn, FamGates, "kubelet: AtomicWriteVolumeUserFields is on when the kubelet's gates do not name it", ""},
 	{BlindReleaseStrictSortedFields, FamReleases, "Strict refusal of unknown fields lists them sorted instead of in decoding order (defaultUser before items[j].user)", ""},
 	{BlindReleaseUnknownListedDropped, FamReleases, "an unknown field of an older apiserver is also listed in admission's dropped paths, not only as a warning", ""},
+	{BlindUsernsHostNetworkRatchetAnyOld, FamUserNS, "user namespaces: the hostNetwork ratchet of an update looks only at the old pod's hostNetwork, not at its hostUsers: false", ""},
+	{BlindUsernsHostNetworkRatchetV134, FamUserNS, "user namespaces: the hostNetwork ratchet is applied by every release's apiserver, v1.34 included (backported)", ""},
+	{BlindUsernsHostPIDRatchets, FamUserNS, "user namespaces: hostPID ratchets like hostNetwork: allowed on an update whose old pod had hostUsers false with hostPID", ""},
+	{BlindUsernsVolumeDevicesInitSkipped, FamUserNS, "user namespaces: volumeDevices of init containers are not checked with hostUsers false (containers only)", ""},
+	{BlindUsernsVolumeDevicesRatchetNew, FamUserNS, "user namespaces: the volumeDevices ratchet looks for volumeDevices in the new pod, not the old one, so any update of a hostUsers false pod allows them", ""},
+	{BlindUsernsUnmaskedInitSkipped, FamUserNS, "user namespaces: procMount Unmasked without hostUsers false is refused for containers but not for init containers", ""},
+	{BlindUsernsRuntimeTextEmptyHandler, FamUserns, "user namespaces: a runtime without support is refused with the RuntimeClass text for the default handler: RuntimeClass handler \"\" does not support user namespaces", ""},
+	{BlindUsernsRuntimeBeforeVolumes, FamUserns, "user namespaces: on a runtime without support the kubelet refuses the pod before its volume manager runs: every volume fails with the sandbox text, none is set up", ""},
+	{BlindUsernsIdmapGIDsUnshifted, FamUserns, "user namespaces: the runtime's idmapped mount applies the pod's range to uids only; gids are mapped 1:1 from the host, so no group of the volume is mapped", ""},
+	{BlindUsernsIdmapFilePlainBind, FamUserns, "user namespaces: a volume that is a file (hostPath File, FileOrCreate, ...) is bind-mounted without the idmap; only directories are idmapped", ""},
 }

@@ -134,12 +134,17 @@ type Namespace struct {
 }
 
 // NewNamespace starts a child in a new user namespace of m and opens the namespace.
-func NewNamespace(m Mapping) (*Namespace, error) {
+func NewNamespace(m Mapping) (*Namespace, error) { return newNamespace(m, m) }
+
+// newNamespace is NewNamespace with uids mapped by u and gids by g.
+func newNamespace(u, g Mapping) (*Namespace, error) {
+	m := u
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Env = []string{holdEnv + "=1"}
 	cmd.Dir = "/"
-	maps := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(m.HostID), Size: int(m.Length)}}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: maps, GidMappings: maps}
+	uids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(u.HostID), Size: int(u.Length)}}
+	gids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(g.HostID), Size: int(g.Length)}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: uids, GidMappings: gids}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -192,11 +197,19 @@ func Mount(src, dst string, m Mapping) error {
 		return fmt.Errorf("open_tree %s: %w", src, err)
 	}
 	defer unix.Close(tree)
-	if !mutant.On(mutant.UsernsNoIdmap) {
+	idmap := !mutant.On(mutant.UsernsNoIdmap)
+	if !fi.IsDir() && mutant.On(mutant.BlindUsernsIdmapFilePlainBind) {
+		idmap = false
+	}
+	if idmap {
 		if mutant.On(mutant.UsernsOtherRange) {
 			m.HostID += m.Length
 		}
-		ns, err := NewNamespace(m)
+		g := m
+		if mutant.On(mutant.BlindUsernsIdmapGIDsUnshifted) {
+			g.HostID = 0
+		}
+		ns, err := newNamespace(m, g)
 		if err != nil {
 			return err
 		}
