@@ -111,12 +111,15 @@ func TestMutants(t *testing.T) {
 // each with the reason (docs/mutants.md "Through the exec target"). The exec pass neither can nor
 // must kill them; TestMutants fails when this list and the measured one differ.
 var notInAgent = map[mutant.Name]string{
-	mutant.UsernsNoIdmap:             usernsNotInAgent,
-	mutant.UsernsOtherRange:          usernsNotInAgent,
-	mutant.FlexDir0755:               "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
-	mutant.FlexStorageOwnerLost:      "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
-	mutant.BlindFlexRootEntryIgnored: "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
-	mutant.BlindFlexChmodBeforeChown: "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
+	mutant.UsernsNoIdmap:                     usernsNotInAgent,
+	mutant.UsernsOtherRange:                  usernsNotInAgent,
+	mutant.BlindUsernsIdmapGIDsUnshifted:     usernsNotInAgent,
+	mutant.BlindUsernsIdmapFilePlainBind:     usernsNotInAgent,
+	mutant.BlindUsernsHostNetworkRatchetV134: releaseNotInAgent,
+	mutant.FlexDir0755:                       "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
+	mutant.FlexStorageOwnerLost:              "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
+	mutant.BlindFlexRootEntryIgnored:         "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
+	mutant.BlindFlexChmodBeforeChown:         "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
 	mutant.FlexRestartRepopulates: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +
 		"behind exec the harness mounted the storage, so every SetUp looks like the first",
 	mutant.FlexNoWalkOnRestart: "the reference flexVolume tells a restart by the marker of the mount it did itself (populateOnce, nodeimpl/flexvolume/flexvolume.go); " +

@@ -130,8 +130,8 @@ func usernsCases() []*framework.Case {
 	}
 
 	// [validation.host-users]: the ratchets of an update (the old pod decides the options).
-	hostNetwork, hostPID := hostFields[0].set, hostFields[1].set
-	device := hostFields[3].set
+	hostNetwork, hostPID, hostIPC := hostFields[0].set, hostFields[1].set, hostFields[2].set
+	device, initDevice := hostFields[3].set, hostFields[4].set
 	updates := []struct {
 		name, desc string
 		old, pod   *corev1.Pod
@@ -157,12 +157,62 @@ func usernsCases() []*framework.Case {
 		{"user namespaces: update of a pod that had volumeDevices with hostUsers true, setting hostUsers false, is rejected",
 			srcRatchet + " hasUserNamespacesWithVolumeDevices: the old pod spec had volumeDevices without a user namespace, which does not allow them.",
 			usernsPod(ptr(true), device), usernsPod(ptr(false), device)},
+		// Found by the blind mutants of session 12 (docs/mutants.md): each ratchet reads the
+		// old pod, both of its fields, and only its own field.
+		{"user namespaces: update of a pod that had hostNetwork with hostUsers unset, setting hostUsers false, is rejected",
+			srcRatchet + " useAllowUserNamespacesHostNetworkSupport: hostUsers unset is true, so the old pod had no user namespace.",
+			usernsPod(nil, hostNetwork), usernsPod(ptr(false), hostNetwork)},
+		{"user namespaces: update of a pod that had hostNetwork with hostUsers true, setting hostUsers false and adding hostIPC, rejects both",
+			srcRatchet + ": no ratchet for hostNetwork without the old user namespace, none ever for hostIPC.",
+			usernsPod(ptr(true), hostNetwork), usernsPod(ptr(false), hostNetwork, hostIPC)},
+		{"user namespaces: update of a pod that had hostUsers false with hostIPC, keeping both, is rejected",
+			srcRatchet + " has no ratchet for hostIPC: " + srcHostUsers + " forbids it again.",
+			usernsPod(ptr(false), hostIPC), usernsPod(ptr(false), hostIPC)},
+		{"user namespaces: update of a pod that had hostUsers false with hostNetwork and hostPID, keeping all, rejects hostPID only",
+			srcRatchet + ": the old pod allows hostNetwork; hostPID never ratchets.",
+			usernsPod(ptr(false), hostNetwork, hostPID), usernsPod(ptr(false), hostNetwork, hostPID)},
+		{"user namespaces: update of a pod that had hostUsers false with hostPID and volumeDevices, keeping all, rejects hostPID only",
+			srcRatchet + ": the old pod allows its volumeDevices; hostPID never ratchets.",
+			usernsPod(ptr(false), hostPID, device), usernsPod(ptr(false), hostPID, device)},
+		{"user namespaces: update of a pod that had hostUsers false without volumeDevices, adding them to a container, is rejected",
+			srcRatchet + " hasUserNamespacesWithVolumeDevices reads the old pod spec, which had none.",
+			usernsPod(ptr(false)), usernsPod(ptr(false), device)},
+		{"user namespaces: update of a pod that had hostUsers false without volumeDevices, adding them to an init container, is rejected",
+			srcRatchet + " hasUserNamespacesWithVolumeDevices reads the old pod spec; init containers are checked as containers are.",
+			usernsPod(ptr(false)), usernsPod(ptr(false), initDevice)},
+		{"user namespaces: update of a pod that had hostUsers false with hostNetwork, adding volumeDevices, rejects volumeDevices only",
+			srcRatchet + ": the old pod allows hostNetwork, not volumeDevices it did not have.",
+			usernsPod(ptr(false), hostNetwork), usernsPod(ptr(false), hostNetwork, device)},
 	}
 	for _, u := range updates {
 		c := usernsCase(u.name, u.desc, u.pod)
 		c.OldPod = u.old
 		cases = append(cases, c)
 	}
+	// The hostNetwork ratchet is v1.35's: a v1.34 apiserver forbids hostNetwork on the update too.
+	v134 := usernsCase("user namespaces: update of a pod that had hostUsers false with hostNetwork, keeping both, on kube-apiserver v1.34 is rejected",
+		srcRatchet+" useAllowUserNamespacesHostNetworkSupport exists from v1.35 (KEP-5607); v1.34 validateHostUsers forbids hostNetwork on every hostUsers false pod.",
+		usernsPod(ptr(false), hostNetwork))
+	v134.OldPod = usernsPod(ptr(false), hostNetwork)
+	v134.Releases = framework.Releases{APIServer: "v1.34", Kubelet: "v1.34"}
+	v134pid := usernsCase("user namespaces: update of a pod that had hostUsers false with hostNetwork, adding hostPID, on kube-apiserver v1.34 rejects both",
+		srcRatchet+": no hostNetwork ratchet before v1.35, and never one for hostPID.",
+		usernsPod(ptr(false), hostNetwork, hostPID))
+	v134pid.OldPod = usernsPod(ptr(false), hostNetwork)
+	v134pid.Releases = v134.Releases
+	v134dev := usernsCase("user namespaces: update of a pod that had hostUsers false with hostNetwork and volumeDevices, keeping all, on kube-apiserver v1.34 rejects hostNetwork only",
+		srcRatchet+": v1.34 ratchets volumeDevices (hasUserNamespacesWithVolumeDevices), not hostNetwork.",
+		usernsPod(ptr(false), hostNetwork, device))
+	v134dev.OldPod = usernsPod(ptr(false), hostNetwork, device)
+	v134dev.Releases = v134.Releases
+	cases = append(cases, v134, v134pid, v134dev)
+	// procMount Unmasked in an init container and a container at once, hostUsers unset.
+	cases = append(cases, usernsCase("user namespaces: procMount Unmasked in an init container and a container with hostUsers unset is rejected twice",
+		srcProcMount+": every container and init container is checked.",
+		usernsPod(nil, func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{usernsContainer("init", withProcMount(corev1.UnmaskedProcMount))}
+			p.Spec.Containers = []corev1.Container{usernsContainer("probe", withProcMount(corev1.UnmaskedProcMount))}
+		})))
 
 	// [validation.proc-mount-unmasked]: in a container and in an init container.
 	for _, where := range []struct {

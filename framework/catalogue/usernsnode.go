@@ -204,7 +204,27 @@ func usernsOwners() []*framework.Case {
 		framework.Probe{Name: "uid 1000 of the pod writes the file", Volume: usernsHostPath, As: asOwner, Op: framework.OpWrite, Path: "."},
 	)
 	file.Host = []framework.HostObject{{Path: hostPathRoot + "userns", Kind: framework.KindDirectory}}
-	return append(cases, file)
+	// A file that exists (type File), and one the kubelet makes with a fsGroup'd pod: the runtime
+	// mounts a file volume idmapped as it does a directory.
+	existing := mk("a hostPath File 0600 root's on the node: root of the pod writes and chmods it, then uid 1003 reads it",
+		"[userns.idmap] a file volume is bind-mounted idmapped like a directory: the node's 0600 0:0 file is the pod's root's (mapped), so root of the pod overrides its bits and may chmod it; uid 1000 of the pod may not write it.",
+		podOf(volume(usernsHostPath, corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostPathRoot + "userns-file/f", Type: ptr(corev1.HostPathFile)}})),
+		framework.Probe{Name: "uid 1000 of the pod writes the file", Volume: usernsHostPath, As: asOwner, Op: framework.OpWrite, Path: "."},
+		framework.Probe{Name: "root of the pod writes the file", Volume: usernsHostPath, As: asRoot, Op: framework.OpWrite, Path: "."},
+		framework.Probe{Name: "root of the pod chmods the file 0644", Volume: usernsHostPath, As: asRoot, Op: framework.OpChmod, Path: ".", Mode: ptr[uint32](0644)},
+		framework.Probe{Name: "uid 1003 of the pod reads the file", Volume: usernsHostPath, As: asOther, Op: framework.OpRead, Path: "."},
+	)
+	existing.Host = []framework.HostObject{{Path: hostPathRoot + "userns-file/f", Kind: framework.KindFile, Mode: 0600}}
+	public := mk("a hostPath File 0644 root's on the node: uid 1003 of the pod reads it, uid 1000 does not write it, root of the pod does",
+		"[userns.idmap] the file's owner 0 is mapped: other's bits for the pod's other uids, root's override for its root.",
+		podOf(volume(usernsHostPath, corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostPathRoot + "userns-public/f", Type: ptr(corev1.HostPathFile)}})),
+		framework.Probe{Name: "uid 1003 of the pod reads the file", Volume: usernsHostPath, As: asOther, Op: framework.OpRead, Path: "."},
+		framework.Probe{Name: "uid 1000 of the pod writes the file", Volume: usernsHostPath, As: asOwner, Op: framework.OpWrite, Path: "."},
+		framework.Probe{Name: "root of the pod writes the file", Volume: usernsHostPath, As: asRoot, Op: framework.OpWrite, Path: "."},
+		framework.Probe{Name: "root of the pod chowns the file to 1000:1000", Volume: usernsHostPath, As: asRoot, Op: framework.OpChown, Path: ".", Owner: &framework.Owner{UID: 1000, GID: 1000}},
+	)
+	public.Host = []framework.HostObject{{Path: hostPathRoot + "userns-public/f", Kind: framework.KindFile, Mode: 0644}}
+	return append(cases, file, existing, public)
 }
 
 // usernsWithoutRuntime: [userns.runtime] a node whose runtime reports no user namespace support
