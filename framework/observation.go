@@ -81,7 +81,8 @@ func (u *UserNamespace) String() string {
 // Admission is the apiserver's answer.
 type Admission struct {
 	Allowed bool `json:"allowed"`
-	// Errors are the rejection texts (field path + message), sorted.
+	// Errors are the rejection texts (field path + message), sorted, each once (as the
+	// apiserver's message gives them).
 	Errors []string `json:"errors,omitempty"`
 	// Dropped are the field paths the apiserver cleared (e.g. "spec.volumes[0].emptyDir.mode"), sorted.
 	Dropped []string `json:"dropped,omitempty"`
@@ -222,7 +223,10 @@ func (o *Observation) Normalize() {
 	if o.APIVersion == "" {
 		o.APIVersion = ObservationVersion
 	}
+	// Each text once: the apiserver's message is field.ErrorList.ToAggregate(), which drops a
+	// repeated text (two bad mounts of one container give one recursiveReadOnly error there).
 	sort.Strings(o.Admission.Errors)
+	o.Admission.Errors = slices.Compact(o.Admission.Errors)
 	sort.Strings(o.Admission.Dropped)
 	sort.Strings(o.Admission.PreservePermissions)
 	sort.Strings(o.Admission.Warnings)

@@ -83,8 +83,8 @@ func mountCases() []*framework.Case {
 			rroRule+"init containers alike.", true, rro(corev1.RecursiveReadOnlyEnabled)),
 	}
 	// Two bad mounts of one container: two errors with the same path (no index tells them apart).
-	two := mountCase("recursiveReadOnly Enabled on two writable mounts of one container is rejected twice at one path",
-		rroRule+"ValidateVolumeMounts' fldPath for every mount: identical texts.", false, rro(corev1.RecursiveReadOnlyEnabled))
+	two := mountCase("recursiveReadOnly Enabled on two writable mounts of one container is rejected once",
+		rroRule+"ValidateVolumeMounts' fldPath for every mount: two identical errors, one text in the apiserver's answer (ToAggregate drops repeats).", false, rro(corev1.RecursiveReadOnlyEnabled))
 	two.Pod.Spec.Volumes = append(two.Pod.Spec.Volumes, volume("other", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}))
 	second := two.Pod.Spec.Containers[0].VolumeMounts[0]
 	second.Name, second.MountPath = "other", "/volumes/other"
