@@ -50,6 +50,15 @@ type NodeResult struct {
 	Err error
 }
 
+// NodeResultOf is the node fields of obs as a NodeResult, or err when the case failed: the
+// answer of a target whose node writes an Observation (container, cluster); fill is its inverse.
+func NodeResultOf(obs *Observation, err error) NodeResult {
+	if err != nil || obs == nil {
+		return NodeResult{Err: err}
+	}
+	return NodeResult{Volumes: obs.Volumes, Probes: obs.Probes, UserNamespace: obs.UserNamespace, SandboxError: obs.SandboxError}
+}
+
 // fill gives obs r's node fields.
 func (r NodeResult) fill(obs *Observation) {
 	obs.Volumes, obs.Probes, obs.UserNamespace, obs.SandboxError = r.Volumes, r.Probes, r.UserNamespace, r.SandboxError

@@ -282,6 +282,15 @@ func probeMatrix() []*framework.Case {
 	return []*framework.Case{without, with, attributeProbes()}
 }
 
+// flexChmod and flexChown are a chmod and a chown probe on the flexVolume ([probes.attributes]).
+func flexChmod(name string, as framework.User, path string, mode uint32) framework.Probe {
+	return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChmod, Path: path, Mode: &mode}
+}
+
+func flexChown(name string, as framework.User, path string, uid, gid int64) framework.Probe {
+	return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChown, Path: path, Owner: &framework.Owner{UID: uid, GID: gid}}
+}
+
 // attributeProbes: [probes.attributes] chmod and chown by the owner, a group member, somebody
 // else and root on a flexVolume's storage; the probes after each change show that it took.
 func attributeProbes() *framework.Case {
@@ -291,12 +300,6 @@ func attributeProbes() *framework.Case {
 		{Path: "d", Dir: true, Mode: 0750, UID: 1000, GID: 3000},
 		{Path: "link", Mode: 0777, Symlink: "d"},
 	}
-	chmod := func(name string, as framework.User, path string, mode uint32) framework.Probe {
-		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChmod, Path: path, Mode: &mode}
-	}
-	chown := func(name string, as framework.User, path string, uid, gid int64) framework.Probe {
-		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChown, Path: path, Owner: &framework.Owner{UID: uid, GID: gid}}
-	}
 	probe := func(name string, as framework.User, op framework.ProbeOp, path string) framework.Probe {
 		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: op, Path: path}
 	}
@@ -304,24 +307,24 @@ func attributeProbes() *framework.Case {
 		"[probes.attributes] f is 0640 and d 0750, both 1000:3000. Only the owner and root chmod; only root gives a file away; the owner gives it a group it is in, not another; chmod through a symlink changes its target; a missing path is ENOENT. The reads and writes after each change show that it took.",
 		flexPod(false, nil, true), storage)
 	c.Probes = []framework.Probe{
-		chmod("group chmods f 0666", asGroup, "f", 0666),
-		chmod("other chmods d 0777", asOther, "d", 0777),
-		chmod("owner chmods f 0600", asOwner, "f", 0600),
+		flexChmod("group chmods f 0666", asGroup, "f", 0666),
+		flexChmod("other chmods d 0777", asOther, "d", 0777),
+		flexChmod("owner chmods f 0600", asOwner, "f", 0600),
 		probe("group reads f after the owner's chmod", asGroup, framework.OpRead, "f"),
-		chmod("root chmods f 0644", asRoot, "f", 0644),
+		flexChmod("root chmods f 0644", asRoot, "f", 0644),
 		probe("group reads f after root's chmod", asGroup, framework.OpRead, "f"),
-		chown("owner chowns f to its own gid 1000", asOwner, "f", 1000, 1000),
+		flexChown("owner chowns f to its own gid 1000", asOwner, "f", 1000, 1000),
 		probe("group reads f after the owner's chown (0644: other's bits)", asGroup, framework.OpRead, "f"),
-		chown("owner chowns f to group 4000, not one of its groups", asOwner, "f", 1000, 4000),
-		chown("owner gives f to uid 1003", asOwner, "f", 1003, 1000),
-		chown("group chowns f to itself", asGroup, "f", 1002, 1002),
-		chown("root gives f to 1003:1003", asRoot, "f", 1003, 1003),
+		flexChown("owner chowns f to group 4000, not one of its groups", asOwner, "f", 1000, 4000),
+		flexChown("owner gives f to uid 1003", asOwner, "f", 1003, 1000),
+		flexChown("group chowns f to itself", asGroup, "f", 1002, 1002),
+		flexChown("root gives f to 1003:1003", asRoot, "f", 1003, 1003),
 		probe("uid 1003 writes f, now its own", asOther, framework.OpWrite, "f"),
 		probe("owner writes f, no longer its own", asOwner, framework.OpWrite, "f"),
-		chmod("owner chmods d 0700 through link", asOwner, "link", 0700),
+		flexChmod("owner chmods d 0700 through link", asOwner, "link", 0700),
 		probe("group lists d after the chmod", asGroup, framework.OpList, "d"),
-		chown("root chowns d to 1000:1002 through link", asRoot, "link", 1000, 1002),
-		chmod("owner chmods missing", asOwner, "missing", 0600),
+		flexChown("root chowns d to 1000:1002 through link", asRoot, "link", 1000, 1002),
+		flexChmod("owner chmods missing", asOwner, "missing", 0600),
 	}
 	return c
 }

@@ -274,12 +274,6 @@ func usernsAttributes() *framework.Case {
 		{Path: "mine", Mode: 0600, UID: 1000, GID: 1000},
 	}
 	pod1000 := framework.User{UID: 1000, GID: 1000, Groups: []int64{fsGroup}}
-	chmod := func(name string, as framework.User, path string, mode uint32) framework.Probe {
-		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChmod, Path: path, Mode: &mode}
-	}
-	chown := func(name string, as framework.User, path string, uid, gid int64) framework.Probe {
-		return framework.Probe{Name: name, Volume: flexVolumeName, As: as, Op: framework.OpChown, Path: path, Owner: &framework.Owner{UID: uid, GID: gid}}
-	}
 	c := &framework.Case{
 		Name:        "hostUsers false: chown and chmod on a flexVolume with owners inside and outside the pod's range",
 		Area:        framework.AreaUserNS,
@@ -288,15 +282,15 @@ func usernsAttributes() *framework.Case {
 		Pod:         inUserNamespace(flexPod(false, nil, true)),
 		Storage:     map[string][]framework.File{flexVolumeName: storage},
 		Probes: []framework.Probe{
-			chown("root of the pod chowns near to 1003:1003", asRoot, "near", 1003, 1003),
+			flexChown("root of the pod chowns near to 1003:1003", asRoot, "near", 1003, 1003),
 			{Name: "uid 1003 of the pod writes near, now its own", Volume: flexVolumeName, As: asOther, Op: framework.OpWrite, Path: "near"},
-			chown("root of the pod chowns near to 70000:70000", asRoot, "near", unmappedID, unmappedID),
-			chmod("root of the pod chmods far 0600", asRoot, "far", 0600),
-			chown("root of the pod chowns far to 0:0", asRoot, "far", 0, 0),
-			chmod("uid 1000 of the pod chmods mine 0640", pod1000, "mine", 0640),
-			chown("uid 1000 of the pod gives mine group 2000", pod1000, "mine", 1000, fsGroup),
-			chown("uid 1000 of the pod gives mine group 70000", pod1000, "mine", 1000, unmappedID),
-			chmod("uid 1003 of the pod chmods mine 0666", asOther, "mine", 0666),
+			flexChown("root of the pod chowns near to 70000:70000", asRoot, "near", unmappedID, unmappedID),
+			flexChmod("root of the pod chmods far 0600", asRoot, "far", 0600),
+			flexChown("root of the pod chowns far to 0:0", asRoot, "far", 0, 0),
+			flexChmod("uid 1000 of the pod chmods mine 0640", pod1000, "mine", 0640),
+			flexChown("uid 1000 of the pod gives mine group 2000", pod1000, "mine", 1000, fsGroup),
+			flexChown("uid 1000 of the pod gives mine group 70000", pod1000, "mine", 1000, unmappedID),
+			flexChmod("uid 1003 of the pod chmods mine 0666", asOther, "mine", 0666),
 		},
 	}
 	return c

@@ -90,7 +90,7 @@ func (t *Target) observeAdmitted(ctx context.Context, cases []framework.NodeCase
 	}
 	out := make([]framework.NodeResult, len(runs))
 	for i, r := range runs {
-		out[i] = framework.NodeResult{Volumes: r.obs.Volumes, Probes: r.obs.Probes, UserNamespace: r.obs.UserNamespace, SandboxError: r.obs.SandboxError, Err: r.err}
+		out[i] = framework.NodeResultOf(r.obs, r.err)
 	}
 	return out
 }

@@ -246,22 +246,31 @@ func (t *Target) finishPod(ctx context.Context, p *probePod) error {
 	return nil
 }
 
-// sandboxEvent is how the kubelet's FailedCreatePodSandBox event begins (v1.37
-// kuberuntime_manager.go SyncPod).
-const sandboxEvent = "Failed to create pod sandbox: "
-
-// failedSandbox reads the kubelet's FailedCreatePodSandBox event of p into p.sandbox.
-func (t *Target) failedSandbox(ctx context.Context, p *probePod) error {
-	sel := fields.Set{"involvedObject.name": p.name, "reason": "FailedCreatePodSandBox"}.AsSelector().String()
+// podEvents lists the events of reason about p, through the apiserver's outages (call).
+func (t *Target) podEvents(ctx context.Context, p *probePod, reason string) ([]corev1.Event, error) {
+	sel := fields.Set{"involvedObject.name": p.name, "reason": reason}.AsSelector().String()
 	var evs *corev1.EventList
 	err := t.call(ctx, func(ctx context.Context) (err error) {
 		evs, err = t.client.CoreV1().Events(p.pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("list events of %s: %w", p.name, err)
+		return nil, fmt.Errorf("list events of %s: %w", p.name, err)
 	}
-	for _, e := range evs.Items {
+	return evs.Items, nil
+}
+
+// sandboxEvent is how the kubelet's FailedCreatePodSandBox event begins (v1.37
+// kuberuntime_manager.go SyncPod).
+const sandboxEvent = "Failed to create pod sandbox: "
+
+// failedSandbox reads the kubelet's FailedCreatePodSandBox event of p into p.sandbox.
+func (t *Target) failedSandbox(ctx context.Context, p *probePod) error {
+	evs, err := t.podEvents(ctx, p, "FailedCreatePodSandBox")
+	if err != nil {
+		return err
+	}
+	for _, e := range evs {
 		if text, ok := strings.CutPrefix(e.Message, sandboxEvent); ok {
 			p.sandbox = text
 			return nil
@@ -273,16 +282,11 @@ func (t *Target) failedSandbox(ctx context.Context, p *probePod) error {
 // failedMounts collects the kubelet's FailedMount events of p: `MountVolume.SetUp failed for
 // volume "NAME" : TEXT` (v1.37 pkg/kubelet/volumemanager/reconciler, operationexecutor).
 func (t *Target) failedMounts(ctx context.Context, p *probePod) error {
-	sel := fields.Set{"involvedObject.name": p.name, "reason": "FailedMount"}.AsSelector().String()
-	var evs *corev1.EventList
-	err := t.call(ctx, func(ctx context.Context) (err error) {
-		evs, err = t.client.CoreV1().Events(p.pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
-		return err
-	})
+	evs, err := t.podEvents(ctx, p, "FailedMount")
 	if err != nil {
-		return fmt.Errorf("list events of %s: %w", p.name, err)
+		return err
 	}
-	for _, e := range evs.Items {
+	for _, e := range evs {
 		_, rest, ok := strings.Cut(e.Message, `MountVolume.SetUp failed for volume "`)
 		if !ok {
 			continue

@@ -125,7 +125,7 @@ func (n *node) run(ctx context.Context, cases []framework.NodeCase, prefixed boo
 		return nil, err
 	}
 	for _, p := range ps {
-		out[p.index] = framework.NodeResult{Volumes: p.obs.Volumes, Probes: p.obs.Probes, Err: p.err}
+		out[p.index] = framework.NodeResultOf(p.obs, p.err)
 	}
 	return out, nil
 }
