@@ -356,10 +356,21 @@ func modeSweep() []*framework.Case {
 	return out
 }
 
-// TestBatchedVsPerCase runs the same cases both ways, checks they observe the same and measures
-// container starts and wall time.
+// TestBatchedVsPerCase runs the same cases both ways, checks they observe the same and logs
+// container starts and wall time (the figures to compare: volperm bench batched-vs-per-case,
+// docs/bench.md). Three modes of the sweep (plain, sticky, setgid) and the stories: a container
+// per case costs seconds each, and the eight modes took 95 s of make test (issue 34).
 func TestBatchedVsPerCase(t *testing.T) {
-	cases := append(modeSweep(), storyCases()...)
+	var cases []*framework.Case
+	for _, c := range modeSweep() {
+		if strings.HasSuffix(c.Name, " 0700") || strings.HasSuffix(c.Name, " 01777") || strings.HasSuffix(c.Name, " 02770") {
+			cases = append(cases, c)
+		}
+	}
+	cases = append(cases, storyCases()...)
+	if len(cases) != 3+len(storyCases()) {
+		t.Fatalf("%d cases: the sweep's names changed", len(cases))
+	}
 	ctx := context.Background()
 	results := map[string]map[string]*framework.Observation{}
 	for _, mode := range []string{"", ArgPerCase} {
