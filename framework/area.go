@@ -47,7 +47,7 @@ var areas = []AreaInfo{
 		nil},
 	{AreaUserNS, "user namespaces (`hostUsers: false`, KEP-127): the API's rules, idmapped volumes as the pod sees them and as they land on disk, ids outside the pod's range",
 		nil},
-	{AreaMounts, "how a container mounts a volume (v1.37 ValidateVolumeMounts): mountPropagation, recursiveReadOnly (KEP-3857); issue 32 adds what the kubelet and the runtime make of them",
+	{AreaMounts, "how a container mounts a volume: mountPropagation, recursiveReadOnly (v1.37 ValidateVolumeMounts, KEP-3857); read-only mounts as the container sees them (makeMounts, EROFS in the kernel's order)",
 		nil},
 }
 

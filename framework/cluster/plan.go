@@ -203,8 +203,11 @@ func (p *probePod) add(r *caseRun, ns string) error {
 		}
 		r.renameSources(&v.VolumeSource)
 		p.pod.Spec.Volumes = append(p.pod.Spec.Volumes, v)
+		// The probes act through the case's first mount of the volume (docs/spec.md
+		// [probes.read-only]): its readOnly; the kubelet adds its own (mustMountRO).
+		m, _ := framework.ProbeMount(r.pod, r.pod.Spec.Volumes[vi].Name)
 		p.pod.Spec.Containers[0].VolumeMounts = append(p.pod.Spec.Containers[0].VolumeMounts,
-			corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u})
+			corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u, ReadOnly: m.ReadOnly})
 	}
 	for _, pr := range r.c.Probes {
 		pr.Volume = names[pr.Volume]

@@ -150,12 +150,9 @@ func (t *Node) observe(ctx context.Context, c *framework.Case, a framework.Admit
 		p.req.Volumes = append(p.req.Volumes, execproto.Volume{Name: v.Name, Dir: d})
 		p.dirs[v.Name] = d
 	}
-	dirs := []string{p.req.HostRoot, p.req.StateDir, filepath.Join(root, "volumes")}
-	if framework.InUserNamespace(a.Pod) {
-		// The runtime's: the pod's idmapped volume mounts (IDMappedMount), not the agent's.
-		p.nsDir = filepath.Join(root, runtimeDir)
-		dirs = append(dirs, p.nsDir)
-	}
+	// nsDir is the runtime's: the pod's idmapped and read-only volume mounts, not the agent's.
+	p.nsDir = filepath.Join(root, runtimeDir)
+	dirs := []string{p.req.HostRoot, p.req.StateDir, filepath.Join(root, "volumes"), p.nsDir}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0755); err != nil {
 			return failed(err)
@@ -262,15 +259,19 @@ func (p *agentPod) checkUserNamespace(ns *execproto.UserNamespace) error {
 
 // UserNamespace is the pod's range as the agent's setups answered it, and the directory where
 // the harness, playing the runtime, mounts the pod's volumes (lifecycle.UserNamespaced).
-func (p *agentPod) UserNamespace(context.Context) (framework.IDMap, string, error) {
+func (p *agentPod) UserNamespace(context.Context) (framework.IDMap, error) {
 	if p.sandbox != "" {
-		return framework.IDMap{}, "", &lifecycle.SandboxError{Msg: p.sandbox}
+		return framework.IDMap{}, &lifecycle.SandboxError{Msg: p.sandbox}
 	}
-	if p.ns == nil || p.nsDir == "" {
-		return framework.IDMap{}, "", fmt.Errorf("agent setup gave no user namespace for pod %s", p.req.Pod.Name)
+	if p.ns == nil {
+		return framework.IDMap{}, fmt.Errorf("agent setup gave no user namespace for pod %s", p.req.Pod.Name)
 	}
-	return framework.IDMap{HostID: p.ns.HostID, Length: p.ns.Length}, p.nsDir, nil
+	return framework.IDMap{HostID: p.ns.HostID, Length: p.ns.Length}, nil
 }
+
+// RuntimeDir is where the harness, playing the runtime, mounts the pod's volumes for its
+// containers (lifecycle.Runtime); unmountRuntime empties it.
+func (p *agentPod) RuntimeDir() string { return p.nsDir }
 
 // IDMappedMount is the runtime's idmapped bind mount of a volume, as for the reference node
 // (nodeimpl/userns Mount; lifecycle.UserNamespaced): the harness plays the runtime.
@@ -279,7 +280,7 @@ func (p *agentPod) IDMappedMount(src, dst string, m framework.IDMap) error {
 }
 
 // unmountRuntime is the runtime's part of the pod's end, before the kubelet tears its volumes
-// down: every idmapped mount below nsDir is unmounted and its mount point removed, leaving
+// down: every mount below nsDir (idmapped, read-only) is unmounted and its mount point removed, leaving
 // nsDir as it was before the first setup.
 func (p *agentPod) unmountRuntime() error {
 	if p.nsDir == "" {
@@ -293,7 +294,7 @@ func (p *agentPod) unmountRuntime() error {
 	for _, e := range entries {
 		dst := filepath.Join(p.nsDir, e.Name())
 		if err := unix.Unmount(dst, unix.UMOUNT_NOFOLLOW); err != nil && err != unix.EINVAL {
-			errs = append(errs, fmt.Errorf("unmount the idmapped mount %s: %w", dst, err))
+			errs = append(errs, fmt.Errorf("unmount the runtime's mount %s: %w", dst, err))
 			continue
 		}
 		if err := os.Remove(dst); err != nil {

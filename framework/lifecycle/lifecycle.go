@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -87,11 +88,20 @@ func (e *SandboxError) Error() string { return "Failed to create pod sandbox: " 
 
 // UserNamespaced is a Pod whose node runs a pod with hostUsers: false in a user namespace of
 // its own (docs/spec.md "User namespaces"): the kubelet's range for it, and the runtime's
-// idmapped bind mount of a volume at dst, under dir, which TearDown removes. A Pod without it
-// cannot run such a case (its target says so in SupportsNode).
+// idmapped bind mount of a volume at dst, under the pod's RuntimeDir. A Pod without it cannot
+// run such a case (its target says so in SupportsNode).
 type UserNamespaced interface {
-	UserNamespace(ctx context.Context) (ns framework.IDMap, dir string, err error)
+	Runtime
+	UserNamespace(ctx context.Context) (framework.IDMap, error)
 	IDMappedMount(src, dst string, ns framework.IDMap) error
+}
+
+// Runtime is a Pod on whose node the harness plays the container runtime's part: it mounts
+// the pod's volumes as a container of the pod sees them (idmapped in a user namespace,
+// read-only where the container's mount is: docs/spec.md [probes.read-only]) below
+// RuntimeDir, which the Pod's TearDown empties of mounts and removes.
+type Runtime interface {
+	RuntimeDir() string
 }
 
 // Steps is docs/spec.md steps 4-5 on p: the first SetUp, then c's steps in order, stopping
@@ -206,7 +216,7 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		if !ok {
 			return fmt.Errorf("pod %s has hostUsers: false, and this target's node cannot run it in a user namespace", a.Pod.Name)
 		}
-		ns, _, err := un.UserNamespace(ctx)
+		ns, err := un.UserNamespace(ctx)
 		if errors.As(err, &sandbox) {
 			return nil
 		}
@@ -243,6 +253,9 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 	}
 	if len(c.Probes) == 0 {
 		return r
+	}
+	if err := readOnlyMounts(a.Pod, p, vols, roots, ns != nil); err != nil {
+		return failed(err)
 	}
 	if pr, ok := p.(Prober); ok {
 		if err := pr.BeforeProbes(roots); err != nil {
@@ -302,10 +315,11 @@ func podView(ctx context.Context, pod *corev1.Pod, p Pod, vols []framework.Volum
 	if !ok {
 		return nil, fmt.Errorf("pod %s has hostUsers: false, and this target's node cannot run it in a user namespace", pod.Name)
 	}
-	ns, dir, err := un.UserNamespace(ctx)
+	ns, err := un.UserNamespace(ctx)
 	if err != nil {
 		return nil, err
 	}
+	dir := un.RuntimeDir()
 	for i, v := range pod.Spec.Volumes {
 		src, ok := roots[v.Name]
 		if !ok {
@@ -326,6 +340,64 @@ func podView(ctx context.Context, pod *corev1.Pod, p Pod, vols []framework.Volum
 		podOwners(vols[i].Paths, inside, ns)
 	}
 	return &ns, nil
+}
+
+// readOnlyMounts is the runtime's read-only mount of each volume a container of pod mounts
+// read-only (docs/spec.md [probes.read-only]: framework.ReadOnlyMount, makeMounts' decision):
+// a bind mount of what the kubelet set up (a pod in a user namespace: its idmapped mount,
+// idmapped already) made read-only with MS_REMOUNT|MS_BIND|MS_RDONLY, as runc mounts a
+// readOnly volume: the top mount only, mounts below it keep their flags. roots become the
+// read-only mounts the probes use.
+func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, roots map[string]string, idmapped bool) error {
+	for i, v := range pod.Spec.Volumes {
+		src, ok := roots[v.Name]
+		if !ok || !framework.ReadOnlyMount(pod, v) {
+			continue
+		}
+		if len(vols[i].Paths) > 0 && vols[i].Paths[0].Type == snapshot.Absent {
+			continue // nothing to mount
+		}
+		rt, ok := p.(Runtime)
+		if !ok {
+			return fmt.Errorf("volume %q is mounted read-only in the pod, and this target's node cannot play the runtime's read-only mount", v.Name)
+		}
+		dst := src
+		if !idmapped {
+			dst = filepath.Join(rt.RuntimeDir(), v.Name)
+			if err := bindMount(src, dst); err != nil {
+				return fmt.Errorf("volume %q, read-only in the pod: %w", v.Name, err)
+			}
+		}
+		if err := syscall.Mount("", dst, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("volume %q, read-only in the pod: remount %s read-only: %w", v.Name, dst, err)
+		}
+		roots[v.Name] = dst
+	}
+	return nil
+}
+
+// bindMount binds src (a directory or a file) at dst, made for it, as a runtime binds a volume
+// into a container (MS_BIND|MS_REC: mounts below src come along).
+func bindMount(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		err = os.Mkdir(dst, 0o755)
+	} else {
+		err = os.WriteFile(dst, nil, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	if err := syscall.Mount(src, dst, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s at %s: %w", src, dst, err)
+	}
+	return nil
 }
 
 // podOwners sets each disk entry's PodUID/PodGID from the same entry seen through the idmapped

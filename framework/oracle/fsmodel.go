@@ -41,6 +41,7 @@ const (
 	eNOSPC    = "ENOSPC"
 	eOVERFLOW = "EOVERFLOW"
 	eNOTEMPT  = "ENOTEMPTY"
+	eROFS     = "EROFS"
 )
 
 // errnoText is strerror() for the errnos the model produces, as Go's syscall.Errno prints them.

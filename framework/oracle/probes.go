@@ -25,6 +25,7 @@ func (k *kubelet) runProbes(probes []framework.Probe) []framework.ProbeResult {
 			k.traceProtected(p)
 		}
 		k.traceProbe(p, before, errno)
+		k.traceReadOnly(p)
 		out = append(out, r)
 	}
 	return out
@@ -38,6 +39,7 @@ func (k *kubelet) probe(p framework.Probe) string {
 		return eNOENT
 	}
 	u := k.prober(p.As)
+	ro := framework.ReadOnlyMount(k.pod, *v.spec)
 	// framework/probe within: paths are relative to the volume and never leave it.
 	rel := path.Clean(p.Path)
 	if path.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -46,36 +48,36 @@ func (k *kubelet) probe(p framework.Probe) string {
 	switch p.Op {
 	case framework.OpCreate:
 		// open(O_CREAT|O_EXCL, 0644). Owner: the prober; group: setgid rule.
-		return createProbe(v, rel, u, typeFile, 0644)
+		return createProbe(v, rel, u, typeFile, 0644, ro)
 	case framework.OpMkdir:
 		// mkdir(0755): a setgid parent passes setgid on.
-		return createProbe(v, rel, u, typeDir, 0755)
+		return createProbe(v, rel, u, typeDir, 0755, ro)
 	case framework.OpFill:
 		// open(O_CREAT|O_EXCL, 0644) as create, then write(2) of Size bytes.
-		if errno := createProbe(v, rel, u, typeFile, 0644); errno != "" {
+		if errno := createProbe(v, rel, u, typeFile, 0644, ro); errno != "" {
 			return errno
 		}
 		return k.fillProbe(v, rel, p.Size)
 	case framework.OpRead, framework.OpWrite, framework.OpList:
-		return openProbe(v, rel, p.Op, u)
+		return openProbe(v, rel, p.Op, u, ro)
 	case framework.OpDelete:
-		return unlinkProbe(v, rel, u)
+		return unlinkProbe(v, rel, u, ro)
 	case framework.OpRename:
 		to := path.Clean(p.To)
 		if path.IsAbs(p.To) || to == ".." || strings.HasPrefix(to, "../") {
 			return eINVAL
 		}
-		return renameProbe(v, rel, to, u)
+		return renameProbe(v, rel, to, u, ro)
 	case framework.OpChmod:
 		if p.Mode == nil {
 			return eINVAL
 		}
-		return chmodProbe(v, rel, *p.Mode, u)
+		return chmodProbe(v, rel, *p.Mode, u, ro)
 	case framework.OpChown:
 		if p.Owner == nil {
 			return eINVAL
 		}
-		return chownProbe(v, rel, *p.Owner, u)
+		return chownProbe(v, rel, *p.Owner, u, ro)
 	}
 	return eINVAL
 }
@@ -84,12 +86,16 @@ func (k *kubelet) probe(p framework.Probe) string {
 // [probes.attributes]): the lookup; notify_change's EOVERFLOW for an entry whose owner or group
 // has no mapping through a pod's idmapped mount; setattr_prepare's inode_owner_or_capable (the
 // owner, or root overriding the entry: EPERM); a setgid bit asked by a process neither in the
-// entry's group nor root over it is dropped (in_group_or_capable).
-func chmodProbe(v *volume, rel string, mode uint32, u *prober) string {
+// entry's group nor root over it is dropped (in_group_or_capable). On a read-only mount
+// chmod_common's mnt_want_write answers EROFS after the lookup, before the rest
+// ([probes.read-only]).
+func chmodProbe(v *volume, rel string, mode uint32, u *prober, ro bool) string {
 	n, errno := target(v, rel, u)
 	switch {
 	case errno != "":
 		return errno
+	case ro:
+		return eROFS
 	case unmappedVictim(n, u):
 		return eOVERFLOW
 	case u.UID != n.uid && !u.overrides(n):
@@ -106,12 +112,15 @@ func chmodProbe(v *volume, rel string, mode uint32, u *prober) string {
 // [probes.attributes]): the lookup; chown_common's EINVAL for an id the process's user
 // namespace cannot name (a pod's: 0..65535); setattr_prepare's chown_ok and chgrp_ok (root over
 // the entry; else the owner, keeping its uid, to its own gid or one of its groups: EPERM).
-// A file loses setuid, and setgid with group execute (should_remove_suid).
-func chownProbe(v *volume, rel string, to framework.Owner, u *prober) string {
+// A file loses setuid, and setgid with group execute (should_remove_suid). On a read-only
+// mount do_fchownat's mnt_want_write answers EROFS after the lookup, before chown_common.
+func chownProbe(v *volume, rel string, to framework.Owner, u *prober, ro bool) string {
 	n, errno := target(v, rel, u)
 	switch {
 	case errno != "":
 		return errno
+	case ro:
+		return eROFS
 	case u.userns && !(mapped(to.UID) && mapped(to.GID)):
 		return eINVAL
 	}
@@ -143,8 +152,10 @@ func target(v *volume, rel string, u *prober) (*node, string) {
 
 // openProbe is open(2) (then getdents for list) following symlinks: Linux may_open order —
 // a directory opened for writing is EISDIR, then the permission check, then a socket is ENXIO;
-// list on a non-directory fails in getdents with ENOTDIR.
-func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober) string {
+// list on a non-directory fails in getdents with ENOTDIR. A regular file opened for writing
+// through a read-only mount is EROFS after the permission check (do_dentry_open's
+// file_get_write_access); special files take no write access there.
+func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober, ro bool) string {
 	f, errno := lookup(v.top, v.root, rel, true, u)
 	if errno != "" {
 		return errno
@@ -163,6 +174,9 @@ func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober) string {
 	if !may(n, u, want) {
 		return eACCES
 	}
+	if ro && op == framework.OpWrite && n.typ == typeFile {
+		return eROFS
+	}
 	if n.typ == typeSocket {
 		return eNXIO
 	}
@@ -173,14 +187,17 @@ func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober) string {
 }
 
 // unlinkProbe is unlink(2): ENOENT, then w+x on the parent (EACCES), then the sticky rule
-// (EPERM), then a directory is EISDIR.
-func unlinkProbe(v *volume, rel string, u *prober) string {
+// (EPERM), then a directory is EISDIR. On a read-only mount do_unlinkat's mnt_want_write
+// answers EROFS once the parent is found, before the name is looked up (a missing name too).
+func unlinkProbe(v *volume, rel string, u *prober, ro bool) string {
 	f, errno := lookup(v.top, v.root, rel, false, u)
 	switch {
 	case errno != "":
 		return errno
 	case f.dir == nil:
 		return eBUSY // the volume root itself: a mount point
+	case ro:
+		return eROFS
 	case f.n == nil:
 		return eNOENT
 	case unmappedVictim(f.n, u):
@@ -207,7 +224,9 @@ func unmappedVictim(n *node, u *prober) bool {
 // renameProbe is rename(2) in vfs_rename's order: the source must exist; may_delete on the
 // source (w+x, sticky); may_create or may_delete on the target; type mismatches; a directory
 // moving to another parent needs write on itself; a non-empty target directory is ENOTEMPTY.
-func renameProbe(v *volume, from, to string, u *prober) string {
+// On a read-only mount do_renameat2's mnt_want_write answers EROFS once both parents are
+// found, before either name is looked up.
+func renameProbe(v *volume, from, to string, u *prober, ro bool) string {
 	src, errno := lookup(v.top, v.root, from, false, u)
 	if errno != "" {
 		return errno
@@ -219,6 +238,8 @@ func renameProbe(v *volume, from, to string, u *prober) string {
 	switch {
 	case src.dir == nil || dst.dir == nil:
 		return eBUSY
+	case ro:
+		return eROFS
 	case src.n == nil:
 		return eNOENT
 	case src.n == dst.n:
@@ -326,6 +347,20 @@ func (k *kubelet) traceProtected(p framework.Probe) {
 	}
 }
 
+// traceReadOnly records [probes.read-only] for a probe that changes something through a
+// read-only mount, with what made the mount read-only.
+func (k *kubelet) traceReadOnly(p framework.Probe) {
+	v := k.volume(p.Volume)
+	if k.tr == nil || v == nil || v.root == nil || !framework.MakesChange(p.Op) || !framework.ReadOnlyMount(k.pod, *v.spec) {
+		return
+	}
+	from := framework.VolumeType(*v.spec)
+	if m, _ := framework.ProbeMount(k.pod, p.Volume); m.ReadOnly {
+		from = "volumeMount"
+	}
+	k.tr.hit(rule.ProbeReadOnly, cond(rule.Op, string(p.Op)), cond(rule.ReadOnlyFrom, from))
+}
+
 // traceProbe records the probe rules p met, given its conditions and its errno.
 func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string) {
 	if k.tr == nil {
@@ -362,14 +397,17 @@ func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string)
 
 // createProbe is open(O_CREAT|O_EXCL) or mkdir of rel as u: an existing name (even a symlink)
 // is EEXIST before any write check; then w+x on the parent; the new entry gets mode less the
-// umask, owned by the prober.
-func createProbe(v *volume, rel string, u *prober, typ string, mode uint32) string {
+// umask, owned by the prober. On a read-only mount a new name is EROFS before the parent's
+// permission (lookup_open's create_error, filename_create's deferred mnt_want_write).
+func createProbe(v *volume, rel string, u *prober, typ string, mode uint32, ro bool) string {
 	f, errno := lookup(v.top, v.root, rel, false, u)
 	switch {
 	case errno != "":
 		return errno
 	case f.n != nil || f.dir == nil:
 		return eEXIST
+	case ro:
+		return eROFS
 	case !may(f.dir, u, permWrite|permExec):
 		return eACCES
 	}

@@ -173,16 +173,19 @@ func (p *Pod) SetKubeletRelease(ctx context.Context, release string, g map[strin
 	return p.SetUp(ctx)
 }
 
-// UserNamespace is the pod's user namespace and where the runtime mounts its volumes idmapped
-// (lifecycle.UserNamespaced).
-func (p *Pod) UserNamespace(context.Context) (framework.IDMap, string, error) {
-	m, dir, err := p.k.UserNamespace(p.pod)
+// UserNamespace is the pod's user namespace (lifecycle.UserNamespaced).
+func (p *Pod) UserNamespace(context.Context) (framework.IDMap, error) {
+	m, err := p.k.UserNamespace(p.pod)
 	var se *kubelet.SandboxError
 	if errors.As(err, &se) {
-		return framework.IDMap{}, "", &lifecycle.SandboxError{Msg: se.Msg}
+		return framework.IDMap{}, &lifecycle.SandboxError{Msg: se.Msg}
 	}
-	return framework.IDMap{HostID: m.HostID, Length: m.Length}, dir, err
+	return framework.IDMap{HostID: m.HostID, Length: m.Length}, err
 }
+
+// RuntimeDir is where the runtime mounts the pod's volumes for its containers, in the pod's
+// directory, which TearDown unmounts and removes (lifecycle.Runtime).
+func (p *Pod) RuntimeDir() string { return p.k.RuntimeDir(p.pod) }
 
 // IDMappedMount is the runtime's idmapped bind mount of a volume (lifecycle.UserNamespaced).
 func (p *Pod) IDMappedMount(src, dst string, m framework.IDMap) error {

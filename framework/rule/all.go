@@ -65,6 +65,7 @@ const (
 	ProbeNewEntry       ID = "probes.new-entry"
 	ProbeProtectedLinks ID = "probes.protected-symlinks"
 	ProbeAttributes     ID = "probes.attributes"
+	ProbeReadOnly       ID = "probes.read-only"
 	UsernsIDMap         ID = "userns.idmap"
 	UsernsRoot          ID = "userns.root"
 	UsernsRange         ID = "userns.range"
@@ -209,6 +210,8 @@ var All = []Rule{
 		[]Need{{Dim: Op, Only: []string{"delete", "rename"}}, {Dim: Outcome}}},
 	{ProbeAttributes, "Probes", "chmod: the owner or root; chown: root, or the owner keeping its uid to a group it is in; an id a pod's user namespace cannot name is EINVAL, an unmapped entry's mode EOVERFLOW",
 		[]Need{{Dim: Op, Only: []string{"chmod", "chown"}}, {Dim: Class}, {Dim: Outcome}}},
+	{ProbeReadOnly, "Probes", "a read-only mount (the volumeMount's readOnly, or a secret/configMap/downwardAPI/projected volume, a flexVolume with readOnly): every change is EROFS, after the lookup, an existing name (EEXIST) and, opening a file for writing, DAC",
+		[]Need{{Dim: Op, Only: []string{"create", "write", "delete", "rename", "mkdir", "fill", "chmod", "chown"}}, {Dim: ReadOnlyFrom}}},
 	{ProbeNewEntry, "Probes", "new entries: owner the prober, group the parent's when it is setgid (dirs inherit setgid)",
 		[]Need{{Dim: Op, Only: []string{"create", "mkdir"}}, {Dim: Entry, Only: []string{"dir", "setgid"}}}},
 

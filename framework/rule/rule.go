@@ -89,6 +89,9 @@ const (
 	Propagation Dim = "propagation"
 	// RRO is a volumeMount's recursiveReadOnly (a mode, or "unknown").
 	RRO Dim = "recursive-read-only"
+	// ReadOnlyFrom is what made a probe's mount read-only: the volumeMount's readOnly, or the
+	// volume's type (makeMounts' mustMountRO).
+	ReadOnlyFrom Dim = "read-only-from"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -125,6 +128,7 @@ var Values = map[Dim][]string{
 	Container:       {"container", "initContainer"},
 	Propagation:     {"None", "HostToContainer", "Bidirectional", "unknown"},
 	RRO:             {"Disabled", "Enabled", "IfPossible", "unknown"},
+	ReadOnlyFrom:    {"volumeMount", "secret", "configMap", "downwardAPI", "projected", "flexVolume"},
 }
 
 // Cond is one condition a rule was applied under.

@@ -562,17 +562,22 @@ func modeGate(g gates.Set) bool {
 // UserNamespace is the kubelet's user namespace of p (hostUsers: false): its range, allocated
 // once and kept in the pod's directory (nodeimpl/userns Allocate), and the directory where the
 // runtime makes the pod's idmapped volume mounts, which TearDown unmounts and removes with the pod.
-func (k *Kubelet) UserNamespace(p *Pod) (userns.Mapping, string, error) {
+func (k *Kubelet) UserNamespace(p *Pod) (userns.Mapping, error) {
 	if k.noUserNamespaces && !mutant.On(mutant.UsernsRuntimeIgnored) {
 		if mutant.On(mutant.BlindUsernsRuntimeTextEmptyHandler) {
-			return userns.Mapping{}, "", &SandboxError{Msg: `RuntimeClass handler "" does not support user namespaces`}
+			return userns.Mapping{}, &SandboxError{Msg: `RuntimeClass handler "" does not support user namespaces`}
 		}
-		return userns.Mapping{}, "", &SandboxError{Msg: NoUserNamespacesMsg}
+		return userns.Mapping{}, &SandboxError{Msg: NoUserNamespacesMsg}
 	}
 	podDir := k.podDir(p.Pod)
 	m, err := userns.Allocate(filepath.Join(k.rootDir, "pods"), podDir)
 	if err != nil {
-		return userns.Mapping{}, "", fmt.Errorf("user namespace of pod %s: %w", p.Pod.UID, err)
+		return userns.Mapping{}, fmt.Errorf("user namespace of pod %s: %w", p.Pod.UID, err)
 	}
-	return m, filepath.Join(podDir, "idmapped"), nil
+	return m, nil
 }
+
+// RuntimeDir is the directory of the pod's where the runtime (the harness plays it) makes the
+// mounts of its volumes for the pod's containers: idmapped, read-only. TearDown unmounts
+// everything below the pod's directory and removes it.
+func (k *Kubelet) RuntimeDir(p *Pod) string { return filepath.Join(k.podDir(p.Pod), "runtime") }

@@ -307,7 +307,7 @@ func (n *node) setUpHost(ctx context.Context, nc framework.NodeCase, prefix stri
 		}
 		inside := prefix + filepath.Clean("/"+m.MountPath)
 		p.inside[v.Name] = inside
-		p.binds = append(p.binds, bind{Source: set[v.Name].Path, Target: inside, ReadOnly: m.ReadOnly || mustMountRO(v)})
+		p.binds = append(p.binds, bind{Source: set[v.Name].Path, Target: inside, ReadOnly: framework.ReadOnlyMount(res.Pod, v)})
 		p.vols = append(p.vols, incontainer.Volume{Name: v.Name, Path: inside, Root: v.HostPath != nil})
 	}
 	return p, nil
@@ -337,19 +337,6 @@ func volumeMounts(pod *corev1.Pod) map[string]corev1.VolumeMount {
 		}
 	}
 	return out
-}
-
-// mustMountRO is v1.37 kubelet makeMounts' `mustMountRO := vol.Mounter.GetAttributes().ReadOnly`:
-// secret, configMap, downwardAPI and projected volumes are always mounted read-only; a
-// flexVolume when its source says readOnly.
-func mustMountRO(v corev1.Volume) bool {
-	switch {
-	case v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil, v.Projected != nil:
-		return true
-	case v.FlexVolume != nil:
-		return v.FlexVolume.ReadOnly
-	}
-	return false
 }
 
 // tearDownHost is docs/spec.md step 8 on the host side.

@@ -146,7 +146,7 @@ func (n *node) Stats() Stats {
 }
 
 // SupportsNode tells whether the admitted c can run here: what the reference node needs (root,
-// hugetlbfs), an engine, mounts without subPath, no change made through a read-only mount, and
+// hugetlbfs), an engine, mounts without subPath, no step's chmod through a read-only mount, and
 // hostPath volumes where something exists after set-up.
 func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
 	if framework.InUserNamespace(a.Pod) {
@@ -187,33 +187,19 @@ func (n *node) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeature.
 	return append(kubelet.HostNeeds(a.Pod), hostfeature.ContainerEngine)
 }
 
-// mutating are the probe ops a read-only mount refuses with EROFS.
-var mutating = map[framework.ProbeOp]bool{
-	framework.OpCreate: true, framework.OpWrite: true, framework.OpDelete: true,
-	framework.OpRename: true, framework.OpMkdir: true, framework.OpFill: true,
-	framework.OpChmod: true, framework.OpChown: true,
-}
-
-// readOnlyWrite says why c is unsupported when it changes a volume that containers mount
-// read-only (volumeMounts readOnly, or a secret/configMap/downwardAPI/projected volume: v1.37
-// kubelet makeMounts mustMountRO). Inside a container the kernel refuses with EROFS, and a
-// container cannot chmod there; docs/spec.md models neither (its probes and steps act on the
-// node's directory), so the target does not claim an answer that would differ only by that.
+// readOnlyWrite says why c is unsupported when a step chmods a volume that containers mount
+// read-only (framework.ReadOnlyMount): the target plays the step inside a container, where the
+// kernel refuses with EROFS, and docs/spec.md's steps act on the node's directory. Probes
+// through a read-only mount are modelled (docs/spec.md [probes.read-only]).
 func readOnlyWrite(c *framework.Case, pod *corev1.Pod) string {
-	ro := map[string]bool{}
-	mounts := volumeMounts(pod)
-	for _, v := range pod.Spec.Volumes {
-		m, ok := mounts[v.Name]
-		ro[v.Name] = mustMountRO(v) || (ok && m.ReadOnly)
-	}
-	for _, p := range c.Probes {
-		if mutating[p.Op] && ro[p.Volume] {
-			return fmt.Sprintf("probe %q (%s) changes volume %q, which containers mount read-only: the kernel answers EROFS there, which docs/spec.md does not model", p.Name, p.Op, p.Volume)
-		}
-	}
 	for i, s := range c.After {
-		if s.Chmod != nil && ro[s.Chmod.Volume] {
-			return fmt.Sprintf("after[%d].chmod changes volume %q, which containers mount read-only: a container cannot chmod there (EROFS), which docs/spec.md does not model", i, s.Chmod.Volume)
+		if s.Chmod == nil {
+			continue
+		}
+		for _, v := range pod.Spec.Volumes {
+			if v.Name == s.Chmod.Volume && framework.ReadOnlyMount(pod, v) {
+				return fmt.Sprintf("after[%d].chmod changes volume %q, which containers mount read-only: a container cannot chmod there (EROFS), which docs/spec.md does not model", i, s.Chmod.Volume)
+			}
 		}
 	}
 	return ""

@@ -17,6 +17,7 @@ import (
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/hostfeature"
@@ -242,10 +243,9 @@ func TestReadOnlyMountsRefuseWrites(t *testing.T) {
 			{Name: "configMap is always read-only", Volume: "cfg", As: framework.User{}, Op: framework.OpWrite, Path: "key"},
 		},
 	}
-	if ok, why := ctr.Supports(c); ok || !strings.Contains(why, "read-only") {
-		t.Errorf("Supports = %v, %q; want unsupported: docs/spec.md does not model read-only mounts", ok, why)
+	if ok, why := ctr.Supports(c); !ok {
+		t.Errorf("Supports = %v, %q; want supported: docs/spec.md [probes.read-only] models read-only mounts", ok, why)
 	}
-	// What a container sees, all the same: run the case without asking Supports.
 	c.Complete()
 	a, err := refnode.APIServer{}.Admit(context.Background(), c)
 	if err != nil {
@@ -264,6 +264,13 @@ func TestReadOnlyMountsRefuseWrites(t *testing.T) {
 	}
 	if len(obs.Volumes) != 2 || len(obs.Volumes[1].Paths) < 4 {
 		t.Errorf("configMap volume not observed through the read-only mount:\n%s", obs.JSON())
+	}
+	// The oracle says the same (docs/spec.md [probes.read-only]).
+	exp := oracle.Expect(c)
+	for i, p := range exp.Probes {
+		if p.Errno != want[i] {
+			t.Errorf("oracle: %s: errno %q, want %q", p.Name, p.Errno, want[i])
+		}
 	}
 }
 

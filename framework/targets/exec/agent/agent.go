@@ -98,7 +98,7 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 		if framework.InUserNamespace(req.Pod) {
 			// The kubelet's range for the pod: allocated on the first setup and recorded in the
 			// pod's directory (below stateDir), read back by every later one.
-			m, _, err := k.UserNamespace(pod)
+			m, err := k.UserNamespace(pod)
 			var se *kubelet.SandboxError
 			if errors.As(err, &se) {
 				resp.SandboxError = se.Msg
