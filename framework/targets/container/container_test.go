@@ -15,9 +15,9 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
+	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/probe"
-	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/framework/targets/reference"
 	"github.com/volperm/volperm/hostfeature"
