@@ -45,6 +45,13 @@ type UserNamespace struct {
 	// Kept: every kubelet start after the first (restartKubelet, kubeletRelease) found the
 	// pod's range as the first left it; set only for a case that restarts the kubelet.
 	Kept *bool `json:"kept,omitempty"`
+	// HostID is the node's first id of the range, for the reader: a free slot the kubelet
+	// picks, never compared.
+	HostID uint32 `json:"hostID,omitempty"`
+	// SharedWith names another pod, running on the node at the same time, whose range has host
+	// ids of this one's (docs/spec.md [userns.range]: disjoint); empty when none does. Where a
+	// target sees several pods at once (kind, cluster).
+	SharedWith string `json:"sharedWith,omitempty"`
 }
 
 // UserNamespaceOf is the UserNamespace of a pod whose range was ranges[0] at its first set-up
@@ -54,7 +61,7 @@ func UserNamespaceOf(ranges []IDMap) *UserNamespace {
 		return nil
 	}
 	first := ranges[0]
-	u := &UserNamespace{IDs: first.Length, Aligned: first.Length > 0 && first.HostID > 0 && first.HostID%first.Length == 0}
+	u := &UserNamespace{IDs: first.Length, Aligned: first.Length > 0 && first.HostID > 0 && first.HostID%first.Length == 0, HostID: first.HostID}
 	if len(ranges) > 1 {
 		kept := !slices.ContainsFunc(ranges[1:], func(m IDMap) bool { return m != first })
 		u.Kept = &kept
@@ -74,6 +81,9 @@ func (u *UserNamespace) String() string {
 	}
 	if u.Kept != nil {
 		s += fmt.Sprintf(", kept across restarts %v", *u.Kept)
+	}
+	if u.SharedWith != "" {
+		s += ", host ids shared with running pod " + u.SharedWith
 	}
 	return s
 }

@@ -156,6 +156,8 @@ type Target struct {
 	// userNamespaces: the node's default runtime handler runs pods in user namespaces, volumes
 	// idmapped (Node.status.runtimeHandlers[""].features.userNamespaces; userns.go).
 	userNamespaces bool
+	// ranges are the user namespaces of this target's running probe pods (userns.go).
+	ranges liveRanges
 	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
 	// but during a history that replaces the kubelet (setKubeletRelease).
 	release string

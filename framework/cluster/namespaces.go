@@ -65,6 +65,7 @@ func (t *Target) createNamespace(ctx context.Context, track bool) (string, error
 // (Cleanup waits, at the end of the run); a delete that fails is left to Cleanup.
 func (t *Target) deleteNamespace(ns string) {
 	t.tracker(ns).stop()
+	t.ranges.remove(ns + "/")
 	ctx, cancel := context.WithTimeout(context.Background(), t.cleanupCallTimeout())
 	defer cancel()
 	zero := int64(0)

@@ -33,6 +33,7 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 	if err != nil {
 		return nil, err
 	}
+	t.checkRange(p, obs.UserNamespace)
 	if err := t.diskView(ctx, p, obs); err != nil {
 		return nil, err
 	}

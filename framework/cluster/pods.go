@@ -22,6 +22,7 @@ func (t *Target) deletePod(p *probePod) {
 	ctx, cancel := context.WithTimeout(context.Background(), t.cleanupCallTimeout())
 	defer cancel()
 	t.tracker(p.pod.Namespace).ours(p.name)
+	t.ranges.remove(p.pod.Namespace + "/" + p.name)
 	err := t.call(ctx, func(ctx context.Context) error {
 		return t.client.CoreV1().Pods(p.pod.Namespace).Delete(ctx, p.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 	})

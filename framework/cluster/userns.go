@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -188,4 +190,61 @@ func (t *Target) made(ctx context.Context, p *probePod, steps []probe.Step, resu
 		results[i].Made = &e
 	}
 	return nil
+}
+
+// liveRanges are the host ids of the user-namespaced probe pods running on a target's node, by
+// namespace/name, from the time their range is read until their deletion is asked: two of them
+// sharing a host id is the kubelet giving two running pods one range (docs/spec.md
+// [userns.range]: disjoint; v1.37 userns_manager.go allocates from a bitmap of free slots).
+type liveRanges struct {
+	mu   sync.Mutex
+	pods map[string]framework.IDMap
+}
+
+// add records pod's range and returns a running pod that has host ids of it ("" for none), and
+// how many others run.
+func (l *liveRanges) add(pod string, m framework.IDMap) (shared string, others int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pods == nil {
+		l.pods = map[string]framework.IDMap{}
+	}
+	for other, o := range l.pods {
+		if other != pod && uint64(m.HostID) < uint64(o.HostID)+uint64(o.Length) && uint64(o.HostID) < uint64(m.HostID)+uint64(m.Length) {
+			shared = other
+		}
+	}
+	others = len(l.pods)
+	l.pods[pod] = m
+	return shared, others
+}
+
+// remove forgets pod (namespace/name), or every pod of a namespace given as "namespace/".
+func (l *liveRanges) remove(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k := range l.pods {
+		if k == key || strings.HasSuffix(key, "/") && strings.HasPrefix(k, key) {
+			delete(l.pods, k)
+		}
+	}
+}
+
+// checkRange records the range the probe pod p reports (u) among the running ones and names in
+// u another running pod that shares host ids with it.
+func (t *Target) checkRange(p *probePod, u *framework.UserNamespace) {
+	if u == nil || u.IDs == 0 {
+		return
+	}
+	key := p.pod.Namespace + "/" + p.name
+	shared, others := t.ranges.add(key, framework.IDMap{HostID: u.HostID, Length: u.IDs})
+	t.logf("user namespace of %s: host ids %d..%d, %d other user-namespaced probe pods running%s", key, u.HostID, u.HostID+u.IDs-1, others, setIf(shared != "", ", sharing ids with "+shared))
+	u.SharedWith = shared
+}
+
+func setIf(b bool, s string) string {
+	if b {
+		return s
+	}
+	return ""
 }

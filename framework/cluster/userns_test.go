@@ -56,3 +56,26 @@ func TestPluginDir(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveRangesShared: two running pods with one host id in common are named; a pod deleted
+// (or its namespace) is forgotten, so a later pod may have its range.
+func TestLiveRangesShared(t *testing.T) {
+	var l liveRanges
+	if s, n := l.add("ns/a", framework.IDMap{HostID: 65536, Length: 65536}); s != "" || n != 0 {
+		t.Errorf("first pod: shared %q, others %d", s, n)
+	}
+	if s, n := l.add("ns/b", framework.IDMap{HostID: 131072, Length: 65536}); s != "" || n != 1 {
+		t.Errorf("disjoint pod: shared %q, others %d", s, n)
+	}
+	if s, _ := l.add("ns/c", framework.IDMap{HostID: 131071, Length: 2}); s != "ns/a" && s != "ns/b" {
+		t.Errorf("a range over both: shared %q, want a or b", s)
+	}
+	l.remove("ns/c")
+	if s, _ := l.add("ns/d", framework.IDMap{HostID: 131072, Length: 65536}); s != "ns/b" {
+		t.Errorf("b's range again while b runs: shared %q, want ns/b", s)
+	}
+	l.remove("ns/")
+	if s, n := l.add("other/e", framework.IDMap{HostID: 131072, Length: 65536}); s != "" || n != 0 {
+		t.Errorf("after the namespace is gone: shared %q, others %d", s, n)
+	}
+}
