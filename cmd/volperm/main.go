@@ -85,6 +85,8 @@ func Main(args []string, s streams) int {
 		return runCatalogue(s, args[1:])
 	case "report":
 		return runReport(s, args[1:])
+	case "spec":
+		return runSpec(s, args[1:])
 	case "bench":
 		return runBench(s, args[1:])
 	}
@@ -162,6 +164,7 @@ func usage(w io.Writer, cmds []*command) {
 	}
 	fmt.Fprintf(w, "  %-8s %s\n", "catalogue", "catalogue rules: per rule of docs/spec.md, the cases that check it and the conditions they cover")
 	fmt.Fprintf(w, "  %-8s %s\n", "cluster", "cluster image [--kubernetes-version v1.N.P] [--runtime containerd2|debian]: build the kind node image of a Kubernetes release (default v1.37.1) and container runtime (default containerd2: containerd 2 and runc built here; debian: Debian 12's containerd 1.6 and runc 1.1) and the probe image offline (cached per release and runtime); cluster run --in-cluster / retrieve / remove: volperm as a Job in the cluster, its reports fetched later; cluster sonobuoy-plugin: the Sonobuoy plugin")
+	fmt.Fprintf(w, "  %-8s %s\n", "spec", "spec texts [--json] [-f FILE]: every text the spec demands of an implementation (admission errors and warnings, set-up and sandbox errors), from the oracle's Observations of the catalogue (docs/texts.md)")
 	fmt.Fprintf(w, "  %-8s %s\n", "report", "report verify DIR: check a hand-in (the files volperm run --implementation wrote) agree with each other and certify what they claim (docs/certify.md)")
 	fmt.Fprintf(w, "  %-8s %s\n", "image", "image save [--runner] -o FILE: write the cluster target's probe image (or the runner image) as a tarball, for air-gapped clusters")
 	fmt.Fprintf(w, "  %-8s %s\n", "probe", "what runs inside a probe container: stat mounts and try probes as this uid (volperm probe -h)")
