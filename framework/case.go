@@ -67,18 +67,23 @@ const (
 
 // Gates are the feature gates of the two components. A gate absent from a map has its default.
 type Gates struct {
+	// APIServer are the kube-apiserver's feature gates set for the case (unset: the release's default).
 	APIServer map[string]bool `json:"apiserver,omitempty"`
-	Kubelet   map[string]bool `json:"kubelet,omitempty"`
+	// Kubelet are the kubelet's feature gates set for the case (unset: the release's default).
+	Kubelet map[string]bool `json:"kubelet,omitempty"`
 }
 
 // Case is one situation, as data: what is created, under which gates, on which host, and what
 // happens afterwards. Canonical cases are YAML under manifests/; sweeps are generated in code.
 type Case struct {
 	// Name is unique within a catalogue and reads on its own in a JUnit file.
-	Name        string  `json:"name"`
-	Area        Area    `json:"area"`
-	Profile     Profile `json:"profile"`
-	Description string  `json:"description,omitempty"`
+	Name string `json:"name"`
+	// Area is the part of the spec the case belongs to (docs/spec.md; its Ginkgo label).
+	Area Area `json:"area"`
+	// Profile is what certifies the case: the GA behaviour, an alpha gate, or a proposal.
+	Profile Profile `json:"profile"`
+	// Description says what the case checks and why, with the rules it rests on.
+	Description string `json:"description,omitempty"`
 	// Labels are extra Ginkgo labels (area and profile are always added).
 	Labels []string `json:"labels,omitempty"`
 
@@ -192,7 +197,9 @@ const (
 
 // HostObject is one thing on the host at Path (absolute, as the pod names it).
 type HostObject struct {
-	Path string     `json:"path"`
+	// Path is absolute, as the pod's hostPath names it.
+	Path string `json:"path"`
+	// Kind is what is made there.
 	Kind ObjectKind `json:"kind"`
 	// Target is where a symlink points (absolute host path, as the pod would name it).
 	Target string `json:"target,omitempty"`
@@ -202,13 +209,18 @@ type HostObject struct {
 
 // File is a file or directory inside a volume, relative to the volume root.
 type File struct {
+	// Path is relative to the volume's root ("." for the root itself).
 	Path string `json:"path"`
-	// Dir makes it a directory; Symlink makes it a symlink to Symlink (relative target).
-	Dir     bool   `json:"dir,omitempty"`
+	// Dir makes it a directory.
+	Dir bool `json:"dir,omitempty"`
+	// Symlink makes it a symlink to this (relative) target.
 	Symlink string `json:"symlink,omitempty"`
-	Mode    uint32 `json:"mode"`
-	UID     int64  `json:"uid,omitempty"`
-	GID     int64  `json:"gid,omitempty"`
+	// Mode is its permission bits, with setuid, setgid and sticky (0..07777).
+	Mode uint32 `json:"mode"`
+	// UID is its owner.
+	UID int64 `json:"uid,omitempty"`
+	// GID is its group.
+	GID int64 `json:"gid,omitempty"`
 }
 
 // Step is one thing that happens after the pod is set up. Exactly one field is set.
@@ -295,15 +307,21 @@ func MergeSources(sources, update map[string]map[string]string) map[string]map[s
 
 // Chmod changes Path (relative to Volume's root) to Mode.
 type Chmod struct {
+	// Volume names the pod's volume.
 	Volume string `json:"volume"`
-	Path   string `json:"path"`
-	Mode   uint32 `json:"mode"`
+	// Path is relative to the volume's root ("." for the root).
+	Path string `json:"path"`
+	// Mode is what the container sets (0..07777).
+	Mode uint32 `json:"mode"`
 }
 
 // User is a process identity inside the pod.
 type User struct {
-	UID    int64   `json:"uid"`
-	GID    int64   `json:"gid"`
+	// UID is the process's user id (inside the pod's user namespace when it has one).
+	UID int64 `json:"uid"`
+	// GID is the process's primary group id.
+	GID int64 `json:"gid"`
+	// Groups are its supplementary group ids.
 	Groups []int64 `json:"groups,omitempty"`
 }
 
@@ -329,7 +347,9 @@ var ProbeOps = []ProbeOp{OpCreate, OpWrite, OpRead, OpDelete, OpRename, OpList, 
 // Owner is a uid and a gid, as the process that makes a probe names them (ids of its user
 // namespace).
 type Owner struct {
+	// UID is the new owner.
 	UID int64 `json:"uid"`
+	// GID is the new group.
 	GID int64 `json:"gid"`
 }
 
@@ -339,12 +359,18 @@ const MaxFill = 16 << 20
 
 // Probe runs Op on Path inside Volume as As.
 type Probe struct {
-	Name   string  `json:"name"`
-	Volume string  `json:"volume"`
-	As     User    `json:"as"`
-	Op     ProbeOp `json:"op"`
-	Path   string  `json:"path"`
-	To     string  `json:"to,omitempty"`
+	// Name is unique within the case; the Observation's probes carry it.
+	Name string `json:"name"`
+	// Volume names the pod's volume the probe acts in (through its mount: docs/spec.md [probes.read-only]).
+	Volume string `json:"volume"`
+	// As is the process that makes the call.
+	As User `json:"as"`
+	// Op is the call (docs/spec.md "Probes").
+	Op ProbeOp `json:"op"`
+	// Path is relative to the volume's root and never leaves it ("." for the root).
+	Path string `json:"path"`
+	// To is where a rename probe moves Path (only op rename), relative to the volume's root.
+	To string `json:"to,omitempty"`
 	// Size is how many bytes a fill probe writes (only op fill; 1..MaxFill).
 	Size int64 `json:"size,omitempty"`
 	// Mode is what a chmod probe sets (only op chmod; 0..07777).

@@ -28,8 +28,10 @@ const (
 
 // caseDocument is a Case as written in a file: its fields plus apiVersion and kind.
 type caseDocument struct {
+	// APIVersion is volperm.dev/v1.
 	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	// Kind is Case.
+	Kind string `json:"kind"`
 	Case
 }
 

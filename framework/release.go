@@ -85,8 +85,10 @@ var firstRelease = map[string]string{
 
 // Releases are the releases of a cell's two components; "" is NewestRelease.
 type Releases struct {
+	// APIServer is the kube-apiserver's release, vMAJOR.MINOR ("" = the newest).
 	APIServer string `json:"apiserver,omitempty"`
-	Kubelet   string `json:"kubelet,omitempty"`
+	// Kubelet is the kubelet's release, vMAJOR.MINOR ("" = the newest).
+	Kubelet string `json:"kubelet,omitempty"`
 }
 
 // Of returns the release of the apiserver (api true) or the kubelet, NewestRelease when unset.

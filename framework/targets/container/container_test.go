@@ -370,7 +370,7 @@ func modeSweep() []*framework.Case {
 func TestBatchedVsPerCase(t *testing.T) {
 	var cases []*framework.Case
 	for _, c := range modeSweep() {
-		if strings.HasSuffix(c.Name, " 0700") || strings.HasSuffix(c.Name, " 01777") || strings.HasSuffix(c.Name, " 02770") {
+		if strings.HasSuffix(c.Name, " 0700") || strings.HasSuffix(c.Name, " 1777") || strings.HasSuffix(c.Name, " 2770") {
 			cases = append(cases, c)
 		}
 	}
