@@ -215,6 +215,10 @@ type File struct {
 	Dir bool `json:"dir,omitempty"`
 	// Symlink makes it a symlink to this (relative) target.
 	Symlink string `json:"symlink,omitempty"`
+	// Mount makes it a directory on which the driver mounts a tmpfs of its own (a submount of
+	// the volume: docs/spec.md [probes.read-only] and recursiveReadOnly); Mode, UID and GID are
+	// the tmpfs root's, and the entries below it live in the tmpfs.
+	Mount bool `json:"mount,omitempty"`
 	// Mode is its permission bits, with setuid, setgid and sticky (0..07777).
 	Mode uint32 `json:"mode"`
 	// UID is its owner.

@@ -458,6 +458,9 @@ func (c *Case) validate() error {
 			if f.Dir && f.Symlink != "" {
 				return fmt.Errorf("%s: set dir or symlink, not both", ff)
 			}
+			if f.Mount && (f.Symlink != "" || f.Path == ".") {
+				return fmt.Errorf("%s: mount makes a directory below the storage's root: not the root, not a symlink", ff)
+			}
 			if err := harnessMode(ff+".mode", f.Mode); err != nil {
 				return err
 			}

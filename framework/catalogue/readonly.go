@@ -135,6 +135,53 @@ func readOnlyCases() []*framework.Case {
 		)),
 	}
 
+	// A submount: the flexVolume's storage has a tmpfs of its own at mnt. runc binds a readOnly
+	// volume recursively and remounts only the top read-only (opencontainers/runc#2823): below
+	// mnt everything may still be changed; a rename between the two mounts is EXDEV.
+	subStorage := []framework.File{
+		openRoot,
+		{Path: "f", Mode: 0644, UID: 1000, GID: 1000},
+		{Path: "mnt", Mount: true, Mode: 0777},
+		{Path: "mnt/g", Mode: 0666, UID: 1000, GID: 1000},
+	}
+	subProbes := func(ro bool) []framework.Probe {
+		top := func(what string) string {
+			if ro {
+				return what + " (EROFS)"
+			}
+			return what
+		}
+		mv := readOnlyProbe(flexVolumeName, "the owner renames mnt/g to the top (EXDEV: another mount)", owner, framework.OpRename, "mnt/g")
+		mv.To = "g-moved"
+		return []framework.Probe{
+			readOnlyProbe(flexVolumeName, top("root creates new at the top"), asRoot, framework.OpCreate, "new"),
+			readOnlyProbe(flexVolumeName, "root creates mnt/new in the submount", asRoot, framework.OpCreate, "mnt/new"),
+			readOnlyProbe(flexVolumeName, "uid 1003 makes dir mnt/d in the 0777 submount", asOther, framework.OpMkdir, "mnt/d"),
+			readOnlyProbe(flexVolumeName, "the owner writes mnt/g", owner, framework.OpWrite, "mnt/g"),
+			readOnlyProbe(flexVolumeName, top("the owner writes f"), owner, framework.OpWrite, "f"),
+			readOnlyProbe(flexVolumeName, "the owner chmods mnt/g", owner, framework.OpChmod, "mnt/g"),
+			mv,
+			readOnlyProbe(flexVolumeName, "the owner renames mnt/g within the submount", owner, framework.OpRename, "mnt/g"),
+			readOnlyProbe(flexVolumeName, "root deletes mnt/new", asRoot, framework.OpDelete, "mnt/new"),
+			readOnlyProbe(flexVolumeName, "uid 1003 lists mnt", asOther, framework.OpList, "mnt"),
+		}
+	}
+	subCase := func(name, desc string, ro bool) *framework.Case {
+		pod := flexPod(false, nil, true)
+		if ro {
+			pod = mountedAs(pod, map[string]bool{flexVolumeName: true}, false)
+		}
+		c := readOnlyCase(name, desc, pod, subProbes(ro)...)
+		c.Storage = map[string][]framework.File{flexVolumeName: subStorage}
+		return c
+	}
+	cases = append(cases,
+		subCase("a flexVolume mounted readOnly with a tmpfs mounted inside it: the submount stays writable",
+			rule+"readOnly without recursiveReadOnly is the top mount only (runc remounts the bind read-only, not the mounts below it: opencontainers/runc#2823, the reason for KEP-3857); below mnt root and the owner change what they like; a rename from mnt to the top crosses mounts (EXDEV, before EROFS).", true),
+		subCase("a flexVolume mounted read-write with a tmpfs mounted inside it: both writable, a rename between them EXDEV",
+			rule+"the control: nothing read-only; do_renameat2 refuses a rename between two mounts with EXDEV.", false),
+	)
+
 	// An emptyDir on every medium mounted readOnly: nothing can be made in it.
 	for _, m := range media {
 		cases = append(cases, readOnlyCase(fmt.Sprintf("an emptyDir on %s mounted readOnly: nothing can be made in it", m.phrase),

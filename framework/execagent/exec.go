@@ -38,6 +38,7 @@ import (
 	"github.com/volperm/volperm/hostfeature"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
+	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/userns"
 )
@@ -293,6 +294,21 @@ func (p *agentPod) unmountRuntime() error {
 	var errs []error
 	for _, e := range entries {
 		dst := filepath.Join(p.nsDir, e.Name())
+		// Deepest first: a volume bound with a mount below it (its storage's tmpfs) is two.
+		below, _ := mountinfo.AtOrBelow(dst)
+		failed := false
+		for _, m := range below {
+			if m == dst {
+				continue
+			}
+			if err := unix.Unmount(m, unix.UMOUNT_NOFOLLOW); err != nil {
+				errs = append(errs, fmt.Errorf("unmount the runtime's mount %s: %w", m, err))
+				failed = true
+			}
+		}
+		if failed {
+			continue
+		}
 		if err := unix.Unmount(dst, unix.UMOUNT_NOFOLLOW); err != nil && err != unix.EINVAL {
 			errs = append(errs, fmt.Errorf("unmount the runtime's mount %s: %w", dst, err))
 			continue
@@ -310,6 +326,15 @@ func (p *agentPod) unmountRuntime() error {
 func (p *agentPod) TearDown(ctx context.Context) error {
 	if err := p.unmountRuntime(); err != nil {
 		return err
+	}
+	// The fixture driver's submounts (storage entries with mount), which the harness made playing
+	// the driver: its unmount, before the kubelet's teardown removes the volume.
+	for _, v := range p.req.Pod.Spec.Volumes {
+		if v.FlexVolume != nil && v.FlexVolume.Driver == framework.FixtureDriver {
+			if err := flexvolume.Unmount(p.dirs[v.Name]); err != nil {
+				return err
+			}
+		}
 	}
 	out, version, err := p.node.call(ctx, execproto.OpTearDown, p.req)
 	if err != nil {

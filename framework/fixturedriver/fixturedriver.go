@@ -43,7 +43,7 @@ func Storage(in map[string][]framework.File) map[string][]flexvolume.StorageFile
 func StorageOf(files []framework.File) []flexvolume.StorageFile {
 	var out []flexvolume.StorageFile
 	for _, f := range files {
-		out = append(out, flexvolume.StorageFile{Path: f.Path, Dir: f.Dir, Symlink: f.Symlink, Mode: f.Mode, UID: f.UID, GID: f.GID})
+		out = append(out, flexvolume.StorageFile{Path: f.Path, Dir: f.Dir, Symlink: f.Symlink, Mount: f.Mount, Mode: f.Mode, UID: f.UID, GID: f.GID})
 	}
 	return out
 }
@@ -90,6 +90,10 @@ func Main(args []string, stdout io.Writer) int {
 	case "unmount":
 		if len(args) != 2 {
 			return fail(errors.New("usage: unmount DIR"))
+		}
+		// The storage's submounts first (flexvolume.Unmount): RemoveAll stops at a mount point.
+		if err := flexvolume.Unmount(args[1]); err != nil {
+			return fail(err)
 		}
 		if err := errors.Join(os.RemoveAll(args[1]), os.RemoveAll(marker(args[1]))); err != nil {
 			return fail(err)

@@ -66,7 +66,7 @@ func populate(root *node, files []framework.File) {
 		}
 		typ := typeFile
 		switch {
-		case f.Dir:
+		case f.Dir || f.Mount:
 			typ = typeDir
 		case f.Symlink != "":
 			typ = typeSymlink
@@ -77,6 +77,7 @@ func populate(root *node, files []framework.File) {
 		}
 		n.uid, n.gid = f.UID, f.GID
 		n.mode = f.Mode & 07777
+		n.mount = f.Mount
 		if typ == typeSymlink {
 			n.mode = 0777
 			n.link = f.Symlink

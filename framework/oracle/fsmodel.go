@@ -42,6 +42,7 @@ const (
 	eOVERFLOW = "EOVERFLOW"
 	eNOTEMPT  = "ENOTEMPTY"
 	eROFS     = "EROFS"
+	eXDEV     = "EXDEV"
 )
 
 // errnoText is strerror() for the errnos the model produces, as Go's syscall.Errno prints them.
@@ -66,6 +67,9 @@ type node struct {
 	size     int64  // a file's bytes, as fill probes wrote them
 	parent   *node
 	kids     map[string]*node
+	// mount: a directory with a filesystem of its own mounted on it (a storage entry with
+	// mount: a tmpfs), whose mount a probe meets separately ([probes.read-only]).
+	mount bool
 }
 
 // owner is the identity that makes a new entry.

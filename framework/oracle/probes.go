@@ -39,7 +39,7 @@ func (k *kubelet) probe(p framework.Probe) string {
 		return eNOENT
 	}
 	u := k.prober(p.As)
-	ro := framework.ReadOnlyMount(k.pod, *v.spec)
+	ro := roMounts{top: framework.ReadOnlyMount(k.pod, *v.spec)}
 	// framework/probe within: paths are relative to the volume and never leave it.
 	rel := path.Clean(p.Path)
 	if path.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -82,6 +82,30 @@ func (k *kubelet) probe(p framework.Probe) string {
 	return eINVAL
 }
 
+// roMounts are the mounts of a volume a probe may meet and whether each is read-only: top, the
+// volume's own mount in the container (framework.ReadOnlyMount); sub, a filesystem mounted
+// below it (a storage entry with mount), which a plain read-only bind leaves read-write (runc
+// remounts the top only).
+type roMounts struct{ top, sub bool }
+
+// at says whether the mount n lives on is read-only.
+func (r roMounts) at(n *node) bool {
+	if mountOf(n) != nil {
+		return r.sub
+	}
+	return r.top
+}
+
+// mountOf is the submount n lives on (n itself when it is one), nil for the volume's own.
+func mountOf(n *node) *node {
+	for ; n != nil; n = n.parent {
+		if n.mount {
+			return n
+		}
+	}
+	return nil
+}
+
 // chmodProbe is chmod(2) following symlinks, in the kernel's order (docs/spec.md
 // [probes.attributes]): the lookup; notify_change's EOVERFLOW for an entry whose owner or group
 // has no mapping through a pod's idmapped mount; setattr_prepare's inode_owner_or_capable (the
@@ -89,12 +113,12 @@ func (k *kubelet) probe(p framework.Probe) string {
 // entry's group nor root over it is dropped (in_group_or_capable). On a read-only mount
 // chmod_common's mnt_want_write answers EROFS after the lookup, before the rest
 // ([probes.read-only]).
-func chmodProbe(v *volume, rel string, mode uint32, u *prober, ro bool) string {
+func chmodProbe(v *volume, rel string, mode uint32, u *prober, ro roMounts) string {
 	n, errno := target(v, rel, u)
 	switch {
 	case errno != "":
 		return errno
-	case ro:
+	case ro.at(n):
 		return eROFS
 	case unmappedVictim(n, u):
 		return eOVERFLOW
@@ -114,12 +138,12 @@ func chmodProbe(v *volume, rel string, mode uint32, u *prober, ro bool) string {
 // the entry; else the owner, keeping its uid, to its own gid or one of its groups: EPERM).
 // A file loses setuid, and setgid with group execute (should_remove_suid). On a read-only
 // mount do_fchownat's mnt_want_write answers EROFS after the lookup, before chown_common.
-func chownProbe(v *volume, rel string, to framework.Owner, u *prober, ro bool) string {
+func chownProbe(v *volume, rel string, to framework.Owner, u *prober, ro roMounts) string {
 	n, errno := target(v, rel, u)
 	switch {
 	case errno != "":
 		return errno
-	case ro:
+	case ro.at(n):
 		return eROFS
 	case u.userns && !(mapped(to.UID) && mapped(to.GID)):
 		return eINVAL
@@ -155,7 +179,7 @@ func target(v *volume, rel string, u *prober) (*node, string) {
 // list on a non-directory fails in getdents with ENOTDIR. A regular file opened for writing
 // through a read-only mount is EROFS after the permission check (do_dentry_open's
 // file_get_write_access); special files take no write access there.
-func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober, ro bool) string {
+func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober, ro roMounts) string {
 	f, errno := lookup(v.top, v.root, rel, true, u)
 	if errno != "" {
 		return errno
@@ -174,7 +198,7 @@ func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober, ro bool) 
 	if !may(n, u, want) {
 		return eACCES
 	}
-	if ro && op == framework.OpWrite && n.typ == typeFile {
+	if ro.at(n) && op == framework.OpWrite && n.typ == typeFile {
 		return eROFS
 	}
 	if n.typ == typeSocket {
@@ -189,14 +213,14 @@ func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober, ro bool) 
 // unlinkProbe is unlink(2): ENOENT, then w+x on the parent (EACCES), then the sticky rule
 // (EPERM), then a directory is EISDIR. On a read-only mount do_unlinkat's mnt_want_write
 // answers EROFS once the parent is found, before the name is looked up (a missing name too).
-func unlinkProbe(v *volume, rel string, u *prober, ro bool) string {
+func unlinkProbe(v *volume, rel string, u *prober, ro roMounts) string {
 	f, errno := lookup(v.top, v.root, rel, false, u)
 	switch {
 	case errno != "":
 		return errno
 	case f.dir == nil:
 		return eBUSY // the volume root itself: a mount point
-	case ro:
+	case ro.at(f.dir):
 		return eROFS
 	case f.n == nil:
 		return eNOENT
@@ -226,7 +250,7 @@ func unmappedVictim(n *node, u *prober) bool {
 // moving to another parent needs write on itself; a non-empty target directory is ENOTEMPTY.
 // On a read-only mount do_renameat2's mnt_want_write answers EROFS once both parents are
 // found, before either name is looked up.
-func renameProbe(v *volume, from, to string, u *prober, ro bool) string {
+func renameProbe(v *volume, from, to string, u *prober, ro roMounts) string {
 	src, errno := lookup(v.top, v.root, from, false, u)
 	if errno != "" {
 		return errno
@@ -238,7 +262,9 @@ func renameProbe(v *volume, from, to string, u *prober, ro bool) string {
 	switch {
 	case src.dir == nil || dst.dir == nil:
 		return eBUSY
-	case ro:
+	case mountOf(src.dir) != mountOf(dst.dir):
+		return eXDEV // do_renameat2: the two parents on different mounts
+	case ro.at(src.dir):
 		return eROFS
 	case src.n == nil:
 		return eNOENT
@@ -399,14 +425,14 @@ func (k *kubelet) traceProbe(p framework.Probe, conds []rule.Cond, errno string)
 // is EEXIST before any write check; then w+x on the parent; the new entry gets mode less the
 // umask, owned by the prober. On a read-only mount a new name is EROFS before the parent's
 // permission (lookup_open's create_error, filename_create's deferred mnt_want_write).
-func createProbe(v *volume, rel string, u *prober, typ string, mode uint32, ro bool) string {
+func createProbe(v *volume, rel string, u *prober, typ string, mode uint32, ro roMounts) string {
 	f, errno := lookup(v.top, v.root, rel, false, u)
 	switch {
 	case errno != "":
 		return errno
 	case f.n != nil || f.dir == nil:
 		return eEXIST
-	case ro:
+	case ro.at(f.dir):
 		return eROFS
 	case !may(f.dir, u, permWrite|permExec):
 		return eACCES

@@ -11,8 +11,10 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/mutant"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 )
@@ -33,9 +35,11 @@ type StorageFile struct {
 	Path    string
 	Dir     bool
 	Symlink string
-	Mode    uint32
-	UID     int64
-	GID     int64
+	// Mount makes it a directory with a tmpfs mounted on it (Mode and owner the tmpfs root's).
+	Mount bool
+	Mode  uint32
+	UID   int64
+	GID   int64
 }
 
 // SetUp is kubelet's flexVolume SetUpAt (v1.37 flexVolumeMounter.SetUpAt) with the fixture
@@ -103,9 +107,31 @@ func populateOnce(dir string, storage []StorageFile) (already bool, err error) {
 	return false, nil
 }
 
-// TearDown removes the volume dir and the fixture driver's marker.
+// TearDown unmounts the storage's submounts (Unmount), then removes the volume dir and the
+// fixture driver's marker.
 func TearDown(dir string) error {
+	if err := Unmount(dir); err != nil {
+		return err
+	}
 	return errors.Join(os.RemoveAll(dir), os.RemoveAll(dir+MarkerSuffix))
+}
+
+// Unmount unmounts every mount below dir, deepest first: the tmpfs the storage's mount entries
+// made (a driver's unmount). dir itself is left, mounted or not.
+func Unmount(dir string) error {
+	points, err := mountinfo.AtOrBelow(filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	for _, p := range points {
+		if p == filepath.Clean(dir) {
+			continue
+		}
+		if err := unix.Unmount(p, unix.UMOUNT_NOFOLLOW); err != nil {
+			return fmt.Errorf("flexVolume %s: unmount %s: %w", FixtureDriver, p, err)
+		}
+	}
+	return nil
 }
 
 // Populate is the fixture driver's mount alone, for targets whose kubelet is not this one: dir
@@ -168,6 +194,10 @@ func populate(dir string, storage []StorageFile) error {
 		case f.Path == ".":
 		case f.Symlink != "":
 			err = os.Symlink(f.Symlink, p)
+		case f.Mount:
+			if err = os.Mkdir(p, 0700); err == nil {
+				err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700")
+			}
 		case f.Dir:
 			err = os.Mkdir(p, 0700)
 		default:

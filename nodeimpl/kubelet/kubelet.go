@@ -394,6 +394,15 @@ func hasDataLink(dir string) bool {
 // directory, then the directory itself. hostPath volumes are left alone (v1.37 hostPath
 // TearDown does nothing). Tearing down a pod that is gone is no error.
 func (k *Kubelet) TearDown(p *Pod) error {
+	// The runtime's mounts first (its containers stop before the kubelet tears volumes down):
+	// a bind of a volume with a mount below it holds that mount point busy.
+	if runtime, err := mountsBelow(k.RuntimeDir(p)); err == nil {
+		for _, m := range runtime {
+			if err := unix.Unmount(m, 0); err != nil {
+				return fmt.Errorf("tear down pod %s: unmount the runtime's %s: %w", p.Pod.UID, m, err)
+			}
+		}
+	}
 	var errs []error
 	for i := range p.Pod.Spec.Volumes {
 		vol := &p.Pod.Spec.Volumes[i]
