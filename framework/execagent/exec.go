@@ -36,9 +36,9 @@ import (
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/hostfeature"
+	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
-	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/userns"
 )
