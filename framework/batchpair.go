@@ -46,6 +46,8 @@ type NodeResult struct {
 	Probes        []ProbeResult
 	UserNamespace *UserNamespace
 	SandboxError  string
+	// ContainerError is Observation.ContainerError.
+	ContainerError string
 	// Err is the target failing for this case.
 	Err error
 }
@@ -56,12 +58,12 @@ func NodeResultOf(obs *Observation, err error) NodeResult {
 	if err != nil || obs == nil {
 		return NodeResult{Err: err}
 	}
-	return NodeResult{Volumes: obs.Volumes, Probes: obs.Probes, UserNamespace: obs.UserNamespace, SandboxError: obs.SandboxError}
+	return NodeResult{Volumes: obs.Volumes, Probes: obs.Probes, UserNamespace: obs.UserNamespace, SandboxError: obs.SandboxError, ContainerError: obs.ContainerError}
 }
 
 // fill gives obs r's node fields.
 func (r NodeResult) fill(obs *Observation) {
-	obs.Volumes, obs.Probes, obs.UserNamespace, obs.SandboxError = r.Volumes, r.Probes, r.UserNamespace, r.SandboxError
+	obs.Volumes, obs.Probes, obs.UserNamespace, obs.SandboxError, obs.ContainerError = r.Volumes, r.Probes, r.UserNamespace, r.SandboxError, r.ContainerError
 }
 
 // batchPair is a Pair whose node batches (BatchNode) or runs cases concurrently

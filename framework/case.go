@@ -155,8 +155,13 @@ type RuntimeFeature string
 // volume mounts (CRI RuntimeHandlerFeatures.user_namespaces; containerd >= 2.0).
 const RuntimeUserNamespaces RuntimeFeature = "userNamespaces"
 
+// RuntimeRecursiveReadOnlyMounts: the runtime makes a read-only bind read-only all the way
+// down (mount_setattr AT_RECURSIVE; CRI RuntimeHandlerFeatures.recursive_read_only_mounts;
+// containerd >= 2.0 with runc >= 1.1 and Linux >= 5.12).
+const RuntimeRecursiveReadOnlyMounts RuntimeFeature = "recursiveReadOnlyMounts"
+
 // RuntimeFeatures are the runtime features a case may say the runtime lacks.
-var RuntimeFeatures = []RuntimeFeature{RuntimeUserNamespaces}
+var RuntimeFeatures = []RuntimeFeature{RuntimeUserNamespaces, RuntimeRecursiveReadOnlyMounts}
 
 // Lacks says whether c's runtime lacks f.
 func (c *Case) Lacks(f RuntimeFeature) bool { return slices.Contains(c.RuntimeLacks, f) }

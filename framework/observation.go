@@ -27,6 +27,10 @@ type Observation struct {
 	// FailedCreatePodSandBox event's "Failed to create pod sandbox: " and this); the volumes are
 	// set up before, no container runs after (docs/spec.md [userns.runtime]).
 	SandboxError string `json:"sandboxError,omitempty"`
+	// ContainerError is the kubelet's error when it could not create the pod's container (its
+	// status Waiting, reason CreateContainerConfigError, this message): the volumes are set up,
+	// no container runs, no probe (docs/spec.md [mounts.recursive-read-only]).
+	ContainerError string `json:"containerError,omitempty"`
 	// UserNamespace is the pod's user namespace, for a pod with hostUsers: false that reached
 	// the node.
 	UserNamespace *UserNamespace `json:"userNamespace,omitempty"`
@@ -112,6 +116,11 @@ type VolumeObservation struct {
 	Medium string `json:"medium,omitempty"`
 	// SetUp is "ok" or the error text of the failed set-up.
 	SetUp string `json:"setUp"`
+	// RecursiveReadOnly is the container status of the volume's probe mount when its
+	// volumeMount is readOnly (status.containerStatuses[].volumeMounts[].recursiveReadOnly):
+	// Enabled or Disabled; empty for a read-write volumeMount or a volume no container mounts
+	// (docs/spec.md [mounts.recursive-read-only]).
+	RecursiveReadOnly string `json:"recursiveReadOnly,omitempty"`
 	// Paths is every entry of the volume, the root "." first, then sorted by path.
 	Paths []PathObservation `json:"paths,omitempty"`
 }
@@ -298,6 +307,9 @@ func Diff(expected, observed *Observation) []string {
 		if ev.SetUp != got.SetUp {
 			add("%s setUp: expected %q, observed %q", p, ev.SetUp, got.SetUp)
 		}
+		if ev.RecursiveReadOnly != got.RecursiveReadOnly {
+			add("%s recursiveReadOnly (container status): expected %q, observed %q", p, ev.RecursiveReadOnly, got.RecursiveReadOnly)
+		}
 		diffPaths(&d, p, ev.Paths, got.Paths)
 	}
 	for _, v := range o.Volumes {
@@ -308,6 +320,9 @@ func Diff(expected, observed *Observation) []string {
 
 	if e.SandboxError != o.SandboxError {
 		add("sandboxError: expected %q, observed %q", e.SandboxError, o.SandboxError)
+	}
+	if e.ContainerError != o.ContainerError {
+		add("containerError: expected %q, observed %q", e.ContainerError, o.ContainerError)
 	}
 	if e.UserNamespace.String() != o.UserNamespace.String() {
 		add("userNamespace: expected %s, observed %s", e.UserNamespace, o.UserNamespace)

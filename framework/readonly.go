@@ -1,6 +1,10 @@
 package framework
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // ProbeMount is the mount of volume that the probes act through (docs/spec.md
 // [probes.read-only]): the first volumeMount naming it across the pod's containers, in order;
@@ -46,4 +50,62 @@ func MakesChange(op ProbeOp) bool {
 		return false
 	}
 	return true
+}
+
+// RecursiveReadOnly is v1.37 kubelet_pods.go resolveRecursiveReadOnly: whether the runtime is
+// asked to make mount m read-only all the way down, given whether it can (the default runtime
+// handler's recursive_read_only_mounts); the error texts are upstream's.
+func RecursiveReadOnly(m corev1.VolumeMount, runtimeSupports bool) (bool, error) {
+	if m.RecursiveReadOnly == nil || *m.RecursiveReadOnly == corev1.RecursiveReadOnlyDisabled {
+		return false, nil
+	}
+	if !m.ReadOnly {
+		return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not read-only", m.Name)
+	}
+	if m.MountPropagation != nil && *m.MountPropagation != corev1.MountPropagationNone {
+		return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not compatible with propagation %q", m.Name, *m.MountPropagation)
+	}
+	switch mode := *m.RecursiveReadOnly; mode {
+	case corev1.RecursiveReadOnlyIfPossible:
+		return runtimeSupports, nil
+	case corev1.RecursiveReadOnlyEnabled:
+		if !runtimeSupports {
+			return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not supported by the runtime", m.Name)
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("unknown recursive read-only mode %q", mode)
+	}
+}
+
+// RecursiveReadOnlyStatus is the container status's recursiveReadOnly of volume's probe mount
+// (v1.37 kubelet_pods.go convertToAPIContainerStatuses): for a readOnly volumeMount, Enabled when
+// RecursiveReadOnly says so, else Disabled (an error too); "" for a read-write volumeMount (a
+// secret's mount shows "" though the kubelet mounts it read-only: the status reads the
+// volumeMount, not the volume) or a volume no container mounts.
+func RecursiveReadOnlyStatus(pod *corev1.Pod, volume string, runtimeSupports bool) string {
+	m, ok := ProbeMount(pod, volume)
+	if !ok || !m.ReadOnly {
+		return ""
+	}
+	if b, err := RecursiveReadOnly(m, runtimeSupports); err == nil && b {
+		return string(corev1.RecursiveReadOnlyEnabled)
+	}
+	return string(corev1.RecursiveReadOnlyDisabled)
+}
+
+// ContainerConfigError is the kubelet's error creating the probe container of pod, from its
+// volumes' probe mounts in the pod's order (v1.37 makeMounts: "failed to resolve recursive
+// read-only mode: " and resolveRecursiveReadOnly's error); "" when it can be created.
+func ContainerConfigError(pod *corev1.Pod, runtimeSupports bool) string {
+	for _, v := range pod.Spec.Volumes {
+		m, ok := ProbeMount(pod, v.Name)
+		if !ok {
+			continue
+		}
+		if _, err := RecursiveReadOnly(m, runtimeSupports); err != nil {
+			return "failed to resolve recursive read-only mode: " + err.Error()
+		}
+	}
+	return ""
 }

@@ -182,6 +182,54 @@ func readOnlyCases() []*framework.Case {
 			rule+"the control: nothing read-only; do_renameat2 refuses a rename between two mounts with EXDEV.", false),
 	)
 
+	// recursiveReadOnly (KEP-3857): the kubelet asks the runtime for a read-only bind all the
+	// way down when the mount says Enabled, or IfPossible and the runtime can; Enabled on a
+	// runtime that cannot is refused (CreateContainerConfigError); the container status says
+	// what the mount got. Upstream e2e_node mount_rro_linux_test.go checks a tmpfs below an
+	// emptyDir; these put it in the volume's storage and probe both sides.
+	rro := func(mode *corev1.RecursiveReadOnlyMode, lacks bool, name, desc string) *framework.Case {
+		pod := mountedAs(flexPod(false, nil, true), map[string]bool{flexVolumeName: true}, false)
+		pod.Spec.Containers[0].VolumeMounts[0].RecursiveReadOnly = mode
+		c := readOnlyCase(name, "[mounts.recursive-read-only] "+desc, pod,
+			readOnlyProbe(flexVolumeName, "root creates new at the top", asRoot, framework.OpCreate, "new"),
+			readOnlyProbe(flexVolumeName, "root creates mnt/new in the submount", asRoot, framework.OpCreate, "mnt/new"),
+			readOnlyProbe(flexVolumeName, "uid 1003 makes dir mnt/d in the 0777 submount", asOther, framework.OpMkdir, "mnt/d"),
+			readOnlyProbe(flexVolumeName, "the owner writes mnt/g", owner, framework.OpWrite, "mnt/g"),
+			readOnlyProbe(flexVolumeName, "the owner chmods mnt/g", owner, framework.OpChmod, "mnt/g"),
+			readOnlyProbe(flexVolumeName, "the owner renames mnt/g within the submount", owner, framework.OpRename, "mnt/g"),
+			readOnlyProbe(flexVolumeName, "uid 1003 lists mnt", asOther, framework.OpList, "mnt"),
+		)
+		c.Storage = map[string][]framework.File{flexVolumeName: subStorage}
+		if lacks {
+			c.RuntimeLacks = []framework.RuntimeFeature{framework.RuntimeRecursiveReadOnlyMounts}
+		}
+		return c
+	}
+	enabled, ifPossible, disabled := ptr(corev1.RecursiveReadOnlyEnabled), ptr(corev1.RecursiveReadOnlyIfPossible), ptr(corev1.RecursiveReadOnlyDisabled)
+	cases = append(cases,
+		rro(ifPossible, false, "recursiveReadOnly IfPossible on a runtime that can: status Enabled, the tmpfs below is read-only too",
+			"resolveRecursiveReadOnly: IfPossible is recursive when the default handler reports recursive_read_only_mounts; runc sets MOUNT_ATTR_RDONLY with AT_RECURSIVE: every change below mnt is EROFS as at the top."),
+		rro(enabled, false, "recursiveReadOnly Enabled on a runtime that can: status Enabled, the tmpfs below is read-only too",
+			"Enabled asks for it outright; the runtime can, so the same as IfPossible."),
+		rro(disabled, false, "recursiveReadOnly Disabled: status Disabled, the tmpfs below stays writable",
+			"Disabled is the plain readOnly bind (the top only), status Disabled."),
+		rro(ifPossible, true, "recursiveReadOnly IfPossible on a runtime that cannot: status Disabled, the tmpfs below stays writable",
+			"the runtime reports no recursive_read_only_mounts (containerd 1.6): IfPossible falls back to the plain readOnly bind and the status says Disabled."),
+		rro(enabled, true, "recursiveReadOnly Enabled on a runtime that cannot: the kubelet refuses the container (CreateContainerConfigError)",
+			"makeMounts: \"failed to resolve recursive read-only mode: volume \\\"data\\\" requested recursive read-only mode, but it is not supported by the runtime\"; the volume is set up, no container runs, no probe (upstream e2e_node's \"should reject\" case on an unsupported runtime)."),
+	)
+	secretRRO := podOf(awVolumes(awTypes[0])...)
+	mountedAs(secretRRO, map[string]bool{"secret": true}, false)
+	secretRRO.Spec.Containers[0].VolumeMounts[0].RecursiveReadOnly = ifPossible
+	sc := readOnlyCase("a secret mounted readOnly with recursiveReadOnly IfPossible: status Enabled, no change",
+		"[mounts.recursive-read-only] [probes.read-only] a secret has no mounts below it; the status still says Enabled where the runtime can (upstream table C11).",
+		secretRRO,
+		readOnlyProbe("secret", "root writes username", asRoot, framework.OpWrite, "username"),
+		readOnlyProbe("secret", "root reads username", asRoot, framework.OpRead, "username"),
+	)
+	sc.Sources = awSources()
+	cases = append(cases, sc)
+
 	// An emptyDir on every medium mounted readOnly: nothing can be made in it.
 	for _, m := range media {
 		cases = append(cases, readOnlyCase(fmt.Sprintf("an emptyDir on %s mounted readOnly: nothing can be made in it", m.phrase),

@@ -72,6 +72,14 @@ type probePod struct {
 	// sandbox is the kubelet's FailedCreatePodSandBox text (after "Failed to create pod
 	// sandbox: "): the volumes are set up, no container runs (docs/spec.md [userns.runtime]).
 	sandbox string
+	// mayRefuse: a mount of the pod asks for recursiveReadOnly Enabled, which the kubelet
+	// refuses on a runtime that cannot (its volumes then read by the disk-view pod).
+	mayRefuse bool
+	// containerError is the kubelet's CreateContainerConfigError message for the probe container
+	// (docs/spec.md [mounts.recursive-read-only]).
+	containerError string
+	// rro is the probe container's status.volumeMounts[].recursiveReadOnly by unique volume name.
+	rro map[string]string
 }
 
 // observeAdmitted observes admitted cases together (the node half's ObserveBatch): set-up and

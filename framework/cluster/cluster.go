@@ -156,6 +156,9 @@ type Target struct {
 	// userNamespaces: the node's default runtime handler runs pods in user namespaces, volumes
 	// idmapped (Node.status.runtimeHandlers[""].features.userNamespaces; userns.go).
 	userNamespaces bool
+	// recursiveReadOnly: the default runtime handler makes recursive read-only mounts
+	// (...features.recursiveReadOnlyMounts; docs/spec.md [mounts.recursive-read-only]).
+	recursiveReadOnly bool
 	// ranges are the user namespaces of this target's running probe pods (userns.go).
 	ranges liveRanges
 	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
@@ -271,6 +274,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	t.kubeletVersion = node.Status.NodeInfo.KubeletVersion
 	t.release = framework.MinorRelease(t.kubeletVersion)
 	t.userNamespaces = defaultHandlerUserNamespaces(node)
+	t.recursiveReadOnly = defaultHandlerRecursiveReadOnly(node)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -442,6 +446,11 @@ func (t *Target) Info() framework.TargetInfo {
 		d["runtime.userNamespaces"] = "claimed (status.runtimeHandlers): the user-namespace cases run and check it"
 	} else {
 		d["runtime.userNamespaces"] = "not claimed: the runtime-without-user-namespaces cases run and check the kubelet's refusal"
+	}
+	if t.recursiveReadOnly {
+		d["runtime.recursiveReadOnlyMounts"] = "claimed (status.runtimeHandlers): the recursive-read-only cases run and check it"
+	} else {
+		d["runtime.recursiveReadOnlyMounts"] = "not claimed: the runtime-without-recursive-read-only cases run and check the kubelet's fallback and refusal"
 	}
 	if t.opts.NodesLeftOut != "" {
 		d["nodesLeftOut"] = t.opts.NodesLeftOut

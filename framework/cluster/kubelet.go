@@ -74,5 +74,10 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	} else {
 		met = append(met, needs.RuntimeWithoutUserNamespaces)
 	}
+	if t.recursiveReadOnly {
+		met = append(met, needs.RecursiveReadOnly)
+	} else {
+		met = append(met, needs.RuntimeWithoutRecursiveReadOnly)
+	}
 	return settable(c, t.opts.InstallFlexDriver, met...)
 }

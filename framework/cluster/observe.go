@@ -87,13 +87,16 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 			} else {
 				vo.Paths = paths[bv.unique]
 			}
+			vo.RecursiveReadOnly = p.rro[bv.unique]
 			r.obs.Volumes = append(r.obs.Volumes, vo)
 		}
 		if answer != nil {
 			r.obs.UserNamespace = answer.UserNamespace
 		}
 		r.obs.SandboxError = p.sandbox
-		if answer != nil {
+		r.obs.ContainerError = r.originalVolumes(p.containerError)
+		// No container ran (the sandbox or the container refused): no probe answered.
+		if answer != nil && p.sandbox == "" && p.containerError == "" {
 			n := len(r.probes)
 			for i, res := range results[:n] {
 				res.Name = r.c.Probes[i].Name

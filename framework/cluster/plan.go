@@ -19,9 +19,11 @@ import (
 // pod-level security context, hostPath cases apart (hostPathGroup); "" when it needs a pod of its
 // own: a case with steps (a kubelet restart disturbs every volume of its pod), a projection of a
 // key its source lacks (missingKey), mounts nested below an AtomicWriter volume (its mirrored
-// containers, mirrorNested), or every case when the target runs one pod per case.
+// containers, mirrorNested), a mount asking for recursiveReadOnly Enabled (a runtime that cannot
+// fails the whole container: docs/spec.md [mounts.recursive-read-only]), or every case when the
+// target runs one pod per case.
 func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, error) {
-	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) {
+	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) || asksRROEnabled(pod) {
 		return "", nil
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
@@ -207,7 +209,10 @@ func (p *probePod) add(r *caseRun, ns string) error {
 		// [probes.read-only]): its readOnly; the kubelet adds its own (mustMountRO).
 		m, _ := framework.ProbeMount(r.pod, r.pod.Spec.Volumes[vi].Name)
 		p.pod.Spec.Containers[0].VolumeMounts = append(p.pod.Spec.Containers[0].VolumeMounts,
-			corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u, ReadOnly: m.ReadOnly})
+			corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u, ReadOnly: m.ReadOnly, RecursiveReadOnly: m.RecursiveReadOnly})
+		if m.RecursiveReadOnly != nil && *m.RecursiveReadOnly == corev1.RecursiveReadOnlyEnabled {
+			p.mayRefuse = true
+		}
 	}
 	for _, pr := range r.c.Probes {
 		pr.Volume = names[pr.Volume]
@@ -298,6 +303,16 @@ func missingKey(c *framework.Case, pod *corev1.Pod) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// asksRROEnabled: a probe mount of pod (framework.ProbeMount) sets recursiveReadOnly Enabled.
+func asksRROEnabled(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if m, ok := framework.ProbeMount(pod, v.Name); ok && m.RecursiveReadOnly != nil && *m.RecursiveReadOnly == corev1.RecursiveReadOnlyEnabled {
+			return true
 		}
 	}
 	return false

@@ -129,6 +129,34 @@ func (t *Target) getPod(ctx context.Context, ns, name string) (*corev1.Pod, erro
 }
 
 // containerFailure reports a container that cannot start for a reason no wait will fix.
+// configRefused says whether the kubelet refused to create p's probe container
+// (CreateContainerConfigError), with its message.
+func configRefused(p *corev1.Pod) (string, bool) {
+	for _, s := range p.Status.ContainerStatuses {
+		if w := s.State.Waiting; w != nil && s.Name == "probe" && w.Reason == "CreateContainerConfigError" {
+			return w.Message, true
+		}
+	}
+	return "", false
+}
+
+// mountStatuses is the probe container's status.volumeMounts[].recursiveReadOnly by volume
+// name ("" for none).
+func mountStatuses(p *corev1.Pod) map[string]string {
+	out := map[string]string{}
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name != "probe" {
+			continue
+		}
+		for _, m := range s.VolumeMounts {
+			if m.RecursiveReadOnly != nil {
+				out[m.Name] = string(*m.RecursiveReadOnly)
+			}
+		}
+	}
+	return out
+}
+
 func containerFailure(p *corev1.Pod) error {
 	for _, s := range p.Status.ContainerStatuses {
 		if w := s.State.Waiting; w != nil {
@@ -191,6 +219,12 @@ func (t *Target) startPod(ctx context.Context, p *probePod) error {
 		if err != nil {
 			return false, err
 		}
+		p.rro = mountStatuses(pod)
+		if msg, refused := configRefused(pod); refused && p.mayRefuse {
+			// docs/spec.md [mounts.recursive-read-only]: the kubelet refused the container.
+			p.containerError = msg
+			return true, nil
+		}
 		if err := containerFailure(pod); err != nil {
 			return false, err
 		}
@@ -233,7 +267,7 @@ func (t *Target) finishPod(ctx context.Context, p *probePod) error {
 		if answer, err = t.observePod(ctx, p); err != nil {
 			return err
 		}
-	case p.sandbox != "":
+	case p.sandbox != "" || p.containerError != "":
 		// The volumes as the kubelet set them up, read by the batch's disk-view pod.
 		answer = &framework.Observation{}
 		for _, v := range p.vols {

@@ -79,3 +79,12 @@ func (t *Target) createSources(ctx context.Context, ns string, runs []*caseRun) 
 	}
 	return nil
 }
+
+// originalVolumes gives text (a kubelet message naming a probe pod's volume as "c1-v0") the
+// case's own volume names.
+func (r *caseRun) originalVolumes(text string) string {
+	for _, bv := range r.vols {
+		text = strings.ReplaceAll(text, strconv.Quote(bv.unique), strconv.Quote(r.pod.Spec.Volumes[bv.index].Name))
+	}
+	return text
+}

@@ -41,12 +41,23 @@ func defaultHandlerUserNamespaces(n *corev1.Node) bool {
 	return false
 }
 
+// defaultHandlerRecursiveReadOnly says whether node n's default runtime handler makes
+// recursive read-only mounts (status.runtimeHandlers[""].features.recursiveReadOnlyMounts).
+func defaultHandlerRecursiveReadOnly(n *corev1.Node) bool {
+	for _, h := range n.Status.RuntimeHandlers {
+		if h.Name == "" && h.Features != nil && h.Features.RecursiveReadOnlyMounts != nil {
+			return *h.Features.RecursiveReadOnlyMounts
+		}
+	}
+	return false
+}
+
 // createDiskPod makes the batch's disk-view pod (prefix-disk in ns) when a pod of pods runs in a
 // user namespace, and records it for diskView.
 func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*probePod) error {
 	need := false
 	for _, p := range pods {
-		need = need || p.userNamespace
+		need = need || p.userNamespace || p.mayRefuse
 	}
 	if !need {
 		return nil

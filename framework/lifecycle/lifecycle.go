@@ -18,6 +18,7 @@ import (
 	"slices"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
@@ -227,6 +228,12 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		return failed(err)
 	}
 	vols := Observations(a.Pod, set)
+	// docs/spec.md [mounts.recursive-read-only]: the kubelet's container status of each
+	// readOnly mount (the harness plays the kubelet's makeMounts and the runtime).
+	rro := !c.Lacks(framework.RuntimeRecursiveReadOnlyMounts)
+	for i := range vols {
+		vols[i].RecursiveReadOnly = framework.RecursiveReadOnlyStatus(a.Pod, vols[i].Name, rro)
+	}
 	roots := map[string]string{}
 	for i, v := range a.Pod.Spec.Volumes {
 		if vols[i].SetUp != framework.SetUpOK {
@@ -251,10 +258,14 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		}
 		r.UserNamespace = framework.UserNamespaceOf(ranges)
 	}
+	if e := framework.ContainerConfigError(a.Pod, rro); e != "" {
+		r.ContainerError = e // no container: no probe
+		return r
+	}
 	if len(c.Probes) == 0 {
 		return r
 	}
-	if err := readOnlyMounts(a.Pod, p, vols, roots, ns != nil); err != nil {
+	if err := readOnlyMounts(a.Pod, p, vols, roots, ns != nil, rro); err != nil {
 		return failed(err)
 	}
 	if pr, ok := p.(Prober); ok {
@@ -348,7 +359,7 @@ func podView(ctx context.Context, pod *corev1.Pod, p Pod, vols []framework.Volum
 // idmapped already) made read-only with MS_REMOUNT|MS_BIND|MS_RDONLY, as runc mounts a
 // readOnly volume: the top mount only, mounts below it keep their flags. roots become the
 // read-only mounts the probes use.
-func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, roots map[string]string, idmapped bool) error {
+func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, roots map[string]string, idmapped, rro bool) error {
 	for i, v := range pod.Spec.Volumes {
 		src, ok := roots[v.Name]
 		if !ok || !framework.ReadOnlyMount(pod, v) {
@@ -370,6 +381,14 @@ func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, 
 		}
 		if err := syscall.Mount("", dst, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
 			return fmt.Errorf("volume %q, read-only in the pod: remount %s read-only: %w", v.Name, dst, err)
+		}
+		m, _ := framework.ProbeMount(pod, v.Name)
+		if recursive, _ := framework.RecursiveReadOnly(m, rro); recursive {
+			// docs/spec.md [mounts.recursive-read-only]: runc's rro, every mount below too.
+			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+			if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &attr); err != nil {
+				return fmt.Errorf("volume %q, recursive read-only in the pod: mount_setattr %s: %w", v.Name, dst, err)
+			}
 		}
 		roots[v.Name] = dst
 	}

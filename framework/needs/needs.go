@@ -29,6 +29,10 @@ const (
 	UserNamespaceKept   = "user-namespace-restart"
 	// RuntimeWithoutUserNamespaces: the case needs a node whose runtime lacks them.
 	RuntimeWithoutUserNamespaces = "runtime-without-user-namespaces"
+	// RecursiveReadOnly: a probe mount asks for recursiveReadOnly of a runtime that can.
+	RecursiveReadOnly = "recursive-read-only"
+	// RuntimeWithoutRecursiveReadOnly: the case needs a node whose runtime cannot.
+	RuntimeWithoutRecursiveReadOnly = "runtime-without-recursive-read-only"
 )
 
 // Need is one thing a case needs beyond a stock v1.37 cluster.
@@ -90,6 +94,18 @@ var table = []struct {
 	{RuntimeWithoutUserNamespaces, true, func(c *framework.Case) string {
 		if c.Lacks(framework.RuntimeUserNamespaces) && c.Pod != nil && !c.AdmissionOnly {
 			return "a node whose runtime does not support user namespaces (its default handler reports no userNamespaces: containerd 1.6, kind's --runtime debian)"
+		}
+		return ""
+	}},
+	{RecursiveReadOnly, true, func(c *framework.Case) string {
+		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeRecursiveReadOnlyMounts) && asksRecursiveReadOnly(c.Pod) {
+			return "a recursiveReadOnly mount needs a runtime that makes a bind read-only all the way down (CRI recursive_read_only_mounts: containerd >= 2.0, runc >= 1.1, Linux >= 5.12; Docker 20.10 has none)"
+		}
+		return ""
+	}},
+	{RuntimeWithoutRecursiveReadOnly, true, func(c *framework.Case) string {
+		if c.Lacks(framework.RuntimeRecursiveReadOnlyMounts) && c.Pod != nil && !c.AdmissionOnly {
+			return "a node whose runtime cannot make recursive read-only mounts (its default handler reports no recursiveReadOnlyMounts: containerd 1.6, kind's --runtime debian)"
 		}
 		return ""
 	}},
@@ -179,6 +195,17 @@ func HasTokenProjection(pod *corev1.Pod) bool {
 			if src.ServiceAccountToken != nil {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// asksRecursiveReadOnly: a probe mount of pod (framework.ProbeMount) sets recursiveReadOnly
+// Enabled or IfPossible.
+func asksRecursiveReadOnly(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if m, ok := framework.ProbeMount(pod, v.Name); ok && m.ReadOnly && m.RecursiveReadOnly != nil && *m.RecursiveReadOnly != corev1.RecursiveReadOnlyDisabled {
+			return true
 		}
 	}
 	return false

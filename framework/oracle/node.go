@@ -27,6 +27,8 @@ type kubelet struct {
 	vols     []*volume
 	// userns: the pod runs in a user namespace of its own (hostUsers: false).
 	userns bool
+	// rro: the runtime can make recursive read-only mounts (the case does not say it lacks them).
+	rro bool
 	// setups counts the SetUps of every volume done so far (0 during the first).
 	setups int
 	// tr records the rules applied (Explain); nil for Expect.

@@ -63,6 +63,14 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 		k.step(s)
 	}
 	obs.Volumes = k.snapshot()
+	// docs/spec.md [mounts.recursive-read-only]: the container status's view of each readOnly
+	// mount, and the container the kubelet refuses to create.
+	rro := !c.Lacks(framework.RuntimeRecursiveReadOnlyMounts)
+	for i := range obs.Volumes {
+		obs.Volumes[i].RecursiveReadOnly = framework.RecursiveReadOnlyStatus(k.pod, obs.Volumes[i].Name, rro)
+	}
+	k.rro = rro
+	k.traceRRO()
 	if c.SandboxFails() {
 		// docs/spec.md [userns.runtime]: the volumes are set up, then the sandbox fails.
 		obs.SandboxError = k.sandboxError()
@@ -70,6 +78,11 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 		return obs
 	}
 	obs.UserNamespace = k.userNamespace(c)
+	if e := framework.ContainerConfigError(k.pod, rro); e != "" {
+		obs.ContainerError = e
+		obs.Normalize()
+		return obs
+	}
 	obs.Probes = k.runProbes(c.Probes)
 	if k.userns {
 		k.made(c.Probes, obs.Probes)

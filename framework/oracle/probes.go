@@ -40,6 +40,10 @@ func (k *kubelet) probe(p framework.Probe) string {
 	}
 	u := k.prober(p.As)
 	ro := roMounts{top: framework.ReadOnlyMount(k.pod, *v.spec)}
+	if m, ok := framework.ProbeMount(k.pod, p.Volume); ok {
+		// docs/spec.md [mounts.recursive-read-only]: recursive makes the mounts below read-only.
+		ro.sub, _ = framework.RecursiveReadOnly(m, k.rro)
+	}
 	// framework/probe within: paths are relative to the volume and never leave it.
 	rel := path.Clean(p.Path)
 	if path.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -501,4 +505,27 @@ func (k *kubelet) traceSize(ed *corev1.EmptyDirVolumeSource, outcome string) {
 		return
 	}
 	k.tr.hit(rule.EmptyDirSize, cond(rule.Medium, mediumOf(ed.Medium)), cond(rule.Outcome, outcome))
+}
+
+// traceRRO records [mounts.recursive-read-only] for each volume mounted readOnly by its probe
+// container: its recursiveReadOnly, the runtime's support and the status (or the error).
+func (k *kubelet) traceRRO() {
+	if k.tr == nil {
+		return
+	}
+	for _, v := range k.pod.Spec.Volumes {
+		m, ok := framework.ProbeMount(k.pod, v.Name)
+		if !ok || !m.ReadOnly {
+			continue
+		}
+		mode := "unset"
+		if m.RecursiveReadOnly != nil {
+			mode = string(*m.RecursiveReadOnly)
+		}
+		status := framework.RecursiveReadOnlyStatus(k.pod, v.Name, k.rro)
+		if _, err := framework.RecursiveReadOnly(m, k.rro); err != nil {
+			status = "error"
+		}
+		k.tr.hit(rule.MountRRO, cond(rule.RRO, mode), cond(rule.RuntimeRRO, setOr(k.rro, "supports", "lacks")), cond(rule.Status, status))
+	}
 }

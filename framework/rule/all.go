@@ -66,6 +66,7 @@ const (
 	ProbeProtectedLinks ID = "probes.protected-symlinks"
 	ProbeAttributes     ID = "probes.attributes"
 	ProbeReadOnly       ID = "probes.read-only"
+	MountRRO            ID = "mounts.recursive-read-only"
 	UsernsIDMap         ID = "userns.idmap"
 	UsernsRoot          ID = "userns.root"
 	UsernsRange         ID = "userns.range"
@@ -115,7 +116,7 @@ var All = []Rule{
 	{ValidPropagation, "Admission: volume mounts", "mountPropagation is None, HostToContainer or Bidirectional, Bidirectional only in a privileged container; the error's path has no mount index",
 		[]Need{{Dim: Propagation}, {Dim: Outcome}}},
 	{ValidRRO, "Admission: volume mounts", "recursiveReadOnly Enabled and IfPossible need readOnly and a mountPropagation of None or none; Disabled always passes; any other value is NotSupported",
-		[]Need{{Dim: RRO}, {Dim: Outcome}}},
+		[]Need{{Dim: RRO, Only: []string{"Disabled", "Enabled", "IfPossible", "unknown"}}, {Dim: Outcome}}},
 	{ValidHostUsers, "Admission: user namespaces (KEP-127)", "hostUsers false forbids hostNetwork (unless the old pod had both), hostPID, hostIPC and every container's volumeDevices (unless the old pod had both); hostUsers true or unset checks nothing; every volume type is allowed",
 		[]Need{{Dim: HostUsers}, {Dim: HostField}, {Dim: Outcome}, {Dim: Old}, {Dim: Type}}},
 	{ValidProcMount, "Admission: user namespaces (KEP-127)", "a container's procMount Unmasked needs hostUsers false",
@@ -212,6 +213,8 @@ var All = []Rule{
 		[]Need{{Dim: Op, Only: []string{"chmod", "chown"}}, {Dim: Class}, {Dim: Outcome}}},
 	{ProbeReadOnly, "Probes", "a read-only mount (the volumeMount's readOnly, or a secret/configMap/downwardAPI/projected volume, a flexVolume with readOnly): every change is EROFS, after the lookup, an existing name (EEXIST) and, opening a file for writing, DAC",
 		[]Need{{Dim: Op, Only: []string{"create", "write", "delete", "rename", "mkdir", "fill", "chmod", "chown"}}, {Dim: ReadOnlyFrom}}},
+	{MountRRO, "Probes", "recursiveReadOnly on a readOnly mount: IfPossible is recursive when the runtime can, Enabled must be (else the container is refused: CreateContainerConfigError); recursive makes the mounts below EROFS too; the container status says Enabled or Disabled",
+		[]Need{{Dim: RRO, Only: []string{"Disabled", "Enabled", "IfPossible", "unset"}}, {Dim: RuntimeRRO}, {Dim: Status}}},
 	{ProbeNewEntry, "Probes", "new entries: owner the prober, group the parent's when it is setgid (dirs inherit setgid)",
 		[]Need{{Dim: Op, Only: []string{"create", "mkdir"}}, {Dim: Entry, Only: []string{"dir", "setgid"}}}},
 

@@ -92,6 +92,10 @@ const (
 	// ReadOnlyFrom is what made a probe's mount read-only: the volumeMount's readOnly, or the
 	// volume's type (makeMounts' mustMountRO).
 	ReadOnlyFrom Dim = "read-only-from"
+	// RuntimeRRO is whether the node's runtime can make recursive read-only mounts.
+	RuntimeRRO Dim = "runtime-rro"
+	// Status is a container status value (a mount's recursiveReadOnly, or "error").
+	Status Dim = "status"
 )
 
 // Values lists every value of each dimension, in report order.
@@ -127,8 +131,10 @@ var Values = map[Dim][]string{
 	HostField:       {"hostNetwork", "hostPID", "hostIPC", "volumeDevices", "none"},
 	Container:       {"container", "initContainer"},
 	Propagation:     {"None", "HostToContainer", "Bidirectional", "unknown"},
-	RRO:             {"Disabled", "Enabled", "IfPossible", "unknown"},
+	RRO:             {"Disabled", "Enabled", "IfPossible", "unknown", "unset"},
 	ReadOnlyFrom:    {"volumeMount", "secret", "configMap", "downwardAPI", "projected", "flexVolume"},
+	RuntimeRRO:      {"supports", "lacks"},
+	Status:          {"Enabled", "Disabled", "error"},
 }
 
 // Cond is one condition a rule was applied under.

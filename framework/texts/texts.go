@@ -21,6 +21,7 @@ const (
 	AdmissionWarning Where = "admission.warnings"
 	SetUpError       Where = "volumes[].setUp"
 	SandboxError     Where = "sandboxError"
+	ContainerError   Where = "containerError"
 )
 
 // wheres in report order, with who produces each text and how it is compared.
@@ -32,6 +33,7 @@ var wheres = []struct {
 	{AdmissionWarning, "the apiserver's warnings on an allowed create (an unknown field it dropped)"},
 	{SetUpError, "the kubelet's error for a volume it could not set up (the FailedMount event's text after `MountVolume.SetUp failed for volume \"NAME\" : `, volume names the case's)"},
 	{SandboxError, "the kubelet's FailedCreatePodSandBox text after `Failed to create pod sandbox: `"},
+	{ContainerError, "the kubelet's message for a container it refused to create (status Waiting, reason CreateContainerConfigError)"},
 }
 
 // Text is one text, with how many cases of the catalogue expect it and the first of them.
@@ -72,6 +74,9 @@ func Collect(cases []*framework.Case) []Text {
 		}
 		if obs.SandboxError != "" {
 			add(SandboxError, obs.SandboxError, c.Name)
+		}
+		if obs.ContainerError != "" {
+			add(ContainerError, obs.ContainerError, c.Name)
 		}
 	}
 	var out []Text

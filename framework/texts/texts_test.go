@@ -45,7 +45,7 @@ func TestEveryWhereHasTexts(t *testing.T) {
 			t.Errorf("%s: %q has no case", x.Where, x.Text)
 		}
 	}
-	for _, w := range []texts.Where{texts.AdmissionError, texts.AdmissionWarning, texts.SetUpError, texts.SandboxError} {
+	for _, w := range []texts.Where{texts.AdmissionError, texts.AdmissionWarning, texts.SetUpError, texts.SandboxError, texts.ContainerError} {
 		if len(by[w]) == 0 {
 			t.Errorf("no %s text in the catalogue", w)
 		}

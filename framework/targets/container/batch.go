@@ -295,6 +295,11 @@ func (n *node) setUpHost(ctx context.Context, nc framework.NodeCase, prefix stri
 	}
 	mounts := volumeMounts(res.Pod)
 	p.obs.Volumes = lifecycle.Observations(res.Pod, set)
+	// docs/spec.md [mounts.recursive-read-only]: the kubelet's status of each readOnly mount
+	// (recursive never: SupportsNode leaves such cases out).
+	for i := range p.obs.Volumes {
+		p.obs.Volumes[i].RecursiveReadOnly = framework.RecursiveReadOnlyStatus(res.Pod, p.obs.Volumes[i].Name, !c.Lacks(framework.RuntimeRecursiveReadOnlyMounts))
+	}
 	for _, v := range res.Pod.Spec.Volumes {
 		if set[v.Name].Err != "" {
 			continue

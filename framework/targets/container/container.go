@@ -31,6 +31,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/hostfix"
+	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/hostfeature"
@@ -164,6 +165,14 @@ func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 	}
 	if why := readOnlyWrite(c, a.Pod); why != "" {
 		return false, why
+	}
+	for _, n := range needs.Of(c) {
+		if n.Label == needs.RecursiveReadOnly {
+			return false, "recursiveReadOnly: Docker 20.10 has no recursive read-only bind mount (bind-recursive=readonly came with Docker 25)"
+		}
+	}
+	if e := framework.ContainerConfigError(a.Pod, !c.Lacks(framework.RuntimeRecursiveReadOnlyMounts)); e != "" {
+		return false, "the kubelet refuses the pod's container (" + e + "): the container target runs probe containers of its own, not the pod's"
 	}
 	if _, err := n.engine(context.Background()); err != nil {
 		why := err.Error()
