@@ -25,14 +25,15 @@ import (
 // cluster run --in-cluster` (the runner image built and loaded into the node) returns while the
 // Job runs the hostPath area in the cluster; `volperm cluster retrieve`, a separate invocation
 // with a client of its own, waits for it, fetches the reports and removes the run; nothing of
-// the run is left in the cluster. Needs root and Docker; set VOLPERM_INCLUSTER_E2E=1.
+// the run is left in the cluster. Then hydrophone runs the runner image on the same cluster
+// (hydrophoneRun). Needs root and Docker; set VOLPERM_INCLUSTER_E2E=1.
 func TestInClusterRun(t *testing.T) {
 	if os.Getenv("VOLPERM_INCLUSTER_E2E") != "1" {
 		t.Skip("set VOLPERM_INCLUSTER_E2E=1 to create a kind cluster (needs root and Docker)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	target, _ := hostPathCluster(t, ctx, kind.Options{})
+	target, _ := hostPathCluster(t, ctx, kind.Options{NameTag: "incluster"})
 	kubeconfig, name := target.Kubeconfig(), target.ClusterName()
 
 	start := time.Now()
@@ -111,6 +112,9 @@ func TestInClusterRun(t *testing.T) {
 	if code, _, errOut := runMain("cluster", "retrieve", "--kubeconfig", kubeconfig, "--report-dir", t.TempDir()); code == exitOK || !strings.Contains(errOut, "no in-cluster run") {
 		t.Errorf("retrieve with no run: exit %d, %q", code, errOut)
 	}
+	// The same runner image under hydrophone, on the same cluster (issue 34: one cluster, two
+	// stages).
+	hydrophoneRun(t, ctx, kubeconfig, name, client)
 }
 
 // hostPathCluster makes the kind cluster of opts (its images built or found in the cache), from

@@ -3,10 +3,12 @@ package main
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
@@ -34,6 +37,10 @@ const (
 	envFocus              = "E2E_FOCUS"
 	envSkip               = "E2E_SKIP"
 	envParallel           = "E2E_PARALLEL"
+	// envExtraArgs are the e2e.test flags hydrophone's --extra-args passes; the runner takes
+	// --host=URL, e2e.test's apiserver (a cluster without kube-proxy cannot reach the kubernetes
+	// Service's cluster IP).
+	envExtraArgs = "E2E_EXTRA_ARGS"
 	// runnerLog, runnerJUnit, runnerTarball and runnerDone are the files of the contract:
 	// hydrophone copies e2e.log and junit_01.xml back; Sonobuoy's worker waits for done, which
 	// names the tarball of every result file (result-format junit reads its *.xml files).
@@ -57,6 +64,7 @@ func init() {
 		framework.EnvVar{Name: envSonobuoyResultsDir, Owner: "runner", Meaning: "Sonobuoy's results dir, used when " + envResultsDir + " is empty"},
 		framework.EnvVar{Name: envFocus, Owner: "runner", Meaning: "--focus of the run; `\\[Conformance\\]` (the conformance image's default) selects the conformance profile"},
 		framework.EnvVar{Name: envSkip, Owner: "runner", Meaning: "--skip of the run"},
+		framework.EnvVar{Name: envExtraArgs, Owner: "runner", Meaning: "e2e.test arguments (hydrophone --extra-args): --host=https://HOST:PORT, the apiserver to reach (a cluster without kube-proxy); nothing else"},
 		framework.EnvVar{Name: envParallel, Owner: "runner", Meaning: "probe pods started at once on the cluster target: a number, or y/true for the target's default; n/false runs them one after another"},
 	)
 }
@@ -120,15 +128,6 @@ func runRunner(s streams, f *runFlags) int {
 		}
 		f.focus, f.labelFilter = "", filter
 	}
-	if v := os.Getenv(envParallel); v != "" {
-		n, err := parallelPods(v)
-		if err != nil {
-			return fail(s, "runner", usagef("%s=%q: %v", envParallel, v, err))
-		}
-		if n > 0 {
-			f.targetOpts.opts.Flags[cluster.FlagParallel] = strconv.Itoa(n)
-		}
-	}
 	log, err := os.Create(filepath.Join(dir, runnerLog))
 	if err != nil {
 		return fail(s, "runner", err)
@@ -136,7 +135,12 @@ func runRunner(s streams, f *runFlags) int {
 	defer log.Close()
 	start := time.Now()
 	code, teeErr := teeOutput(log, func() int {
-		code := runRun(s, f)
+		// What the environment asks is checked inside the log: a runner such as hydrophone
+		// waits for e2e.log's last lines and a JUnit, also when the run cannot start.
+		code := runnerEnv(s, f)
+		if code == exitOK {
+			code = runRun(s, f)
+		}
 		result := "Passed"
 		if code != exitOK {
 			result = "Failed"
@@ -155,6 +159,36 @@ func runRunner(s streams, f *runFlags) int {
 		return max(code, exitFailed)
 	}
 	return code
+}
+
+// runnerEnv applies E2E_EXTRA_ARGS and E2E_PARALLEL to f, and gives the cluster target its
+// probe image when no flag did: the runner's own image (ownImage).
+func runnerEnv(s streams, f *runFlags) int {
+	extra, err := extraArgs(os.Getenv(envExtraArgs))
+	if err != nil {
+		return fail(s, "runner", usagef("%s: %v", envExtraArgs, err))
+	}
+	if f.target == cluster.Name && f.targetOpts.opts.Flags[cluster.FlagProbeImage] == "" {
+		// Under hydrophone no flag reaches the runner: its probe pods run its own image
+		// (the runner image holds /volperm-probe).
+		img := extra.probeImage
+		if img == "" {
+			if img, err = ownImage(); err != nil {
+				return fail(s, "runner", fmt.Errorf("no --probe-image: %w; pass it as %s=--volperm-probe-image=IMAGE", err, envExtraArgs))
+			}
+		}
+		f.targetOpts.opts.Flags[cluster.FlagProbeImage] = img
+	}
+	if v := os.Getenv(envParallel); v != "" {
+		n, err := parallelPods(v)
+		if err != nil {
+			return fail(s, "runner", usagef("%s=%q: %v", envParallel, v, err))
+		}
+		if n > 0 {
+			f.targetOpts.opts.Flags[cluster.FlagParallel] = strconv.Itoa(n)
+		}
+	}
+	return exitOK
 }
 
 // resultsDir is RESULTS_DIR, else SONOBUOY_RESULTS_DIR, else /tmp/results, absolute.
@@ -289,6 +323,15 @@ func finishResults(dir string, needJUnit bool) error {
 		}
 	case needJUnit || !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("no JUnit report was written: %w", err)
+	default:
+		// The run did not start (its reason is in e2e.log): a JUnit of one failure, which a
+		// runner such as hydrophone fetches and reports rather than failing on its absence.
+		const notStarted = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="1" failures="1"><testsuite name="volperm" tests="1" failures="1"><testcase name="volperm runner: the run did not start" classname="volperm"><failure message="the run did not start: its reason is in e2e.log"></failure></testcase></testsuite></testsuites>
+`
+		if err := os.WriteFile(filepath.Join(dir, runnerJUnit), []byte(notStarted), 0o644); err != nil {
+			return err
+		}
 	}
 	tarball := filepath.Join(dir, runnerTarball)
 	if err := tarDir(dir, tarball); err != nil {
@@ -335,4 +378,89 @@ func tarDir(dir, tarball string) (err error) {
 		return err
 	})
 	return errors.Join(walkErr, tw.Close(), gz.Close())
+}
+
+// isVolpermImage: the image's repository is named volperm (volperm/volperm:TAG, as built, or
+// REGISTRY/PATH/volperm:TAG, retagged), not merely under a volperm/ path.
+func isVolpermImage(ref string) bool {
+	repo, _, _ := strings.Cut(ref, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return repo == "volperm" || strings.HasSuffix(repo, "/volperm")
+}
+
+// runnerExtra is what E2E_EXTRA_ARGS gave the runner.
+type runnerExtra struct{ probeImage string }
+
+// extraArgs applies E2E_EXTRA_ARGS: --host=URL points client-go's in-cluster configuration at
+// URL's host and port (KUBERNETES_SERVICE_HOST/PORT, as rest.InClusterConfig reads them),
+// e2e.test's meaning of the flag; --volperm-probe-image=IMAGE is the probe image (the flag of
+// volperm's e2e binary). Each may also be written as two words. Anything else is refused, as
+// e2e.test refuses a flag it does not know.
+func extraArgs(v string) (runnerExtra, error) {
+	var out runnerExtra
+	args := strings.Fields(v)
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(args[i], "=")
+		if !hasValue && i+1 < len(args) && (name == "--host" || name == "--volperm-probe-image") {
+			value, hasValue = args[i+1], true
+			i++
+		}
+		switch {
+		case name == "--host" && hasValue:
+			u, err := url.Parse(value)
+			if err != nil || u.Scheme != "https" || u.Hostname() == "" {
+				return out, fmt.Errorf("--host=%q: want https://HOST:PORT", value)
+			}
+			port := u.Port()
+			if port == "" {
+				port = "443"
+			}
+			os.Setenv("KUBERNETES_SERVICE_HOST", u.Hostname())
+			os.Setenv("KUBERNETES_SERVICE_PORT", port)
+		case name == "--volperm-probe-image" && hasValue && value != "":
+			out.probeImage = value
+		default:
+			return out, fmt.Errorf("unknown argument %q: the runner takes --host=URL (the apiserver) and --volperm-probe-image=IMAGE only", args[i])
+		}
+	}
+	return out, nil
+}
+
+// ownImage is the image of the runner's own container, found through the apiserver: its pod is
+// named as its hostname in its service account's namespace; the container whose image is a
+// volperm image, or the pod's only container.
+func ownImage() (string, error) {
+	name, err := os.Hostname()
+	if err != nil {
+		return "", err
+	}
+	ns, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if err != nil {
+		return "", fmt.Errorf("not in a pod: %w", err)
+	}
+	_, client, err := cluster.Client("", "")
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pod, err := client.CoreV1().Pods(strings.TrimSpace(string(ns))).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("the runner's pod: %w", err)
+	}
+	var found []string
+	for _, c := range pod.Spec.Containers {
+		if isVolpermImage(c.Image) {
+			found = append(found, c.Image)
+		}
+	}
+	if len(found) == 0 && len(pod.Spec.Containers) == 1 {
+		found = append(found, pod.Spec.Containers[0].Image)
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("pod %s/%s: cannot tell the runner's container among %d", pod.Namespace, pod.Name, len(pod.Spec.Containers))
+	}
+	return found[0], nil
 }

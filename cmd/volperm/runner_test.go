@@ -268,3 +268,46 @@ func areasBut(skip ...string) []string {
 	}
 	return out
 }
+
+// TestRunnerExtraArgs: E2E_EXTRA_ARGS --host points the in-cluster client at the apiserver;
+// anything else is refused with what the runner takes.
+func TestRunnerExtraArgs(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "443")
+	for _, v := range []string{"--host=https://172.18.0.2:6443", "--host https://172.18.0.2:6443"} {
+		if _, err := extraArgs(v); err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if h, p := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"); h != "172.18.0.2" || p != "6443" {
+			t.Errorf("%q: host %s port %s", v, h, p)
+		}
+	}
+	if _, err := extraArgs(""); err != nil {
+		t.Errorf("empty: %v", err)
+	}
+	if e, err := extraArgs("--volperm-probe-image volperm/volperm:abc --host=https://h:1"); err != nil || e.probeImage != "volperm/volperm:abc" {
+		t.Errorf("probe image: %+v, %v", e, err)
+	}
+	for _, v := range []string{"--provider=skeleton", "--host=http://x:1", "--host", "--volperm-probe-image="} {
+		if _, err := extraArgs(v); err == nil {
+			t.Errorf("%q: accepted", v)
+		}
+	}
+}
+
+// TestIsVolpermImage: the runner finds its own container by the image's repository name.
+func TestIsVolpermImage(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"volperm/volperm:4ab483034bff":                true,
+		"registry.example.com/qa/volperm:v0.1.0":      true,
+		"localhost:5000/volperm":                      true,
+		"volperm/volperm@sha256:abcd":                 true,
+		"volperm/busybox:3d9f2889d678":                false,
+		"registry.k8s.io/conformance:v1.37.1":         false,
+		"registry.example.com/volperm/probe:abcdef12": false,
+	} {
+		if got := isVolpermImage(ref); got != want {
+			t.Errorf("isVolpermImage(%q) = %v, want %v", ref, got, want)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/volperm/volperm/framework/incluster"
+	"github.com/volperm/volperm/framework/targets/kind"
+)
+
+// hydrophoneVersion is the hydrophone release the test runs (sigs.k8s.io/hydrophone, built here
+// from the Go module proxy).
+const hydrophoneVersion = "v0.8.0"
+
+// hydrophoneRun is issue 33's hydrophone run for real, on the cluster of TestInClusterRun:
+// hydrophone, built from the module proxy, deploys volperm's runner image as its conformance
+// image (its pod: uid 65534, every capability dropped, an output container of a busybox image
+// built here from Debian's busybox-static, as no registry is reachable), with
+// --extra-args --host= the apiserver's endpoint (volperm's kind clusters have no kube-proxy);
+// it streams e2e.log, fetches e2e.log and junit_01.xml, reads the exit code and removes its
+// namespace. The run must pass, its JUnit hold the focused hostPath cases, and nothing of it
+// stay in the cluster.
+func hydrophoneRun(t *testing.T, ctx context.Context, kubeconfig, kindCluster string, client kubernetes.Interface) {
+	t.Helper()
+	bin := buildHydrophone(t, ctx)
+	runner, err := runnerImage(ctx, streams{out: io.Discard, err: os.Stderr}, "", kindCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busybox := busyboxImage(t, ctx, kindCluster)
+	host, err := incluster.APIServerEndpoint(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	const focus = `\[hostpath\] hostPath type Directory with a directory at the path `
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--conformance-image", runner, "--busybox-image", busybox,
+		"--focus", focus, "--extra-args", "--host=https://"+host, "--output-dir", out, "--startup-timeout", "3m")
+	start := time.Now()
+	logs, err := cmd.CombinedOutput()
+	t.Logf("hydrophone %s (%s, busybox %s) in %s: %v\n%s", hydrophoneVersion, runner, busybox, time.Since(start).Round(100*time.Millisecond), err, tail(string(logs)))
+	if err != nil {
+		t.Errorf("hydrophone: %v", err)
+		hydrophoneDiagnose(t, ctx, client)
+		// What hydrophone leaves when it stops early: its --cleanup removes it.
+		if out, err := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cleanup").CombinedOutput(); err != nil {
+			t.Errorf("hydrophone --cleanup: %v\n%s", err, out)
+		}
+		t.FailNow()
+	}
+	e2eLog, err := os.ReadFile(filepath.Join(out, runnerLog))
+	if err != nil || !strings.Contains(string(e2eLog), "Test Suite Passed") {
+		t.Errorf("hydrophone's %s (%v): want the runner's log ending in \"Test Suite Passed\"\n%s", runnerLog, err, tail(string(e2eLog)))
+	}
+	raw, err := os.ReadFile(filepath.Join(out, runnerJUnit))
+	if err != nil {
+		t.Fatalf("hydrophone fetched no %s: %v", runnerJUnit, err)
+	}
+	var suite struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Cases    []struct {
+			Name    string    `xml:"name,attr"`
+			Skipped *struct{} `xml:"skipped"`
+		} `xml:"testsuite>testcase"`
+	}
+	if err := xml.Unmarshal(raw, &suite); err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, c := range suite.Cases {
+		if strings.Contains(c.Name, "hostPath type Directory with a directory at the path") && c.Skipped == nil {
+			ran++
+		}
+	}
+	t.Logf("hydrophone's %s: %d test cases, %d of the focus run", runnerJUnit, len(suite.Cases), ran)
+	if ran == 0 {
+		t.Errorf("hydrophone's %s has no case of the focus run", runnerJUnit)
+	}
+	// hydrophone removes its namespace and cluster-wide RBAC at the end (Cleanup).
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := client.CoreV1().Namespaces().Get(ctx, "conformance", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("hydrophone's namespace conformance is still there: %v", err)
+			break
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// buildHydrophone installs hydrophone at hydrophoneVersion into a temporary GOBIN (the Go build
+// cache makes later builds take seconds).
+func buildHydrophone(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, "go", "install", "sigs.k8s.io/hydrophone@"+hydrophoneVersion)
+	cmd.Env = append(os.Environ(), "GOBIN="+dir)
+	cmd.Dir = dir
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install sigs.k8s.io/hydrophone@%s: %v\n%s", hydrophoneVersion, err, out)
+	}
+	t.Logf("hydrophone %s built in %s", hydrophoneVersion, time.Since(start).Round(100*time.Millisecond))
+	return filepath.Join(dir, "hydrophone")
+}
+
+// busyboxImage is the image of hydrophone's output container (`sh -c "sleep infinity"`, then
+// `cat` of the results): Debian's static busybox (installed with apt-get when missing) with sh,
+// cat and sleep, imported into Docker as volperm/busybox:<its sha256> and loaded into the nodes.
+func busyboxImage(t *testing.T, ctx context.Context, kindCluster string) string {
+	t.Helper()
+	const bb = "/bin/busybox"
+	if _, err := os.Stat(bb); err != nil {
+		out, err := exec.CommandContext(ctx, "apt-get", "install", "-y", "--no-install-recommends", "busybox-static").CombinedOutput()
+		if err != nil {
+			t.Fatalf("apt-get install busybox-static: %v\n%s", err, out)
+		}
+	}
+	bin, err := os.ReadFile(bb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("volperm/busybox:%x", sha256.Sum256(bin))[:len("volperm/busybox:")+12]
+	if exec.CommandContext(ctx, "docker", "image", "inspect", tag).Run() != nil {
+		var layer bytes.Buffer
+		w := tar.NewWriter(&layer)
+		for _, d := range []string{"bin/", "tmp/"} {
+			mode := int64(0o755)
+			if d == "tmp/" {
+				mode = 0o1777
+			}
+			if err := w.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: mode}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.WriteHeader(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(bin); err != nil {
+			t.Fatal(err)
+		}
+		for _, applet := range []string{"sh", "cat", "sleep", "tar", "ls"} {
+			if err := w.WriteHeader(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		imp := exec.CommandContext(ctx, "docker", "import", "-", tag)
+		imp.Stdin = &layer
+		if out, err := imp.CombinedOutput(); err != nil {
+			t.Fatalf("docker import %s: %v\n%s", tag, err, out)
+		}
+	}
+	if err := kind.LoadImage(ctx, kindCluster, tag, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	return tag
+}
+
+// hydrophoneDiagnose logs the conformance pod's container states and logs.
+func hydrophoneDiagnose(t *testing.T, ctx context.Context, client kubernetes.Interface) {
+	t.Helper()
+	pod, err := client.CoreV1().Pods("conformance").Get(ctx, "e2e-conformance-test", metav1.GetOptions{})
+	if err != nil {
+		t.Logf("the conformance pod: %v", err)
+		return
+	}
+	for _, st := range pod.Status.ContainerStatuses {
+		t.Logf("container %s: %+v", st.Name, st.State)
+		raw, err := client.CoreV1().Pods("conformance").GetLogs(pod.Name, &corev1.PodLogOptions{Container: st.Name}).DoRaw(ctx)
+		t.Logf("container %s log (%v):\n%s", st.Name, err, tail(string(raw)))
+	}
+}
