@@ -16,7 +16,7 @@ import (
 var updateCaseFormat = flag.Bool("update", false, "rewrite docs/case-format.md from the strict decoder's types")
 
 // TestCaseFormatDoc: docs/case-format.md is the Case file format as the strict decoder
-// (load.go decodeStrict, checkFields) accepts it: every field jsonFields gives each type
+// (load.go decodeStrict, checkFields) accepts it: every field structFields gives each type
 // reachable from a case document, with its Go doc comment, so that the doc and the decoder
 // cannot drift (issue 33). Regenerate: go test ./framework -run TestCaseFormatDoc -args -update.
 func TestCaseFormatDoc(t *testing.T) {
@@ -81,7 +81,7 @@ oracle demands of a file's cases.
 			name = "Case"
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n| field | type | meaning |\n|---|---|---|\n", name)
-		fields := docFields(t)
+		fields := structFields(t)
 		decoded, _ := jsonFields(t)
 		var names []string
 		for _, f := range fields {
@@ -91,51 +91,16 @@ oracle demands of a file's cases.
 			return "", fmt.Errorf("%s: the doc's fields %v are not the decoder's %v", name, names, decoded)
 		}
 		for _, f := range fields {
-			if comments[f.owner+"."+f.goName] == "" {
-				return "", fmt.Errorf("%s.%s (%s) has no doc comment: the Case format doc needs one", f.owner, f.goName, f.json)
+			key := f.owner.Name() + "." + f.field.Name
+			if comments[key] == "" {
+				return "", fmt.Errorf("%s (%s) has no doc comment: the Case format doc needs one", key, f.json)
 			}
-			word, next := typeWord(f.typ)
+			word, next := typeWord(f.field.Type)
 			queue = append(queue, next...)
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.json, word, strings.ReplaceAll(comments[f.owner+"."+f.goName], "|", `\|`))
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.json, word, strings.ReplaceAll(comments[key], "|", `\|`))
 		}
 	}
 	return b.String(), nil
-}
-
-type docField struct {
-	json, goName, owner string
-	typ                 reflect.Type
-}
-
-// docFields is jsonFields with the Go names kept, embedded structs flattened.
-func docFields(t reflect.Type) []docField {
-	var out []docField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				out = append(out, docFields(ft)...)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, docField{json: name, goName: f.Name, owner: t.Name(), typ: f.Type})
-	}
-	return out
 }
 
 // typeWord names t for a reader, and gives the struct types of this package it leads to.

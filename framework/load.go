@@ -272,6 +272,24 @@ func unknownField(path, key string, t reflect.Type, names []string) error {
 func jsonFields(t reflect.Type) ([]string, map[string]reflect.Type) {
 	var names []string
 	fields := map[string]reflect.Type{}
+	for _, f := range structFields(t) {
+		names = append(names, f.json)
+		fields[f.json] = f.field.Type
+	}
+	return names, fields
+}
+
+// structField is one field a JSON object of a struct type decodes: its JSON name, the Go field
+// and the struct type that declares it (an embedded struct's, inlined).
+type structField struct {
+	json  string
+	field reflect.StructField
+	owner reflect.Type
+}
+
+// structFields lists t's JSON fields in declaration order, embedded structs inlined.
+func structFields(t reflect.Type) []structField {
+	var out []structField
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -285,11 +303,7 @@ func jsonFields(t reflect.Type) ([]string, map[string]reflect.Type) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				n, m := jsonFields(ft)
-				names = append(names, n...)
-				for k, v := range m {
-					fields[k] = v
-				}
+				out = append(out, structFields(ft)...)
 				continue
 			}
 		}
@@ -299,10 +313,9 @@ func jsonFields(t reflect.Type) ([]string, map[string]reflect.Type) {
 		if name == "" {
 			name = f.Name
 		}
-		names = append(names, name)
-		fields[name] = f.Type
+		out = append(out, structField{json: name, field: f, owner: t})
 	}
-	return names, fields
+	return out
 }
 
 // oneLine joins a multi-line parser message ("unmarshal errors:\n  line 3: ...") into one line.

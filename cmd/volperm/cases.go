@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/suites"
@@ -56,6 +57,14 @@ func (c *caseFlags) gates() (framework.Gates, error) {
 		}
 	}
 	return g, nil
+}
+
+// casesOrCatalogue is the cases of the -f files, or the whole catalogue when there are none.
+func (c *caseFlags) casesOrCatalogue() ([]*framework.Case, error) {
+	if len(c.files) == 0 {
+		return catalogue.All(), nil
+	}
+	return c.load()
 }
 
 // load reads every -f file; errors are usage errors naming the file and field.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/rule"
 )
@@ -29,12 +28,9 @@ func runCatalogue(s streams, args []string) int {
 	if code, done := parseSubcommand(s, "catalogue rules", "per rule of docs/spec.md, the cases that check it and the conditions they cover (case files go after -f)", fs, args[1:]); done {
 		return code
 	}
-	cases := catalogue.All()
-	if len(cf.files) > 0 {
-		var err error
-		if cases, err = cf.load(); err != nil {
-			return fail(s, "catalogue rules", err)
-		}
+	cases, err := cf.casesOrCatalogue()
+	if err != nil {
+		return fail(s, "catalogue rules", err)
 	}
 	if *caseRE != "" {
 		re, err := regexp.Compile(*caseRE)

@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/suites"
 )
 
@@ -48,12 +47,9 @@ func runDiff(s streams, f *diffFlags) int {
 	if len(refs) != 2 || refs[0] == "" || refs[1] == "" {
 		return fail(s, "diff", usagef("--targets %q: name exactly two targets, e.g. --targets reference,upstream", f.targets))
 	}
-	cases := catalogue.All()
-	if len(f.cases.files) > 0 {
-		var err error
-		if cases, err = f.cases.load(); err != nil {
-			return fail(s, "diff", err)
-		}
+	cases, err := f.cases.casesOrCatalogue()
+	if err != nil {
+		return fail(s, "diff", err)
 	}
 	selected, err := suites.Select(cases, refs[0], f.labelFilter, f.focus, "")
 	if err != nil {

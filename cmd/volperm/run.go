@@ -92,12 +92,12 @@ func runRun(s streams, f *runFlags) int {
 		}
 	}
 	source := "catalogue"
-	cases := catalogue.All()
 	if len(f.cases.files) > 0 {
 		source = strings.Join(f.cases.files, ", ")
-		if cases, err = f.cases.load(); err != nil {
-			return fail(s, "run", err)
-		}
+	}
+	cases, err := f.cases.casesOrCatalogue()
+	if err != nil {
+		return fail(s, "run", err)
 	}
 	available := len(cases)
 	// The selection is made before the target is built: building one may take minutes (kind

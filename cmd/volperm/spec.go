@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/volperm/volperm/framework/catalogue"
 	"github.com/volperm/volperm/framework/texts"
 )
 
@@ -22,12 +21,9 @@ func runSpec(s streams, args []string) int {
 	if code, done := parseSubcommand(s, "spec texts", "every text the spec demands of an implementation, from the oracle's Observations of the catalogue (case files go after -f)", fs, args[1:]); done {
 		return code
 	}
-	cases := catalogue.All()
-	if len(cf.files) > 0 {
-		var err error
-		if cases, err = cf.load(); err != nil {
-			return fail(s, "spec texts", err)
-		}
+	cases, err := cf.casesOrCatalogue()
+	if err != nil {
+		return fail(s, "spec texts", err)
 	}
 	ts := texts.Collect(cases)
 	if *asJSON {

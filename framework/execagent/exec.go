@@ -295,18 +295,8 @@ func (p *agentPod) unmountRuntime() error {
 	for _, e := range entries {
 		dst := filepath.Join(p.nsDir, e.Name())
 		// Deepest first: a volume bound with a mount below it (its storage's tmpfs) is two.
-		below, _ := mountinfo.AtOrBelow(dst)
-		failed := false
-		for _, m := range below {
-			if m == dst {
-				continue
-			}
-			if err := unix.Unmount(m, unix.UMOUNT_NOFOLLOW); err != nil {
-				errs = append(errs, fmt.Errorf("unmount the runtime's mount %s: %w", m, err))
-				failed = true
-			}
-		}
-		if failed {
+		if err := mountinfo.UnmountBelow(dst); err != nil {
+			errs = append(errs, fmt.Errorf("the runtime's mounts below %s: %w", dst, err))
 			continue
 		}
 		if err := unix.Unmount(dst, unix.UMOUNT_NOFOLLOW); err != nil && err != unix.EINVAL {

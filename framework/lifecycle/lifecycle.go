@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -24,6 +23,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/snapshot"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // Volume is one volume after a SetUp, as the node reports it.
@@ -398,19 +398,7 @@ func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, 
 // bindMount binds src (a directory or a file) at dst, made for it, as a runtime binds a volume
 // into a container (MS_BIND|MS_REC: mounts below src come along).
 func bindMount(src, dst string) error {
-	fi, err := os.Stat(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		err = os.Mkdir(dst, 0o755)
-	} else {
-		err = os.WriteFile(dst, nil, 0o644)
-	}
-	if err != nil {
+	if err := mountinfo.MakePoint(src, dst); err != nil {
 		return err
 	}
 	if err := syscall.Mount(src, dst, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {

@@ -119,17 +119,8 @@ func TearDown(dir string) error {
 // Unmount unmounts every mount below dir, deepest first: the tmpfs the storage's mount entries
 // made (a driver's unmount). dir itself is left, mounted or not.
 func Unmount(dir string) error {
-	points, err := mountinfo.AtOrBelow(filepath.Clean(dir))
-	if err != nil {
-		return err
-	}
-	for _, p := range points {
-		if p == filepath.Clean(dir) {
-			continue
-		}
-		if err := unix.Unmount(p, unix.UMOUNT_NOFOLLOW); err != nil {
-			return fmt.Errorf("flexVolume %s: unmount %s: %w", FixtureDriver, p, err)
-		}
+	if err := mountinfo.UnmountBelow(dir); err != nil {
+		return fmt.Errorf("flexVolume %s: %w", FixtureDriver, err)
 	}
 	return nil
 }

@@ -396,12 +396,8 @@ func hasDataLink(dir string) bool {
 func (k *Kubelet) TearDown(p *Pod) error {
 	// The runtime's mounts first (its containers stop before the kubelet tears volumes down):
 	// a bind of a volume with a mount below it holds that mount point busy.
-	if runtime, err := mountsBelow(k.RuntimeDir(p)); err == nil {
-		for _, m := range runtime {
-			if err := unix.Unmount(m, 0); err != nil {
-				return fmt.Errorf("tear down pod %s: unmount the runtime's %s: %w", p.Pod.UID, m, err)
-			}
-		}
+	if err := mountinfo.UnmountBelow(k.RuntimeDir(p)); err != nil {
+		return fmt.Errorf("tear down pod %s: the runtime's mounts: %w", p.Pod.UID, err)
 	}
 	var errs []error
 	for i := range p.Pod.Spec.Volumes {

@@ -1,14 +1,18 @@
 // Package mountinfo reads /proc/self/mountinfo: which mounts exist at or below a directory. It
-// sees bind mounts, which v1.37's IsLikelyNotMountPoint (a device comparison) does not.
+// sees bind mounts, which v1.37's IsLikelyNotMountPoint (a device comparison) does not. It also
+// makes a mount point and unmounts what is below a directory, for those who bind and tear down.
 package mountinfo
 
 import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Mount is one line of /proc/self/mountinfo.
@@ -103,4 +107,43 @@ func unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// UnmountBelow unmounts every mount strictly below dir, deepest first; dir itself, mounted or
+// not, stays (a volume whose storage or runtime bind has mounts inside it: RemoveAll and an
+// unmount of dir stop at them).
+func UnmountBelow(dir string) error {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	dir = filepath.Clean(dir)
+	points, err := AtOrBelow(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range points {
+		if p == dir {
+			continue
+		}
+		if err := unix.Unmount(p, unix.UMOUNT_NOFOLLOW); err != nil {
+			return fmt.Errorf("unmount %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// MakePoint makes dst a mount point for src, as a runtime makes one in a container: its parents
+// 0755, then a directory (0755) or, for anything else, an empty file (0644).
+func MakePoint(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return os.Mkdir(dst, 0o755)
+	}
+	return os.WriteFile(dst, nil, 0o644)
 }

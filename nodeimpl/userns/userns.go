@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
@@ -175,21 +176,13 @@ func (ns *Namespace) Close() {
 // (runc's mountIDMapped: open_tree(OPEN_TREE_CLONE|AT_RECURSIVE), mount_setattr(MOUNT_ATTR_IDMAP),
 // move_mount).
 func Mount(src, dst string, m Mapping) error {
+	// The pod's processes (host ids first..) are "other" on the way down: 0755 like the
+	// kubelet's own directories.
 	fi, err := os.Stat(src)
 	if err != nil {
 		return err
 	}
-	// The pod's processes (host ids first..) are "other" on the way down: 0755 like the
-	// kubelet's own directories.
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		err = os.Mkdir(dst, 0o755)
-	} else {
-		err = os.WriteFile(dst, nil, 0o644)
-	}
-	if err != nil {
+	if err := mountinfo.MakePoint(src, dst); err != nil {
 		return err
 	}
 	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
