@@ -48,6 +48,9 @@ type NodeResult struct {
 	SandboxError  string
 	// ContainerError is Observation.ContainerError.
 	ContainerError string
+	// Rejected and ContainerUser are Observation's.
+	Rejected      string
+	ContainerUser *ContainerUser
 	// Err is the target failing for this case.
 	Err error
 }
@@ -58,12 +61,14 @@ func NodeResultOf(obs *Observation, err error) NodeResult {
 	if err != nil || obs == nil {
 		return NodeResult{Err: err}
 	}
-	return NodeResult{Volumes: obs.Volumes, Probes: obs.Probes, UserNamespace: obs.UserNamespace, SandboxError: obs.SandboxError, ContainerError: obs.ContainerError}
+	return NodeResult{Volumes: obs.Volumes, Probes: obs.Probes, UserNamespace: obs.UserNamespace, SandboxError: obs.SandboxError, ContainerError: obs.ContainerError,
+		Rejected: obs.Rejected, ContainerUser: obs.ContainerUser}
 }
 
 // fill gives obs r's node fields.
 func (r NodeResult) fill(obs *Observation) {
 	obs.Volumes, obs.Probes, obs.UserNamespace, obs.SandboxError, obs.ContainerError = r.Volumes, r.Probes, r.UserNamespace, r.SandboxError, r.ContainerError
+	obs.Rejected, obs.ContainerUser = r.Rejected, r.ContainerUser
 }
 
 // batchPair is a Pair whose node batches (BatchNode) or runs cases concurrently

@@ -160,8 +160,13 @@ const RuntimeUserNamespaces RuntimeFeature = "userNamespaces"
 // containerd >= 2.0 with runc >= 1.1 and Linux >= 5.12).
 const RuntimeRecursiveReadOnlyMounts RuntimeFeature = "recursiveReadOnlyMounts"
 
+// RuntimeSupplementalGroupsPolicy: the runtime honours supplementalGroupsPolicy Strict and
+// reports each container's uid, gid and groups (CRI RuntimeFeatures.supplemental_groups_policy,
+// the node's status.features.supplementalGroupsPolicy; containerd >= 2.0).
+const RuntimeSupplementalGroupsPolicy RuntimeFeature = "supplementalGroupsPolicy"
+
 // RuntimeFeatures are the runtime features a case may say the runtime lacks.
-var RuntimeFeatures = []RuntimeFeature{RuntimeUserNamespaces, RuntimeRecursiveReadOnlyMounts}
+var RuntimeFeatures = []RuntimeFeature{RuntimeUserNamespaces, RuntimeRecursiveReadOnlyMounts, RuntimeSupplementalGroupsPolicy}
 
 // Lacks says whether c's runtime lacks f.
 func (c *Case) Lacks(f RuntimeFeature) bool { return slices.Contains(c.RuntimeLacks, f) }
@@ -332,6 +337,10 @@ type User struct {
 	GID int64 `json:"gid"`
 	// Groups are its supplementary group ids.
 	Groups []int64 `json:"groups,omitempty"`
+	// Container: the process is the pod's first container itself, with the uid, gid and groups
+	// its kubelet and runtime gave it (securityContext, supplementalGroupsPolicy, the image's
+	// /etc/group: docs/spec.md [groups.policy]); uid, gid and groups stay unset.
+	Container bool `json:"container,omitempty"`
 }
 
 // ProbeOp is a behaviour check.

@@ -484,7 +484,7 @@ func (c *Case) validate() error {
 			return err
 		}
 	}
-	return validateProbes(c.Probes, vols)
+	return validateProbes(c.Probes, vols, c.Pod)
 }
 
 // validateReleases checks the cell's releases (the version-skew policy) and that no gate is set
@@ -654,7 +654,7 @@ func validateStep(field string, s Step, vols map[string]string) error {
 	return nil
 }
 
-func validateProbes(probes []Probe, vols map[string]string) error {
+func validateProbes(probes []Probe, vols map[string]string, pod *corev1.Pod) error {
 	seen := map[string]int{}
 	for i, p := range probes {
 		field := fmt.Sprintf("probes[%d]", i)
@@ -693,6 +693,10 @@ func validateProbes(probes []Probe, vols map[string]string) error {
 			return fmt.Errorf("%s.owner: only op chown sets an owner; remove it", field)
 		case p.As.UID < 0 || p.As.GID < 0:
 			return fmt.Errorf("%s.as: uid and gid must be >= 0, got %d:%d", field, p.As.UID, p.As.GID)
+		case p.As.Container && (p.As.UID != 0 || p.As.GID != 0 || len(p.As.Groups) > 0):
+			return fmt.Errorf("%s.as: container takes the container's own uid, gid and groups; remove uid, gid and groups", field)
+		case p.As.Container && (pod == nil || len(pod.Spec.Containers) == 0):
+			return fmt.Errorf("%s.as: container needs a pod with a container; add one to pod.spec.containers", field)
 		}
 	}
 	return nil

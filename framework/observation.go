@@ -31,6 +31,13 @@ type Observation struct {
 	// status Waiting, reason CreateContainerConfigError, this message): the volumes are set up,
 	// no container runs, no probe (docs/spec.md [mounts.recursive-read-only]).
 	ContainerError string `json:"containerError,omitempty"`
+	// Rejected is the kubelet's refusal to admit the pod ("REASON: MESSAGE" of the pod's status,
+	// phase Failed): no volume is set up, no container runs (docs/spec.md [groups.admit]).
+	Rejected string `json:"rejected,omitempty"`
+	// ContainerUser is the container status's user (uid, gid, supplementalGroups) of the
+	// container the case's container probes run as (Probe.As.Container), when its runtime
+	// reports one (docs/spec.md [groups.policy]).
+	ContainerUser *ContainerUser `json:"containerUser,omitempty"`
 	// UserNamespace is the pod's user namespace, for a pod with hostUsers: false that reached
 	// the node.
 	UserNamespace *UserNamespace `json:"userNamespace,omitempty"`
@@ -323,6 +330,12 @@ func Diff(expected, observed *Observation) []string {
 	}
 	if e.ContainerError != o.ContainerError {
 		add("containerError: expected %q, observed %q", e.ContainerError, o.ContainerError)
+	}
+	if e.Rejected != o.Rejected {
+		add("rejected: expected %q, observed %q", e.Rejected, o.Rejected)
+	}
+	if e.ContainerUser.String() != o.ContainerUser.String() {
+		add("containerUser (container status): expected %s, observed %s", e.ContainerUser, o.ContainerUser)
 	}
 	if e.UserNamespace.String() != o.UserNamespace.String() {
 		add("userNamespace: expected %s, observed %s", e.UserNamespace, o.UserNamespace)

@@ -42,6 +42,11 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 	}
 	switch op {
 	case execproto.OpSetUp:
+		// The kubelet admits the pod before its volume manager mounts anything.
+		if rej := n.rejection(); rej != nil {
+			n.stop()
+			return execproto.SetUpResponse{ProtocolVersion: version, Rejected: rej}, nil
+		}
 		err := n.setUp()
 		n.stop() // the kubelet's process ends with the call
 		if err != nil {
@@ -51,6 +56,9 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 			return nil, err
 		}
 		resp := execproto.SetUpResponse{ProtocolVersion: version}
+		if resp.Container, err = n.containerSecurity(); err != nil {
+			return nil, err
+		}
 		for _, v := range n.volumes {
 			r := execproto.VolumeResult{Name: v.vol.Name, OK: v.err == nil}
 			if v.err != nil {
@@ -89,6 +97,9 @@ type node struct {
 	// noUserNamespaces: the node's runtime reports no user namespace support (request
 	// runtimeLacks, docs/spec.md [userns.runtime]).
 	noUserNamespaces bool
+	// noSupplementalGroupsPolicy: the node's runtime does not report supplementalGroupsPolicy
+	// (docs/spec.md [groups.admit]).
+	noSupplementalGroupsPolicy bool
 	// k is the running "kubelet process": its VolumeHost and plugins. A restart replaces it.
 	k *kubelet
 }
@@ -110,7 +121,8 @@ func newNode(req *execproto.Request) (*node, error) {
 	kubeletRoot := filepath.Join(req.StateDir, "kubelet")
 	n := &node{stateDir: req.StateDir, kubeletRoot: kubeletRoot, hostRoot: req.HostRoot, pod: req.Pod.DeepCopy(),
 		dirs: map[string]string{}, gates: req.KubeletGates, sources: req.Sources,
-		noUserNamespaces: slices.Contains(req.RuntimeLacks, execproto.RuntimeUserNamespaces)}
+		noUserNamespaces:           slices.Contains(req.RuntimeLacks, execproto.RuntimeUserNamespaces),
+		noSupplementalGroupsPolicy: slices.Contains(req.RuntimeLacks, execproto.RuntimeSupplementalGroupsPolicy)}
 	for _, v := range req.Volumes {
 		n.dirs[v.Name] = v.Dir
 	}

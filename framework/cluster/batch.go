@@ -78,6 +78,12 @@ type probePod struct {
 	// containerError is the kubelet's CreateContainerConfigError message for the probe container
 	// (docs/spec.md [mounts.recursive-read-only]).
 	containerError string
+	// self: a case of the pod probes as its container (the self container, withSelf).
+	self bool
+	// containerUser is the self container's status user (docs/spec.md [groups.policy]).
+	containerUser *framework.ContainerUser
+	// rejected is the kubelet's refusal to admit the pod (docs/spec.md [groups.admit]).
+	rejected string
 	// rro is the probe container's status.volumeMounts[].recursiveReadOnly by unique volume name.
 	rro map[string]string
 }

@@ -159,6 +159,9 @@ type Target struct {
 	// recursiveReadOnly: the default runtime handler makes recursive read-only mounts
 	// (...features.recursiveReadOnlyMounts; docs/spec.md [mounts.recursive-read-only]).
 	recursiveReadOnly bool
+	// supplementalGroupsPolicy: the node's runtime honours the policy and reports containers'
+	// users (status.features.supplementalGroupsPolicy; docs/spec.md [groups.admit]).
+	supplementalGroupsPolicy bool
 	// ranges are the user namespaces of this target's running probe pods (userns.go).
 	ranges liveRanges
 	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
@@ -275,6 +278,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	t.release = framework.MinorRelease(t.kubeletVersion)
 	t.userNamespaces = defaultHandlerUserNamespaces(node)
 	t.recursiveReadOnly = defaultHandlerRecursiveReadOnly(node)
+	t.supplementalGroupsPolicy = nodeSupplementalGroupsPolicy(node)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -451,6 +455,11 @@ func (t *Target) Info() framework.TargetInfo {
 		d["runtime.recursiveReadOnlyMounts"] = "claimed (status.runtimeHandlers): the recursive-read-only cases run and check it"
 	} else {
 		d["runtime.recursiveReadOnlyMounts"] = "not claimed: the runtime-without-recursive-read-only cases run and check the kubelet's fallback and refusal"
+	}
+	if t.supplementalGroupsPolicy {
+		d["runtime.supplementalGroupsPolicy"] = "claimed (status.features): the supplemental-groups-policy cases run and check it"
+	} else {
+		d["runtime.supplementalGroupsPolicy"] = "not claimed: the runtime-without-supplemental-groups-policy cases run and check the kubelet's refusal of Strict"
 	}
 	if t.opts.NodesLeftOut != "" {
 		d["nodesLeftOut"] = t.opts.NodesLeftOut

@@ -20,10 +20,15 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 )
 
-// exec runs cmd in the pod's probe container, stdin from in, and returns stdout. It is retried
+// exec runs cmd in the pod's probe container, stdin from in, and returns stdout (execIn).
+func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
+	return t.execIn(ctx, ns, pod, probeContainer, cmd, in)
+}
+
+// execIn runs cmd in container of the pod, stdin from in, and returns stdout. It is retried
 // only when the apiserver refused the connection (the command did not start: the probes must
 // not run twice), and bounded by execTimeout.
-func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
+func (t *Target) execIn(ctx context.Context, ns, pod, container string, cmd []string, in []byte) ([]byte, error) {
 	// The apiserver answers (or an outage is waited out) before the exec, not in the middle.
 	if _, err := t.getPod(ctx, ns, pod); err != nil {
 		return nil, fmt.Errorf("exec %s in %s/%s: %w", cmd[0], ns, pod, err)
@@ -31,7 +36,7 @@ func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []by
 	var out []byte
 	err := t.callWith(ctx, execTimeout, func(actx context.Context) error {
 		var err error
-		out, err = t.execOnce(actx, ns, pod, cmd, in)
+		out, err = t.execOnce(actx, ns, pod, container, cmd, in)
 		switch {
 		case err == nil:
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
@@ -53,8 +58,8 @@ func execNotStarted(err error) bool {
 		strings.Contains(err.Error(), "no route to host")
 }
 
-func (t *Target) execOnce(ctx context.Context, ns, pod string, cmd []string, in []byte) ([]byte, error) {
-	return Exec(ctx, t.config, t.client, ns, pod, "probe", cmd, in)
+func (t *Target) execOnce(ctx context.Context, ns, pod, container string, cmd []string, in []byte) ([]byte, error) {
+	return Exec(ctx, t.config, t.client, ns, pod, container, cmd, in)
 }
 
 // Exec runs cmd once in container of pod ns/pod, stdin from in (nil: none), and returns its

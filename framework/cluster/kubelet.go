@@ -79,5 +79,10 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	} else {
 		met = append(met, needs.RuntimeWithoutRecursiveReadOnly)
 	}
+	if t.supplementalGroupsPolicy {
+		met = append(met, needs.SupplementalGroupsPolicy)
+	} else {
+		met = append(met, needs.RuntimeWithoutSupplementalGroupsPolicy)
+	}
 	return settable(c, t.opts.InstallFlexDriver, met...)
 }

@@ -24,8 +24,16 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 			req.Probes = append(req.Probes, probe.Step{Root: "/volumes/" + pr.Volume, Probe: pr})
 		}
 	}
-	if !p.userNamespace {
+	if !p.userNamespace && !p.self {
 		return t.request(ctx, p, req)
+	}
+	if !p.userNamespace {
+		obs, err := t.request(ctx, p, incontainer.Request{Volumes: req.Volumes})
+		if err != nil {
+			return nil, err
+		}
+		obs.Probes, err = t.runProbes(ctx, p, req.Probes)
+		return obs, err
 	}
 	// In a user namespace: the pod's view, then the disk's (userns.go), both before the probes
 	// change anything, then the probes.
@@ -37,24 +45,54 @@ func (t *Target) observePod(ctx context.Context, p *probePod) (*framework.Observ
 	if err := t.diskView(ctx, p, obs); err != nil {
 		return nil, err
 	}
-	probes, err := t.request(ctx, p, incontainer.Request{Probes: req.Probes, EachAsItsUser: true})
+	probes, err := t.runProbes(ctx, p, req.Probes)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.made(ctx, p, req.Probes, probes.Probes); err != nil {
+	if err := t.made(ctx, p, req.Probes, probes); err != nil {
 		return nil, err
 	}
-	obs.Probes = probes.Probes
+	obs.Probes = probes
 	return obs, nil
+}
+
+// runProbes runs steps in order in p: each run of consecutive probes of one kind as one
+// request, those of explicit users in the root probe container (each as its user), those as the
+// container itself in the self container (as its own process: docs/spec.md [groups.policy]).
+func (t *Target) runProbes(ctx context.Context, p *probePod, steps []probe.Step) ([]framework.ProbeResult, error) {
+	var out []framework.ProbeResult
+	for i := 0; i < len(steps); {
+		j := i
+		for j < len(steps) && steps[j].Probe.As.Container == steps[i].Probe.As.Container {
+			j++
+		}
+		req := incontainer.Request{Probes: steps[i:j], EachAsItsUser: !steps[i].Probe.As.Container}
+		container := probeContainer
+		if steps[i].Probe.As.Container {
+			container = selfContainer
+		}
+		obs, err := t.requestIn(ctx, p, container, req)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obs.Probes...)
+		i = j
+	}
+	return out, nil
 }
 
 // request runs req in p's probe container and decodes its answer.
 func (t *Target) request(ctx context.Context, p *probePod, req incontainer.Request) (*framework.Observation, error) {
+	return t.requestIn(ctx, p, probeContainer, req)
+}
+
+// requestIn runs req in container of p and decodes its answer.
+func (t *Target) requestIn(ctx context.Context, p *probePod, container string, req incontainer.Request) (*framework.Observation, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	out, err := t.exec(ctx, p.pod.Namespace, p.name, []string{ProbeCommand, "-request", "-"}, in)
+	out, err := t.execIn(ctx, p.pod.Namespace, p.name, container, []string{ProbeCommand, "-request", "-"}, in)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +114,14 @@ func (t *Target) fill(p *probePod, answer *framework.Observation) {
 		results = answer.Probes
 	}
 	for _, r := range p.runs {
+		if p.rejected != "" {
+			// docs/spec.md [groups.admit]: nothing set up, no container.
+			r.obs.Rejected = p.rejected
+			continue
+		}
+		if p.self {
+			r.obs.ContainerUser = p.containerUser
+		}
 		for _, bv := range r.vols {
 			src := r.pod.Spec.Volumes[bv.index]
 			vo := framework.VolumeObservation{Name: src.Name, Type: framework.VolumeType(src), SetUp: framework.SetUpOK}

@@ -20,10 +20,11 @@ import (
 // own: a case with steps (a kubelet restart disturbs every volume of its pod), a projection of a
 // key its source lacks (missingKey), mounts nested below an AtomicWriter volume (its mirrored
 // containers, mirrorNested), a mount asking for recursiveReadOnly Enabled (a runtime that cannot
-// fails the whole container: docs/spec.md [mounts.recursive-read-only]), or every case when the
-// target runs one pod per case.
+// fails the whole container: docs/spec.md [mounts.recursive-read-only]), a case whose probes run
+// as its container (the self container has the case's container's ids: docs/spec.md
+// [groups.policy]), or every case when the target runs one pod per case.
 func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, error) {
-	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) || asksRROEnabled(pod) {
+	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) || asksRROEnabled(pod) || framework.HasContainerProbes(c) {
 		return "", nil
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
@@ -162,6 +163,11 @@ func (t *Target) plan(runs []*caseRun, ns, prefix string) ([]*probePod, error) {
 			if err := p.add(admitted[m], ns); err != nil {
 				return nil, err
 			}
+		}
+		if r := admitted[members[0]]; framework.HasContainerProbes(r.c) {
+			// One case per such pod (podGroup): its container's ids.
+			withSelf(p.pod, r.pod)
+			p.self = true
 		}
 		pods = append(pods, p)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,46 @@ func (t *Target) create(ctx context.Context, fn func(ctx context.Context) error)
 
 // probePodSpec is a probe pod on the target's node: the probe image waiting for execs, as root,
 // with the security context sc of the cases it holds.
+// probeContainer and selfContainer are the probe pod's containers: the root one that runs every
+// probe as its user, and the one a case's container probes run as (docs/spec.md
+// [groups.policy]: the uid, gid and groups its kubelet and runtime gave it).
+const (
+	probeContainer = "probe"
+	selfContainer  = "self"
+)
+
+// withSelf adds the self container to probe pod p: the case's first container's runAsUser and
+// runAsGroup (unset: the pod's), every volume mounted as the probe container mounts it.
+func withSelf(p *corev1.Pod, casePod *corev1.Pod) {
+	self := corev1.Container{Name: selfContainer, Image: p.Spec.Containers[0].Image, ImagePullPolicy: corev1.PullNever,
+		Command: []string{ProbeCommand, "-wait"}, VolumeMounts: slices.Clone(p.Spec.Containers[0].VolumeMounts)}
+	if sc := casePod.Spec.Containers[0].SecurityContext; sc != nil && (sc.RunAsUser != nil || sc.RunAsGroup != nil) {
+		self.SecurityContext = &corev1.SecurityContext{RunAsUser: sc.RunAsUser, RunAsGroup: sc.RunAsGroup}
+	}
+	p.Spec.Containers = append(p.Spec.Containers, self)
+}
+
+// kubeletRejected is the kubelet's refusal to admit pod p (v1.37 kubelet.go rejectPod: phase
+// Failed, a reason, "Pod was rejected: ..." and no container ever made), as "Reason: Message".
+func kubeletRejected(p *corev1.Pod) (string, bool) {
+	if p.Status.Phase != corev1.PodFailed || p.Status.Reason == "" || len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].ContainerID != "" {
+		return "", false
+	}
+	return p.Status.Reason + ": " + p.Status.Message, true
+}
+
+// selfUser is the self container's status user (status.containerStatuses[].user.linux), nil
+// when its runtime reports none.
+func selfUser(p *corev1.Pod) *framework.ContainerUser {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == selfContainer && s.User != nil && s.User.Linux != nil {
+			l := s.User.Linux
+			return &framework.ContainerUser{UID: l.UID, GID: l.GID, SupplementalGroups: framework.NormalGroups(l.SupplementalGroups)}
+		}
+	}
+	return nil
+}
+
 func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *corev1.Pod {
 	root, grace, no := int64(0), int64(0), false
 	return &corev1.Pod{
@@ -74,7 +115,7 @@ func (t *Target) probePodSpec(name, ns string, sc *corev1.PodSecurityContext) *c
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
-				Name:            "probe",
+				Name:            probeContainer,
 				Image:           t.opts.ProbeImage,
 				ImagePullPolicy: corev1.PullNever,
 				Command:         []string{ProbeCommand, "-wait"},
@@ -220,6 +261,11 @@ func (t *Target) startPod(ctx context.Context, p *probePod) error {
 			return false, err
 		}
 		p.rro = mountStatuses(pod)
+		if msg, rejected := kubeletRejected(pod); rejected {
+			// docs/spec.md [groups.admit]: the kubelet did not admit the pod.
+			p.rejected = msg
+			return true, nil
+		}
 		if msg, refused := configRefused(pod); refused && p.mayRefuse {
 			// docs/spec.md [mounts.recursive-read-only]: the kubelet refused the container.
 			p.containerError = msg
@@ -229,7 +275,7 @@ func (t *Target) startPod(ctx context.Context, p *probePod) error {
 			return false, err
 		}
 		if pod.Status.Phase == corev1.PodRunning {
-			p.running = true
+			p.running, p.containerUser = true, selfUser(pod)
 			return true, nil
 		}
 		if err := t.failedMounts(ctx, p); err != nil {

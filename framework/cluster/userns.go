@@ -52,6 +52,13 @@ func defaultHandlerRecursiveReadOnly(n *corev1.Node) bool {
 	return false
 }
 
+// nodeSupplementalGroupsPolicy says whether node n's runtime honours supplementalGroupsPolicy
+// (v1.37 Node.status.features.supplementalGroupsPolicy, nodestatus/setters.go from the CRI's
+// RuntimeFeatures): what the kubelet's admission reads (docs/spec.md [groups.admit]).
+func nodeSupplementalGroupsPolicy(n *corev1.Node) bool {
+	return n.Status.Features != nil && n.Status.Features.SupplementalGroupsPolicy != nil && *n.Status.Features.SupplementalGroupsPolicy
+}
+
 // createDiskPod makes the batch's disk-view pod (prefix-disk in ns) when a pod of pods runs in a
 // user namespace, and records it for diskView.
 func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*probePod) error {

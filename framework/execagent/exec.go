@@ -85,6 +85,11 @@ func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 			return false, "hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md \"User namespaces\"): " + why
 		}
 	}
+	if sc := a.Pod.Spec.SecurityContext; framework.HasContainerProbes(c) || (sc != nil && sc.SupplementalGroupsPolicy != nil) {
+		if ok, why := t.hasFeature(execproto.FeatureSupplementalGroupsPolicy); !ok {
+			return false, "supplementalGroupsPolicy or probes as the container: the agent does not say it admits pods by the policy and gives its container's config (docs/exec-protocol.md \"Container groups\"): " + why
+		}
+	}
 	if framework.ChangesKubeletRelease(c) {
 		return false, "a kubeletRelease step replaces the kubelet by another release's: an agent is the kubelet of one release (kind@matrix and the reference run it)"
 	}
@@ -189,6 +194,8 @@ type agentPod struct {
 	nsDir string
 	// sandbox is the last setup's sandboxError.
 	sandbox string
+	// container is the last setup's container config.
+	container *execproto.ContainerSecurity
 }
 
 // SetUp is `AGENT setup`, attempt 1.
@@ -197,6 +204,10 @@ func (p *agentPod) SetUp(ctx context.Context) (lifecycle.Volumes, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r := resp.Rejected; r != nil {
+		return nil, &lifecycle.Rejected{Reason: r.Reason, Message: r.Message}
+	}
+	p.container = resp.Container
 	if p.sandbox = resp.SandboxError; p.sandbox != "" {
 		if resp.UserNamespace != nil {
 			return nil, fmt.Errorf("agent setup answered both a sandboxError and a userNamespace: a pod whose sandbox fails has no user namespace")
@@ -256,6 +267,15 @@ func (p *agentPod) checkUserNamespace(ns *execproto.UserNamespace) error {
 	}
 	p.ns = ns
 	return nil
+}
+
+// ContainerSecurity is the container config the last setup answered (lifecycle.Containered).
+func (p *agentPod) ContainerSecurity(context.Context) (framework.ContainerSecurity, error) {
+	c := p.container
+	if c == nil {
+		return framework.ContainerSecurity{}, fmt.Errorf("agent setup gave no container config for pod %s, though its hello lists %q", p.req.Pod.Name, execproto.FeatureSupplementalGroupsPolicy)
+	}
+	return framework.ContainerSecurity{RunAsUser: c.RunAsUser, RunAsGroup: c.RunAsGroup, SupplementalGroups: c.SupplementalGroups, Strict: c.Strict}, nil
 }
 
 // UserNamespace is the pod's range as the agent's setups answered it, and the directory where
@@ -378,6 +398,13 @@ func decodeSetUp(out []byte, volumes []string, version string) (map[string]execp
 		return nil, fmt.Errorf("agent %s: %w", execproto.OpSetUp, err)
 	}
 	got := map[string]execproto.VolumeResult{}
+	if r := resp.Rejected; r != nil {
+		// docs/exec-protocol.md "Container groups": a rejected pod has nothing set up.
+		if r.Reason == "" || r.Message == "" || len(resp.Volumes) > 0 || resp.Container != nil {
+			return nil, fmt.Errorf("agent setup: a rejected pod needs a reason and a message, and has no volumes and no container")
+		}
+		return got, nil
+	}
 	for _, r := range resp.Volumes {
 		if _, dup := got[r.Name]; dup {
 			return nil, fmt.Errorf("agent setup answered twice for volume %q", r.Name)

@@ -109,6 +109,12 @@ type Hello struct {
 // (docs/exec-protocol.md "User namespaces").
 const FeatureUserNamespaces = "userNamespaces"
 
+// FeatureSupplementalGroupsPolicy is the feature of an agent whose kubelet admits pods as
+// docs/spec.md [groups.admit] says (SetUpResponse.Rejected) and gives its container's user
+// config (SetUpResponse.Container); the harness plays the runtime with it (docs/exec-protocol.md
+// "Container groups").
+const FeatureSupplementalGroupsPolicy = "supplementalGroupsPolicy"
+
 // Featured is a Handler with optional features, which Main and Serve list in the agent's hello.
 type Featured interface {
 	Features() []string
@@ -155,6 +161,27 @@ type Request struct {
 // RuntimeUserNamespaces is Request.RuntimeLacks' name for user namespace support.
 const RuntimeUserNamespaces = "userNamespaces"
 
+// RuntimeSupplementalGroupsPolicy is Request.RuntimeLacks' name for supplementalGroupsPolicy
+// support (the node's status.features.supplementalGroupsPolicy).
+const RuntimeSupplementalGroupsPolicy = "supplementalGroupsPolicy"
+
+// Rejection is the kubelet refusing to admit a pod: its status reason and message
+// ("Pod was rejected: ..."), as v1.37 kubelet.go rejectPod writes them.
+type Rejection struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// ContainerSecurity is the user part of the CRI config the kubelet gives a container (v1.37
+// kuberuntime determineEffectiveSecurityContext): runAsUser and runAsGroup (absent: unset),
+// supplementalGroups in the kubelet's order, and whether the policy is Strict.
+type ContainerSecurity struct {
+	RunAsUser          *int64  `json:"runAsUser,omitempty"`
+	RunAsGroup         *int64  `json:"runAsGroup,omitempty"`
+	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
+	Strict             bool    `json:"strict,omitempty"`
+}
+
 // Volume is one directory to set up.
 type Volume struct {
 	Name string `json:"name"`
@@ -171,6 +198,12 @@ type SetUpResponse struct {
 	// the node, the same for uids and gids, the same range on every setup of the pod (a restarted
 	// kubelet reads it back). Absent for any other pod.
 	UserNamespace *UserNamespace `json:"userNamespace,omitempty"`
+	// Rejected is the kubelet's refusal to admit the pod (FeatureSupplementalGroupsPolicy): the
+	// agent sets nothing up and answers no volumes.
+	Rejected *Rejection `json:"rejected,omitempty"`
+	// Container is the user part of the CRI config of the pod's first container
+	// (FeatureSupplementalGroupsPolicy), for every pod the agent admits.
+	Container *ContainerSecurity `json:"container,omitempty"`
 	// SandboxError is the kubelet's error when it cannot create the pod's sandbox after setting
 	// its volumes up (the text after "Failed to create pod sandbox: "; docs/spec.md
 	// [userns.runtime]); then no userNamespace.

@@ -87,6 +87,20 @@ type SandboxError struct{ Msg string }
 
 func (e *SandboxError) Error() string { return "Failed to create pod sandbox: " + e.Msg }
 
+// Rejected is a Pod's SetUp failing as its kubelet refuses to admit the pod (docs/spec.md
+// [groups.admit]): nothing is set up; the Observation's rejected is "Reason: Message".
+type Rejected struct{ Reason, Message string }
+
+func (e *Rejected) Error() string { return e.Reason + ": " + e.Message }
+
+// Containered is a Pod whose node gives the user part of its first container's CRI config
+// (docs/spec.md [groups.policy]); the harness, playing the runtime, makes the process of it
+// that the case's container probes run as. A Pod without it cannot run such a case (its target
+// says so in SupportsNode).
+type Containered interface {
+	ContainerSecurity(ctx context.Context) (framework.ContainerSecurity, error)
+}
+
 // UserNamespaced is a Pod whose node runs a pod with hostUsers: false in a user namespace of
 // its own (docs/spec.md "User namespaces"): the kubelet's range for it, and the runtime's
 // idmapped bind mount of a volume at dst, under the pod's RuntimeDir. A Pod without it cannot
@@ -224,6 +238,10 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		ranges = append(ranges, ns)
 		return err
 	})
+	var rejected *Rejected
+	if errors.As(err, &rejected) {
+		return framework.NodeResult{Rejected: rejected.Error()}
+	}
 	if err != nil {
 		return failed(err)
 	}
@@ -265,6 +283,23 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 	if len(c.Probes) == 0 {
 		return r
 	}
+	probes := c.Probes
+	if framework.HasContainerProbes(c) {
+		// docs/spec.md [groups.policy]: the node's CRI config, the runtime's process of it.
+		cp, ok := p.(Containered)
+		if !ok {
+			return failed(fmt.Errorf("case %s probes as its container, and this target's node does not give its container's config", c.Name))
+		}
+		sec, err := cp.ContainerSecurity(ctx)
+		if err != nil {
+			return failed(err)
+		}
+		u := framework.RuntimeUser(sec, !c.Lacks(framework.RuntimeSupplementalGroupsPolicy))
+		probes = framework.WithContainerUser(probes, u)
+		if !c.Lacks(framework.RuntimeSupplementalGroupsPolicy) {
+			r.ContainerUser = framework.ContainerUserOf(u)
+		}
+	}
 	if err := readOnlyMounts(a.Pod, p, vols, roots, ns != nil, rro); err != nil {
 		return failed(err)
 	}
@@ -274,15 +309,15 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		}
 	}
 	if ns != nil {
-		r.Probes, err = probe.RunIn(ctx, c.Probes, roots, *ns)
+		r.Probes, err = probe.RunIn(ctx, probes, roots, *ns)
 	} else {
-		r.Probes, err = probe.Run(ctx, c.Probes, roots)
+		r.Probes, err = probe.Run(ctx, probes, roots)
 	}
 	if err != nil {
 		return failed(err)
 	}
 	if ns != nil {
-		if err := made(c.Probes, r.Probes, disk, roots, *ns); err != nil {
+		if err := made(probes, r.Probes, disk, roots, *ns); err != nil {
 			return failed(err)
 		}
 	}

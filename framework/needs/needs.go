@@ -33,6 +33,11 @@ const (
 	RecursiveReadOnly = "recursive-read-only"
 	// RuntimeWithoutRecursiveReadOnly: the case needs a node whose runtime cannot.
 	RuntimeWithoutRecursiveReadOnly = "runtime-without-recursive-read-only"
+	// SupplementalGroupsPolicy: a probe runs as the container itself on a runtime that honours
+	// supplementalGroupsPolicy and reports the container's groups.
+	SupplementalGroupsPolicy = "supplemental-groups-policy"
+	// RuntimeWithoutSupplementalGroupsPolicy: the case needs a node whose runtime lacks it.
+	RuntimeWithoutSupplementalGroupsPolicy = "runtime-without-supplemental-groups-policy"
 )
 
 // Need is one thing a case needs beyond a stock v1.37 cluster.
@@ -106,6 +111,18 @@ var table = []struct {
 	{RuntimeWithoutRecursiveReadOnly, true, func(c *framework.Case) string {
 		if c.Lacks(framework.RuntimeRecursiveReadOnlyMounts) && c.Pod != nil && !c.AdmissionOnly {
 			return "a node whose runtime cannot make recursive read-only mounts (its default handler reports no recursiveReadOnlyMounts: containerd 1.6, kind's --runtime debian)"
+		}
+		return ""
+	}},
+	{SupplementalGroupsPolicy, true, func(c *framework.Case) string {
+		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeSupplementalGroupsPolicy) && framework.HasContainerProbes(c) {
+			return "probes as the container itself need a runtime that honours supplementalGroupsPolicy and reports the container's uid, gid and groups (status.features.supplementalGroupsPolicy: containerd >= 2.0; Docker 20.10 has none)"
+		}
+		return ""
+	}},
+	{RuntimeWithoutSupplementalGroupsPolicy, true, func(c *framework.Case) string {
+		if c.Lacks(framework.RuntimeSupplementalGroupsPolicy) && c.Pod != nil && !c.AdmissionOnly {
+			return "a node whose runtime does not report supplementalGroupsPolicy (status.features: containerd 1.6, kind's --runtime debian)"
 		}
 		return ""
 	}},

@@ -62,6 +62,7 @@ func admit(c *framework.Case, t *tracer) admitted {
 	userns := validateUserNamespaces(pod, old, c.Releases.Of(true))
 	t.traceUserNamespaces(pod, old, c.Releases.Of(true), userns)
 	errs = append(errs, userns...)
+	errs = append(errs, validateGroupsPolicy(pod, t)...)
 	if len(errs) == 0 && c.FlexVolumePolicy != nil {
 		errs = podPolicyErrors(c.FlexVolumePolicy, pod, t)
 	}

@@ -56,6 +56,12 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 		return obs
 	}
 
+	// docs/spec.md [groups.admit]: the kubelet's admission, before any volume.
+	if obs.Rejected = kubeletRejection(c, adm.pod, t); obs.Rejected != "" {
+		obs.Normalize()
+		return obs
+	}
+
 	// docs/spec.md "The order of events" 3-7: host fixtures, SetUp, steps, snapshot, probes.
 	k := newKubelet(c, adm, t)
 	k.setUpAll()
@@ -83,9 +89,16 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 		obs.Normalize()
 		return obs
 	}
-	obs.Probes = k.runProbes(c.Probes)
+	probes := c.Probes
+	if framework.HasContainerProbes(c) {
+		// docs/spec.md [groups.policy]: probes as the container itself.
+		var u framework.User
+		u, obs.ContainerUser = containerUser(c, k.pod, t)
+		probes = framework.WithContainerUser(probes, u)
+	}
+	obs.Probes = k.runProbes(probes)
 	if k.userns {
-		k.made(c.Probes, obs.Probes)
+		k.made(probes, obs.Probes)
 	}
 	obs.Normalize()
 	return obs

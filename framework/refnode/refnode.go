@@ -119,7 +119,7 @@ type Pod struct {
 func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) {
 	hostRoot := filepath.Join(root, "host")
 	k, err := kubelet.New(kubelet.Config{RootDir: filepath.Join(root, "kubelet"), HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet), Release: c.Releases.Of(false),
-		NoUserNamespaces: c.Lacks(framework.RuntimeUserNamespaces)})
+		NoUserNamespaces: c.Lacks(framework.RuntimeUserNamespaces), NoSupplementalGroupsPolicy: c.Lacks(framework.RuntimeSupplementalGroupsPolicy)})
 	if err != nil {
 		return nil, err
 	}
@@ -129,9 +129,20 @@ func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) 
 	return &Pod{k: k, pod: &kubelet.Pod{Pod: a.Pod, PreservePermissions: a.Admission.PreservePermissions, Sources: c.Sources, Storage: fixturedriver.Storage(c.Storage)}}, nil
 }
 
-// SetUp is the kubelet's SetUp of every volume (lifecycle.Pod).
+// SetUp is the kubelet's admission of the pod, then its SetUp of every volume (lifecycle.Pod).
 func (p *Pod) SetUp(context.Context) (lifecycle.Volumes, error) {
+	var rej *kubelet.Rejection
+	if err := p.k.Admit(p.pod); errors.As(err, &rej) {
+		return nil, &lifecycle.Rejected{Reason: rej.Reason, Message: rej.Message}
+	}
 	return p.record(lifecycle.Volumes{}, p.k.SetUp(p.pod)), nil
+}
+
+// ContainerSecurity is the user part of the CRI config of the pod's first container
+// (lifecycle.Containered).
+func (p *Pod) ContainerSecurity(context.Context) (framework.ContainerSecurity, error) {
+	s := p.k.ContainerSecurity(p.pod, 0)
+	return framework.ContainerSecurity{RunAsUser: s.RunAsUser, RunAsGroup: s.RunAsGroup, SupplementalGroups: s.SupplementalGroups, Strict: s.Strict}, nil
 }
 
 // record puts results over out, keeps out as the latest answer and returns it.

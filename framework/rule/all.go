@@ -71,6 +71,9 @@ const (
 	UsernsRoot          ID = "userns.root"
 	UsernsRange         ID = "userns.range"
 	UsernsRuntime       ID = "userns.runtime"
+	GroupsAdmit         ID = "groups.admit"
+	GroupsPolicy        ID = "groups.policy"
+	ValidGroupsPolicy   ID = "validation.supplemental-groups-policy"
 
 	ReleaseAPIServerField ID = "releases.apiserver-unknown-field"
 	ReleaseKubeletField   ID = "releases.kubelet-unknown-field"
@@ -202,6 +205,8 @@ var All = []Rule{
 		[]Need{{Dim: Medium, Only: []string{"default", "Memory"}}}},
 	{HostFixtures, "The order of events", "host fixtures: parents 0755 root-owned, then objects, then symlinks; default modes per type", nil},
 
+	{ValidGroupsPolicy, "Admission: validation", "supplementalGroupsPolicy is Merge or Strict (NotSupported otherwise); a windows pod may not set it (Forbidden)",
+		[]Need{{Dim: GroupsPolicyDim, Only: []string{"Merge", "Strict", "unknown"}}, {Dim: Outcome}}},
 	{SnapshotAbsent, "Snapshot", "a hostPath with nothing there after a set-up that succeeded is 'absent'",
 		[]Need{{Dim: HostType, Only: []string{"unset", "DirectoryOrCreate"}}}},
 
@@ -215,6 +220,10 @@ var All = []Rule{
 		[]Need{{Dim: Op, Only: []string{"create", "write", "delete", "rename", "mkdir", "fill", "chmod", "chown"}}, {Dim: ReadOnlyFrom}}},
 	{MountRRO, "Probes", "recursiveReadOnly on a readOnly mount: IfPossible is recursive when the runtime can, Enabled must be (else the container is refused: CreateContainerConfigError); recursive makes the mounts below EROFS too; the container status says Enabled or Disabled",
 		[]Need{{Dim: RRO, Only: []string{"Disabled", "Enabled", "IfPossible", "unset"}}, {Dim: RuntimeRRO}, {Dim: Status}}},
+	{GroupsAdmit, "Container groups (KEP-3619)", "the kubelet rejects a pod with supplementalGroupsPolicy Strict on a node whose runtime lacks it (SupplementalGroupsPolicyNotSupported: no volume is set up); Merge and unset run anywhere",
+		[]Need{{Dim: GroupsPolicyDim, Only: []string{"unset", "Merge", "Strict"}}, {Dim: RuntimeGroups}}},
+	{GroupsPolicy, "Container groups (KEP-3619)", "a container's groups: its gid, fsGroup, supplementalGroups and, unless Strict, those the image's /etc/group gives its uid; its gid runAsGroup, else the image's for its uid, else 0; the container status reports them where the runtime supports the policy",
+		[]Need{{Dim: GroupsPolicyDim, Only: []string{"unset", "Merge", "Strict"}}, {Dim: RuntimeGroups}, {Dim: GroupFrom}}},
 	{ProbeNewEntry, "Probes", "new entries: owner the prober, group the parent's when it is setgid (dirs inherit setgid)",
 		[]Need{{Dim: Op, Only: []string{"create", "mkdir"}}, {Dim: Entry, Only: []string{"dir", "setgid"}}}},
 

@@ -94,6 +94,12 @@ const (
 	ReadOnlyFrom Dim = "read-only-from"
 	// RuntimeRRO is whether the node's runtime can make recursive read-only mounts.
 	RuntimeRRO Dim = "runtime-rro"
+	// GroupsPolicyDim is the pod's supplementalGroupsPolicy (a policy, "unset" or "unknown").
+	GroupsPolicyDim Dim = "supplemental-groups-policy"
+	// RuntimeGroups is whether the node's runtime supports supplementalGroupsPolicy.
+	RuntimeGroups Dim = "runtime-groups"
+	// GroupFrom is where a container's group ids come from besides its gid.
+	GroupFrom Dim = "group-from"
 	// Status is a container status value (a mount's recursiveReadOnly, or "error").
 	Status Dim = "status"
 )
@@ -135,6 +141,9 @@ var Values = map[Dim][]string{
 	ReadOnlyFrom:    {"volumeMount", "secret", "configMap", "downwardAPI", "projected", "flexVolume"},
 	RuntimeRRO:      {"supports", "lacks"},
 	Status:          {"Enabled", "Disabled", "error"},
+	GroupsPolicyDim: {"unset", "Merge", "Strict", "unknown"},
+	RuntimeGroups:   {"supports", "lacks"},
+	GroupFrom:       {"image", "fsGroup", "supplementalGroups", "runAsGroup", "none"},
 }
 
 // Cond is one condition a rule was applied under.

@@ -22,6 +22,7 @@ const (
 	SetUpError       Where = "volumes[].setUp"
 	SandboxError     Where = "sandboxError"
 	ContainerError   Where = "containerError"
+	Rejected         Where = "rejected"
 )
 
 // wheres in report order, with who produces each text and how it is compared.
@@ -34,6 +35,7 @@ var wheres = []struct {
 	{SetUpError, "the kubelet's error for a volume it could not set up (the FailedMount event's text after `MountVolume.SetUp failed for volume \"NAME\" : `, volume names the case's)"},
 	{SandboxError, "the kubelet's FailedCreatePodSandBox text after `Failed to create pod sandbox: `"},
 	{ContainerError, "the kubelet's message for a container it refused to create (status Waiting, reason CreateContainerConfigError)"},
+	{Rejected, "the kubelet's refusal to admit the pod: its status (phase Failed) as `reason: message`"},
 }
 
 // Text is one text, with how many cases of the catalogue expect it and the first of them.
@@ -77,6 +79,9 @@ func Collect(cases []*framework.Case) []Text {
 		}
 		if obs.ContainerError != "" {
 			add(ContainerError, obs.ContainerError, c.Name)
+		}
+		if obs.Rejected != "" {
+			add(Rejected, obs.Rejected, c.Name)
 		}
 	}
 	var out []Text

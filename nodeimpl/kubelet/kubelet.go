@@ -71,6 +71,9 @@ type Config struct {
 	// NoUserNamespaces: the node's runtime reports no user namespace support (docs/spec.md
 	// [userns.runtime]).
 	NoUserNamespaces bool
+	// NoSupplementalGroupsPolicy: the node's runtime does not report supplementalGroupsPolicy
+	// support (status.features; docs/spec.md [groups.admit]).
+	NoSupplementalGroupsPolicy bool
 }
 
 // NoUserNamespacesMsg is v1.37 userns_manager.go GetOrCreateUserNamespaceMappings for a pod
@@ -117,6 +120,8 @@ type Kubelet struct {
 	release    string
 	// noUserNamespaces: Config.NoUserNamespaces.
 	noUserNamespaces bool
+	// noSupplementalGroupsPolicy: Config.NoSupplementalGroupsPolicy.
+	noSupplementalGroupsPolicy bool
 
 	mu    sync.Mutex
 	gates gates.Set
@@ -142,7 +147,8 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := cfg.Gates.Validate(); err != nil {
 		return nil, fmt.Errorf("kubelet gates: %w", err)
 	}
-	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs, release: cfg.Release, noUserNamespaces: cfg.NoUserNamespaces}
+	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs, release: cfg.Release, noUserNamespaces: cfg.NoUserNamespaces,
+		noSupplementalGroupsPolicy: cfg.NoSupplementalGroupsPolicy}
 	if err := mkdirs(k.rootDir); err != nil {
 		return nil, fmt.Errorf("make kubelet root dir: %w", err)
 	}

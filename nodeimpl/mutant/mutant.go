@@ -39,6 +39,7 @@ const (
 	FamReleases          Family = "releases"            // what an older release knows
 	FamUserNS            Family = "userns"              // the API rules of hostUsers (KEP-127)
 	FamMounts            Family = "mounts"              // volumeMount modes (mountPropagation, recursiveReadOnly)
+	FamGroups            Family = "groups"              // the container's groups (supplementalGroupsPolicy, KEP-3619)
 )
 
 // IsBlind says whether m is of the blind set (blind.go, issue 30): written by someone who had
@@ -59,6 +60,10 @@ type Mutant struct {
 // The mutants, by family. Each name appears in exactly one `mutant.On` call under nodeimpl/
 // (TestEverySeamOnce).
 const (
+	GroupsStrictAdmitted        Name = "groups-strict-admitted"
+	GroupsNoFSGroup             Name = "groups-no-fsgroup"
+	GroupsPolicyNotPassed       Name = "groups-policy-not-passed"
+	GroupsPodRunAsGroupWins     Name = "groups-pod-run-as-group-wins"
 	ReleaseWarnSilently         Name = "release-unknown-field-no-warning"
 	ReleaseStrictIgnored        Name = "release-strict-ignored"
 	ReleaseKubeletKnowsAll      Name = "release-kubelet-knows-every-field"

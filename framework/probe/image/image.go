@@ -94,14 +94,24 @@ func Build(ctx context.Context, moduleDir string) (Image, error) {
 	return Of(bin), nil
 }
 
-// Of is the image of bin.
+// Of is the image of bin, tagged by the hash of bin and the image's /etc files.
 func Of(bin []byte) Image {
-	sum := sha256.Sum256(bin)
-	return Image{Tag: fmt.Sprintf("%s:%x", Repo, sum[:6]), Binary: bin}
+	h := sha256.New()
+	h.Write(bin)
+	for _, f := range etcFiles() {
+		h.Write([]byte(f.body))
+	}
+	return Image{Tag: fmt.Sprintf("%s:%x", Repo, h.Sum(nil)[:6]), Binary: bin}
 }
 
-// Layer is the image's one layer, a tar of /volperm-probe (0755) and /tmp (1777), and of a
-// runner image /volperm (0755).
+// etcFiles are the image's /etc/passwd and /etc/group (Users, Groups): the users a
+// runtime reads for a container's uid (docs/spec.md [groups.policy]).
+func etcFiles() []struct{ path, body string } {
+	return []struct{ path, body string }{{"etc/passwd", Passwd()}, {"etc/group", GroupFile()}}
+}
+
+// Layer is the image's one layer, a tar of /tmp (1777), /etc/passwd and /etc/group (0644),
+// /volperm-probe (0755), and of a runner image /volperm (0755).
 func (i Image) Layer() ([]byte, error) {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
@@ -116,6 +126,17 @@ func (i Image) Layer() ([]byte, error) {
 		}
 		_, err := tw.Write(body)
 		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "etc/", Mode: 0o755, Typeflag: tar.TypeDir, ModTime: epoch}); err != nil {
+		return nil, err
+	}
+	for _, f := range etcFiles() {
+		if err := tw.WriteHeader(&tar.Header{Name: f.path, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write([]byte(f.body)); err != nil {
+			return nil, err
+		}
 	}
 	if err := executable(Path, i.Binary); err != nil {
 		return nil, err

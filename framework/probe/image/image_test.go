@@ -9,7 +9,7 @@ import (
 )
 
 // TestOf: the tag is the repository and the binary's hash, the same for the same bytes; the
-// layer holds the binary (0755) and /tmp (1777), nothing else.
+// layer holds the binary (0755), /tmp (1777) and /etc's passwd and group (0644), nothing else.
 func TestOf(t *testing.T) {
 	a, b, c := Of([]byte("probe")), Of([]byte("probe")), Of([]byte("probe2"))
 	if a.Tag != b.Tag || a.Tag == c.Tag || !strings.HasPrefix(a.Tag, Repo+":") || len(a.Tag) != len(Repo)+1+12 {
@@ -19,8 +19,12 @@ func TestOf(t *testing.T) {
 	if got["volperm-probe"].body != "probe" {
 		t.Errorf("binary in the layer is %q", got["volperm-probe"].body)
 	}
-	if len(got) != 2 || got["tmp/"].mode != 0o1777 || got["volperm-probe"].mode != 0o755 {
-		t.Errorf("layer entries %v, want tmp/ 01777 and volperm-probe 0755", got)
+	if len(got) != 5 || got["tmp/"].mode != 0o1777 || got["volperm-probe"].mode != 0o755 ||
+		got["etc/passwd"].body != Passwd() || got["etc/group"].body != GroupFile() || got["etc/group"].mode != 0o644 {
+		t.Errorf("layer entries %v, want tmp/ 01777, volperm-probe 0755, etc/passwd and etc/group 0644", got)
+	}
+	if !strings.Contains(GroupFile(), "volperm-extra:x:50000:volperm\n") || !strings.Contains(Passwd(), "volperm:x:5000:5000:") {
+		t.Errorf("/etc/group %q, /etc/passwd %q: want user volperm 5000 in group volperm-extra 50000", GroupFile(), Passwd())
 	}
 }
 
@@ -36,7 +40,7 @@ func TestWithRunner(t *testing.T) {
 		t.Errorf("changes %q and %q", p.Changes(), a.Changes())
 	}
 	got := layerEntries(t, a)
-	if len(got) != 3 || got["volperm-probe"].body != "probe" || got["volperm"].body != "volperm" {
+	if len(got) != 6 || got["volperm-probe"].body != "probe" || got["volperm"].body != "volperm" {
 		t.Errorf("layer %v", got)
 	}
 }

@@ -171,6 +171,9 @@ func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 			return false, "recursiveReadOnly: Docker 20.10 has no recursive read-only bind mount (bind-recursive=readonly came with Docker 25)"
 		}
 	}
+	if sc := a.Pod.Spec.SecurityContext; framework.HasContainerProbes(c) || (sc != nil && sc.SupplementalGroupsPolicy != nil) {
+		return false, "supplementalGroupsPolicy and probes as the container: the container target runs probe containers of its own with explicit ids, not the pod's container as its kubelet and runtime make it (Docker 20.10 always merges the image's groups and has no Strict)"
+	}
 	if e := framework.ContainerConfigError(a.Pod, !c.Lacks(framework.RuntimeRecursiveReadOnlyMounts)); e != "" {
 		return false, "the kubelet refuses the pod's container (" + e + "): the container target runs probe containers of its own, not the pod's"
 	}

@@ -94,7 +94,7 @@ func (t *Target) cgroupfsNeeded(ctx context.Context) (bool, error) {
 }
 
 // nodeNeeds are the needs of framework/needs' table that the node image meets beyond a stock
-// node: user namespaces and recursive read-only mounts with containerd 2 (its runc handlers
+// node: user namespaces, recursive read-only mounts and supplementalGroupsPolicy with containerd 2 (its runc handlers
 // report userNamespaces and recursiveReadOnlyMounts; the cluster's status.runtimeHandlers
 // decides once it exists, framework/cluster/userns.go), a runtime without either with
 // containerd 1.6 (--runtime debian: docs/spec.md [userns.runtime], [mounts.recursive-read-only]).
@@ -106,7 +106,7 @@ func (t *Target) nodeNeeds() []string {
 	case err != nil:
 		return nil
 	case major >= 2:
-		return []string{needs.UserNamespaces, needs.RecursiveReadOnly}
+		return []string{needs.UserNamespaces, needs.RecursiveReadOnly, needs.SupplementalGroupsPolicy}
 	}
-	return []string{needs.RuntimeWithoutUserNamespaces, needs.RuntimeWithoutRecursiveReadOnly}
+	return []string{needs.RuntimeWithoutUserNamespaces, needs.RuntimeWithoutRecursiveReadOnly, needs.RuntimeWithoutSupplementalGroupsPolicy}
 }

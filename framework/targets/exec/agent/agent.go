@@ -35,7 +35,9 @@ func (reference) Answer(op string, req *execproto.Request, version string) (any,
 
 // Features: the reference node runs a pod with hostUsers: false in a user namespace of its own
 // and answers its range (execproto.FeatureUserNamespaces).
-func (reference) Features() []string { return []string{execproto.FeatureUserNamespaces} }
+func (reference) Features() []string {
+	return []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy}
+}
 
 // Admit is the reference apiserver's answer (nodeimpl/admission) to an admit request of
 // protocol version (v2 only: v1 has no admit).
@@ -80,6 +82,8 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 		VolumeDirs: dirs,
 		// docs/spec.md [userns.runtime]: what the node's runtime lacks.
 		NoUserNamespaces: slices.Contains(req.RuntimeLacks, string(framework.RuntimeUserNamespaces)),
+		// docs/spec.md [groups.admit].
+		NoSupplementalGroupsPolicy: slices.Contains(req.RuntimeLacks, string(framework.RuntimeSupplementalGroupsPolicy)),
 	})
 	if err != nil {
 		return nil, err
@@ -88,6 +92,13 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 	switch op {
 	case execproto.OpSetUp:
 		resp := execproto.SetUpResponse{ProtocolVersion: version}
+		var rej *kubelet.Rejection
+		if err := k.Admit(pod); errors.As(err, &rej) {
+			resp.Rejected = &execproto.Rejection{Reason: rej.Reason, Message: rej.Message}
+			return resp, nil
+		}
+		cs := k.ContainerSecurity(pod, 0)
+		resp.Container = &execproto.ContainerSecurity{RunAsUser: cs.RunAsUser, RunAsGroup: cs.RunAsGroup, SupplementalGroups: cs.SupplementalGroups, Strict: cs.Strict}
 		for _, r := range k.SetUp(pod) {
 			vr := execproto.VolumeResult{Name: r.Name, OK: r.Err == nil}
 			if r.Err != nil {

@@ -1,0 +1,74 @@
+package kubelet
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
+)
+
+// Rejection is the kubelet refusing to admit a pod (v1.37 kubelet.go rejectPod: the pod's
+// status, phase Failed, with Reason and "Pod was rejected: " + the admit handler's message).
+type Rejection struct {
+	Reason  string
+	Message string
+}
+
+func (r *Rejection) Error() string { return r.Reason + ": " + r.Message }
+
+// SupplementalGroupsPolicyNotSupported is v1.37 pkg/kubelet/lifecycle/predicate.go's reason
+// and message for a Strict pod on a node whose runtime lacks the policy.
+const (
+	SupplementalGroupsPolicyNotSupported    = "SupplementalGroupsPolicyNotSupported"
+	SupplementalGroupsPolicyNotSupportedMsg = "SupplementalGroupsPolicy=Strict is not supported in this node"
+)
+
+// Admit is the kubelet's admission of p before anything of it is set up (v1.37
+// lifecycle/predicate.go Admit): nil, or the Rejection. Of the admit handlers only the one that
+// reads volumes' users matters here: rejectPodAdmissionBasedOnSupplementalGroupsPolicy (the gate
+// is GA, so beta or above): Strict on a node whose runtime does not report the policy.
+func (k *Kubelet) Admit(p *Pod) error {
+	sc := p.Pod.Spec.SecurityContext
+	if sc == nil || sc.SupplementalGroupsPolicy == nil || mutant.On(mutant.GroupsStrictAdmitted) {
+		return nil
+	}
+	if *sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict && k.noSupplementalGroupsPolicy {
+		return &Rejection{Reason: SupplementalGroupsPolicyNotSupported, Message: "Pod was rejected: " + SupplementalGroupsPolicyNotSupportedMsg}
+	}
+	return nil
+}
+
+// ContainerSecurity is the user part of the CRI config of a pod's container, as a kubelet
+// hands it to its runtime.
+type ContainerSecurity struct {
+	RunAsUser          *int64
+	RunAsGroup         *int64
+	SupplementalGroups []int64
+	Strict             bool
+}
+
+// ContainerSecurity is v1.37 kuberuntime/security_context.go determineEffectiveSecurityContext
+// for p's container i: runAsUser and runAsGroup of the container, else of the pod
+// (securitycontext.DetermineEffectiveSecurityContext); supplementalGroups fsGroup, then the
+// pod's supplementalGroups; the policy as the pod gives it.
+func (k *Kubelet) ContainerSecurity(p *Pod, i int) ContainerSecurity {
+	var out ContainerSecurity
+	if sc := p.Pod.Spec.SecurityContext; sc != nil {
+		out.RunAsUser, out.RunAsGroup = sc.RunAsUser, sc.RunAsGroup
+		if sc.FSGroup != nil && !mutant.On(mutant.GroupsNoFSGroup) {
+			out.SupplementalGroups = append(out.SupplementalGroups, *sc.FSGroup)
+		}
+		out.SupplementalGroups = append(out.SupplementalGroups, sc.SupplementalGroups...)
+		out.Strict = sc.SupplementalGroupsPolicy != nil && *sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict && !mutant.On(mutant.GroupsPolicyNotPassed)
+	}
+	if i < len(p.Pod.Spec.Containers) {
+		if sc := p.Pod.Spec.Containers[i].SecurityContext; sc != nil {
+			if sc.RunAsUser != nil {
+				out.RunAsUser = sc.RunAsUser
+			}
+			if sc.RunAsGroup != nil && !mutant.On(mutant.GroupsPodRunAsGroupWins) {
+				out.RunAsGroup = sc.RunAsGroup
+			}
+		}
+	}
+	return out
+}
