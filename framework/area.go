@@ -37,7 +37,7 @@ var areas = []AreaInfo{
 		[]string{"emptyDir"}},
 	{AreaHostPath, "hostPath `type` checks (seed 001): every type against every host object, *OrCreate, failure texts, no ownership change",
 		[]string{"hostPath"}},
-	{AreaFSGroup, "fsGroup ownership walk (seed 003, volume_linux.go): OR-masks, setgid dirs, symlinks untouched, OnRootMismatch, re-run on kubelet restart",
+	{AreaFSGroup, "fsGroup ownership walk (seed 003, volume_linux.go): OR-masks, setgid dirs, symlinks untouched, OnRootMismatch, re-run on kubelet restart; the container's groups (supplementalGroupsPolicy, KEP-3619)",
 		nil},
 	{AreaAtomicWriter, "secret/configMap/downwardAPI/projected (atomic_writer.go): layout, defaultMode and item modes, fsGroup read-only mask, preservePermissions (seed 002)",
 		[]string{"secret", "configMap", "downwardAPI", "projected"}},
