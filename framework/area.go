@@ -47,8 +47,8 @@ var areas = []AreaInfo{
 		nil},
 	{AreaUserNS, "user namespaces (`hostUsers: false`, KEP-127): the API's rules, idmapped volumes as the pod sees them and as they land on disk, ids outside the pod's range",
 		nil},
-	{AreaMounts, "how a container mounts a volume: mountPropagation, recursiveReadOnly (v1.37 ValidateVolumeMounts, KEP-3857); read-only mounts as the container sees them (makeMounts, EROFS in the kernel's order)",
-		nil},
+	{AreaMounts, "how a container mounts a volume: mountPropagation, recursiveReadOnly (v1.37 ValidateVolumeMounts, KEP-3857); read-only mounts as the container sees them (makeMounts, EROFS in the kernel's order); image volumes (KEP-4639): the image's files as the runtime mounts them, read-only, never walked",
+		[]string{"image"}},
 }
 
 // Areas lists every area in report order.
@@ -91,6 +91,7 @@ var volumeTypes = []struct {
 	{"downwardAPI", func(s *corev1.VolumeSource) bool { return s.DownwardAPI != nil }},
 	{"projected", func(s *corev1.VolumeSource) bool { return s.Projected != nil }},
 	{"flexVolume", func(s *corev1.VolumeSource) bool { return s.FlexVolume != nil }},
+	{"image", func(s *corev1.VolumeSource) bool { return s.Image != nil }},
 }
 
 // VolumeTypeUnsupported is VolumeType of a source volperm does not check.

@@ -546,14 +546,28 @@ func (c *Case) validateReleases() error {
 	return c.validateProjectionReleases()
 }
 
-// validateProjectionReleases: a clusterTrustBundle or podCertificate projection is a case of the
-// releases whose apiserver and kubelet have it on by default (firstRelease; before, their gates
-// are off by default and an apiserver drops the source).
+// validateProjectionReleases: a clusterTrustBundle or podCertificate projection, or an image
+// volume, is a case of the releases whose apiserver and kubelet have it on by default
+// (firstRelease; before, their gates are off by default and an apiserver drops the source).
 func (c *Case) validateProjectionReleases() error {
 	if c.Pod == nil {
 		return nil
 	}
 	for i, v := range c.Pod.Spec.Volumes {
+		if v.Image != nil && !c.AdmissionOnly {
+			// docs/spec.md [mounts.image-volume]: the probe image is the one volperm models, and
+			// on a node without a registry it is never pulled.
+			if v.Image.Reference != ProbeImage || (v.Image.PullPolicy != corev1.PullNever && v.Image.PullPolicy != corev1.PullIfNotPresent) {
+				return fmt.Errorf("pod.spec.volumes[%d].image: a case on a node mounts the probe image: reference %s, pullPolicy Never or IfNotPresent (the target gives its tag); got %q, %q", i, ProbeImage, v.Image.Reference, v.Image.PullPolicy)
+			}
+		}
+		if v.Image != nil {
+			for _, r := range []string{c.Releases.Of(true), c.Releases.Of(false)} {
+				if !ReleaseHas(r, FieldImageVolume) {
+					return fmt.Errorf("pod.spec.volumes[%d].image: on by default from %s only, not in %s", i, firstRelease[FieldImageVolume], r)
+				}
+			}
+		}
 		if v.Projected == nil {
 			continue
 		}

@@ -23,10 +23,11 @@ func ProbeMount(pod *corev1.Pod, volume string) (corev1.VolumeMount, bool) {
 
 // MustMountRO is v1.37 kubelet_pods.go makeMounts' `mustMountRO :=
 // vol.Mounter.GetAttributes().ReadOnly`: secret, configMap, downwardAPI and projected volumes
-// are always mounted read-only; a flexVolume when its source says readOnly.
+// are always mounted read-only, and image volumes (v1.37 pkg/volume/image GetAttributes
+// ReadOnly: true); a flexVolume when its source says readOnly.
 func MustMountRO(v corev1.Volume) bool {
 	switch {
-	case v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil, v.Projected != nil:
+	case v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil, v.Projected != nil, v.Image != nil:
 		return true
 	case v.FlexVolume != nil:
 		return v.FlexVolume.ReadOnly

@@ -73,6 +73,11 @@ const (
 	FieldPodCertificate     = "podCertificate"
 )
 
+// FieldImageVolume stands for the image volume source in firstRelease: its gate ImageVolume is
+// on by default from v1.35 (beta), GA and locked from v1.36 (v1.37 pkg/features); a v1.34
+// apiserver drops the source.
+const FieldImageVolume = "image"
+
 // firstRelease is the first release that has each API field volperm knows (gates: gateTable's
 // First): KEP-5502's emptyDir mode and KEP-5936's fields, alpha in v1.37; the clusterTrustBundle
 // and podCertificate projections, on by default from v1.37.
@@ -81,6 +86,7 @@ var firstRelease = map[string]string{
 	FieldUser:               "v1.37",
 	FieldClusterTrustBundle: "v1.37",
 	FieldPodCertificate:     "v1.37",
+	FieldImageVolume:        "v1.35",
 }
 
 // Releases are the releases of a cell's two components; "" is NewestRelease.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/volume/downwardapi"
 	"k8s.io/kubernetes/pkg/volume/emptydir"
 	"k8s.io/kubernetes/pkg/volume/hostpath"
+	imagevolume "k8s.io/kubernetes/pkg/volume/image"
 	"k8s.io/kubernetes/pkg/volume/projected"
 	"k8s.io/kubernetes/pkg/volume/secret"
 	volumeutil "k8s.io/kubernetes/pkg/volume/util"
@@ -235,6 +236,9 @@ func (n *node) start() error {
 	plugins = append(plugins, configmap.ProbeVolumePlugins()...)
 	plugins = append(plugins, downwardapi.ProbeVolumePlugins()...)
 	plugins = append(plugins, projected.ProbeVolumePlugins()...)
+	// v1.37 cmd/kubelet/app/plugins.go registers it with the ImageVolume gate on (locked from
+	// v1.36): a stub, the runtime mounts the image (docs/spec.md [mounts.image-volume]).
+	plugins = append(plugins, imagevolume.ProbeVolumePlugins()...)
 	var prober volume.DynamicPluginProber
 	if n.hasFlex() {
 		prober = &flexView{dir: n.flexDir()}

@@ -162,6 +162,8 @@ type Target struct {
 	// supplementalGroupsPolicy: the node's runtime honours the policy and reports containers'
 	// users (status.features.supplementalGroupsPolicy; docs/spec.md [groups.admit]).
 	supplementalGroupsPolicy bool
+	// imageVolumes: the node's runtime mounts image volumes (its version: runtimeMountsImages).
+	imageVolumes bool
 	// ranges are the user namespaces of this target's running probe pods (userns.go).
 	ranges liveRanges
 	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
@@ -279,6 +281,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	t.userNamespaces = defaultHandlerUserNamespaces(node)
 	t.recursiveReadOnly = defaultHandlerRecursiveReadOnly(node)
 	t.supplementalGroupsPolicy = nodeSupplementalGroupsPolicy(node)
+	t.imageVolumes = runtimeMountsImages(node)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -597,6 +600,10 @@ func settable(c *framework.Case, flexDriver bool, met ...string) (bool, string) 
 			case !flexDriver:
 				return false, "flexVolume set-up needs the harness's driver " + fixturedriver.Driver + " on the node (the kind target installs it; cluster:flex-driver does on your cluster)"
 			}
+		case v.Image != nil:
+			if v.Image.Reference != framework.ProbeImage {
+				return false, fmt.Sprintf("image volume %q: only the probe image (reference %s) is on the node", v.Image.Reference, framework.ProbeImage)
+			}
 		case v.Projected != nil:
 			for _, p := range v.Projected.Sources {
 				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil && p.ServiceAccountToken == nil &&
@@ -605,7 +612,7 @@ func settable(c *framework.Case, flexDriver bool, met ...string) (bool, string) 
 				}
 			}
 		default:
-			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI, projected and the harness's flexVolume volumes are set up by this target"
+			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI, projected, image (the probe image) and the harness's flexVolume volumes are set up by this target"
 		}
 	}
 	return true, ""

@@ -79,6 +79,9 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	} else {
 		met = append(met, needs.RuntimeWithoutRecursiveReadOnly)
 	}
+	if t.imageVolumes {
+		met = append(met, needs.ImageVolumes)
+	}
 	if t.supplementalGroupsPolicy {
 		met = append(met, needs.SupplementalGroupsPolicy)
 	} else {

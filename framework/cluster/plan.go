@@ -197,6 +197,10 @@ func (p *probePod) add(r *caseRun, ns string) error {
 		if v.HostPath != nil {
 			v.HostPath.Path = path.Join(r.host, v.HostPath.Path)
 		}
+		if v.Image != nil && v.Image.Reference == framework.ProbeImage {
+			// The probe image as this cluster has it loaded (docs/spec.md [mounts.image-volume]).
+			v.Image.Reference = p.pod.Spec.Containers[0].Image
+		}
 		if v.FlexVolume != nil && v.FlexVolume.Driver == fixturedriver.Driver {
 			// The driver reads the volume's storage from its options (fixturedriver.Main).
 			storage, err := json.Marshal(r.c.Storage[r.pod.Spec.Volumes[vi].Name])

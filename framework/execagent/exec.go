@@ -152,6 +152,9 @@ func (t *Node) observe(ctx context.Context, c *framework.Case, a framework.Admit
 			p.dirs[v.Name] = hostfix.Path(p.req.HostRoot, v.HostPath.Path)
 			continue
 		}
+		if v.Image != nil {
+			continue // the runtime's (docs/exec-protocol.md "Image volumes"): no directory
+		}
 		d := filepath.Join(root, "volumes", v.Name)
 		p.req.Volumes = append(p.req.Volumes, execproto.Volume{Name: v.Name, Dir: d})
 		p.dirs[v.Name] = d
@@ -323,7 +326,9 @@ func (p *agentPod) unmountRuntime() error {
 			errs = append(errs, fmt.Errorf("unmount the runtime's mount %s: %w", dst, err))
 			continue
 		}
-		if err := os.Remove(dst); err != nil {
+		// A mount point, or an image volume's unpacked files (lifecycle imageVolumes): nothing
+		// is mounted below any more.
+		if err := os.RemoveAll(dst); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -140,8 +140,9 @@ type Request struct {
 	PreservePermissions []string `json:"preservePermissions,omitempty"`
 	// KubeletGates is every feature gate the harness knows, with its value for this kubelet.
 	KubeletGates map[string]bool `json:"kubeletGates"`
-	// Volumes gives, for every volume of the pod but hostPath ones, the directory the agent must
-	// set up (it does not exist on the first setup; its parent does).
+	// Volumes gives, for every volume of the pod but hostPath and image ones, the directory the
+	// agent must set up (it does not exist on the first setup; its parent does). An image
+	// volume is the runtime's: the agent answers it ok and makes nothing.
 	Volumes []Volume `json:"volumes"`
 	// HostRoot is where the host's filesystem is for hostPath volumes: the pod's path /a/b is
 	// HostRoot/a/b. Error texts must name the pod's path (/a/b), not the HostRoot one.

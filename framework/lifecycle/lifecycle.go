@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
+	probeimage "github.com/volperm/volperm/framework/probe/image"
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
@@ -245,6 +247,9 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 	if err != nil {
 		return failed(err)
 	}
+	if err := imageVolumes(a.Pod, p, set); err != nil {
+		return failed(err)
+	}
 	vols := Observations(a.Pod, set)
 	// docs/spec.md [mounts.recursive-read-only]: the kubelet's container status of each
 	// readOnly mount (the harness plays the kubelet's makeMounts and the runtime).
@@ -426,6 +431,35 @@ func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, 
 			}
 		}
 		roots[v.Name] = dst
+	}
+	return nil
+}
+
+// imageVolumes plays the runtime's part of every image volume the node set up (docs/spec.md
+// [mounts.image-volume]; the kubelet's plugin is a stub): the probe image's files, owned by
+// root with their layer modes, unpacked in the pod's RuntimeDir once (containerd: one overlay
+// per pod and image), where the volume's Path then points; the read-only mount is
+// readOnlyMounts'.
+func imageVolumes(pod *corev1.Pod, p Pod, set Volumes) error {
+	for _, v := range pod.Spec.Volumes {
+		r, ok := set[v.Name]
+		if v.Image == nil || !ok || r.Err != "" {
+			continue
+		}
+		rt, ok := p.(Runtime)
+		if !ok {
+			return fmt.Errorf("volume %q is an image volume, and this target's node cannot play the runtime that mounts it", v.Name)
+		}
+		dir := filepath.Join(rt.RuntimeDir(), "image-"+v.Name)
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(rt.RuntimeDir(), 0o755); err != nil {
+				return err
+			}
+			if err := (probeimage.Image{}).Materialize(dir); err != nil {
+				return fmt.Errorf("volume %q: unpack the probe image: %w", v.Name, err)
+			}
+		}
+		set[v.Name] = Volume{Path: dir}
 	}
 	return nil
 }

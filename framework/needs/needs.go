@@ -36,6 +36,9 @@ const (
 	// SupplementalGroupsPolicy: a probe runs as the container itself on a runtime that honours
 	// supplementalGroupsPolicy and reports the container's groups.
 	SupplementalGroupsPolicy = "supplemental-groups-policy"
+	// ImageVolumes: an image volume on a node, whose runtime mounts it (containerd >= 2.1,
+	// CRI-O >= 1.31).
+	ImageVolumes = "image-volumes"
 	// RuntimeWithoutSupplementalGroupsPolicy: the case needs a node whose runtime lacks it.
 	RuntimeWithoutSupplementalGroupsPolicy = "runtime-without-supplemental-groups-policy"
 )
@@ -123,6 +126,12 @@ var table = []struct {
 	{RuntimeWithoutSupplementalGroupsPolicy, true, func(c *framework.Case) string {
 		if c.Lacks(framework.RuntimeSupplementalGroupsPolicy) && c.Pod != nil && !c.AdmissionOnly {
 			return "a node whose runtime does not report supplementalGroupsPolicy (status.features: containerd 1.6, kind's --runtime debian)"
+		}
+		return ""
+	}},
+	{ImageVolumes, true, func(c *framework.Case) string {
+		if c.Pod != nil && !c.AdmissionOnly && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil }) {
+			return "an image volume needs a runtime that mounts an image's layers as a volume (CRI Mount.image: containerd >= 2.1, CRI-O >= 1.31; containerd 1.6 and Docker 20.10 have none) and the probe image on the node"
 		}
 		return ""
 	}},

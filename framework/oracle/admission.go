@@ -112,6 +112,11 @@ func defaultPodVolumes(pod *corev1.Pod) {
 			// defaults.go SetDefaults_ProjectedVolumeSource: defaultMode nil -> 0644.
 			v.Projected.DefaultMode = ptrTo(corev1.ProjectedVolumeSourceDefaultMode)
 		}
+		if v.Image != nil && v.Image.PullPolicy == "" {
+			// defaults.go SetDefaults_Volume: Always for a :latest (or untagged) reference, else
+			// IfNotPresent (the ImageVolume gate is locked on).
+			v.Image.PullPolicy = corev1.PullPolicy(setOr(imageTag(v.Image.Reference) == "latest", string(corev1.PullAlways), string(corev1.PullIfNotPresent)))
+		}
 		if v.Projected != nil {
 			for j := range v.Projected.Sources {
 				// defaults.go SetDefaults_ServiceAccountTokenProjection: expirationSeconds nil -> 3600.

@@ -109,6 +109,8 @@ func (k *kubelet) setUp(v *volume) string {
 		return k.setUpAtomicWriter(v)
 	case s.FlexVolume != nil:
 		return k.setUpFlexVolume(v)
+	case s.Image != nil:
+		return k.setUpImage(v)
 	}
 	return fmt.Sprintf("volume type %q is outside volperm's node model", v.typ)
 }

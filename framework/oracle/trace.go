@@ -163,6 +163,8 @@ func (t *tracer) traceValidation(pod *corev1.Pod, apiserver map[string]bool, err
 			t.hit(rule.ValidHostPath, conds...)
 		case s.FlexVolume != nil:
 			t.hit(rule.ValidFlexDriver, cond(rule.Outcome, failed(".flexVolume.driver")))
+		case s.Image != nil:
+			t.hit(rule.ValidImage, cond(rule.Outcome, failed(".image")))
 		}
 		if s.Projected != nil {
 			for si, src := range s.Projected.Sources {

@@ -108,6 +108,8 @@ func validateVolumeSource(s *corev1.VolumeSource, fld *field.Path) field.ErrorLi
 			all = append(all, validateProjected(s.Projected, fld.Child("projected"))...)
 		case "flexVolume":
 			all = append(all, validateFlexDriver(s.FlexVolume.Driver, fld.Child("flexVolume"))...)
+		case "image":
+			all = append(all, validateImage(s.Image, fld.Child("image"))...)
 		}
 	}
 	return all

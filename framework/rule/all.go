@@ -71,6 +71,8 @@ const (
 	UsernsRoot          ID = "userns.root"
 	UsernsRange         ID = "userns.range"
 	UsernsRuntime       ID = "userns.runtime"
+	MountImage          ID = "mounts.image-volume"
+	ValidImage          ID = "validation.image-volume"
 	GroupsAdmit         ID = "groups.admit"
 	GroupsPolicy        ID = "groups.policy"
 	ValidGroupsPolicy   ID = "validation.supplemental-groups-policy"
@@ -80,6 +82,10 @@ const (
 )
 
 var atomicTypes = []string{"secret", "configMap", "downwardAPI", "projected"}
+
+// volumeTypes are the volume types the kubelet sets up (an image volume is the runtime's:
+// [mounts.image-volume]; the user-namespace and restart rules do not ask for one).
+var volumeTypes = []string{"emptyDir", "hostPath", "secret", "configMap", "downwardAPI", "projected", "flexVolume"}
 
 // walkedTypes are the volume types the ownership walk can reach (hostPath never).
 var walkedTypes = []string{"emptyDir", "secret", "configMap", "downwardAPI", "projected", "flexVolume"}
@@ -121,7 +127,7 @@ var All = []Rule{
 	{ValidRRO, "Admission: volume mounts", "recursiveReadOnly Enabled and IfPossible need readOnly and a mountPropagation of None or none; Disabled always passes; any other value is NotSupported",
 		[]Need{{Dim: RRO, Only: []string{"Disabled", "Enabled", "IfPossible", "unknown"}}, {Dim: Outcome}}},
 	{ValidHostUsers, "Admission: user namespaces (KEP-127)", "hostUsers false forbids hostNetwork (unless the old pod had both), hostPID, hostIPC and every container's volumeDevices (unless the old pod had both); hostUsers true or unset checks nothing; every volume type is allowed",
-		[]Need{{Dim: HostUsers}, {Dim: HostField}, {Dim: Outcome}, {Dim: Old}, {Dim: Type}}},
+		[]Need{{Dim: HostUsers}, {Dim: HostField}, {Dim: Outcome}, {Dim: Old}, {Dim: Type, Only: volumeTypes}}},
 	{ValidProcMount, "Admission: user namespaces (KEP-127)", "a container's procMount Unmasked needs hostUsers false",
 		[]Need{{Dim: HostUsers}, {Dim: Outcome}, {Dim: Container}}},
 	{ValidWindowsUsers, "Admission: user namespaces (KEP-127)", "a windows pod (spec.os.name windows) may not set hostUsers, true or false",
@@ -198,13 +204,15 @@ var All = []Rule{
 	{StepSetGates, "The order of events", "setGates: merged into the kubelet's gates in force",
 		[]Need{{Dim: Gate}}},
 	{StepRestart, "The order of events", "restartKubelet: SetUp of every volume again, with the gates now in force",
-		[]Need{{Dim: Medium}, {Dim: Type}}},
+		[]Need{{Dim: Medium}, {Dim: Type, Only: volumeTypes}}},
 	{StepUpdateSources, "The order of events", "updateSources: the objects' data change; the kubelet's sync sets up the AtomicWriter volumes again, writing only a changed payload",
 		[]Need{{Dim: Type, Only: atomicTypes}}},
 	{StepKubeletRelease, "The order of events", "kubeletRelease: the kubelet of another release, with the gates in force it has, sets every volume up again, decoding the pod as its release knows it",
 		[]Need{{Dim: Medium, Only: []string{"default", "Memory"}}}},
 	{HostFixtures, "The order of events", "host fixtures: parents 0755 root-owned, then objects, then symlinks; default modes per type", nil},
 
+	{ValidImage, "Admission: validation", "an image volume needs a reference; its pullPolicy is Always, IfNotPresent or Never (NotSupported otherwise)",
+		[]Need{{Dim: Outcome}}},
 	{ValidGroupsPolicy, "Admission: validation", "supplementalGroupsPolicy is Merge or Strict (NotSupported otherwise); a windows pod may not set it (Forbidden)",
 		[]Need{{Dim: GroupsPolicyDim, Only: []string{"Merge", "Strict", "unknown"}}, {Dim: Outcome}}},
 	{SnapshotAbsent, "Snapshot", "a hostPath with nothing there after a set-up that succeeded is 'absent'",
@@ -220,6 +228,8 @@ var All = []Rule{
 		[]Need{{Dim: Op, Only: []string{"create", "write", "delete", "rename", "mkdir", "fill", "chmod", "chown"}}, {Dim: ReadOnlyFrom}}},
 	{MountRRO, "Probes", "recursiveReadOnly on a readOnly mount: IfPossible is recursive when the runtime can, Enabled must be (else the container is refused: CreateContainerConfigError); recursive makes the mounts below EROFS too; the container status says Enabled or Disabled",
 		[]Need{{Dim: RRO, Only: []string{"Disabled", "Enabled", "IfPossible", "unset"}}, {Dim: RuntimeRRO}, {Dim: Status}}},
+	{MountImage, "Probes", "an image volume: the kubelet makes and walks nothing (fsGroup has no effect), the runtime mounts the image's files with their owners and modes, read-only whatever the volumeMount says",
+		[]Need{{Dim: FSGroup}, {Dim: Access}}},
 	{GroupsAdmit, "Container groups (KEP-3619)", "the kubelet rejects a pod with supplementalGroupsPolicy Strict on a node whose runtime lacks it (SupplementalGroupsPolicyNotSupported: no volume is set up); Merge and unset run anywhere",
 		[]Need{{Dim: GroupsPolicyDim, Only: []string{"unset", "Merge", "Strict"}}, {Dim: RuntimeGroups}}},
 	{GroupsPolicy, "Container groups (KEP-3619)", "a container's groups: its gid, fsGroup, supplementalGroups and, unless Strict, those the image's /etc/group gives its uid; its gid runAsGroup, else the image's for its uid, else 0; the container status reports them where the runtime supports the policy",
@@ -235,7 +245,7 @@ var All = []Rule{
 	{UsernsRange, "User namespaces", "a pod gets one range of 65536 ids from a nonzero multiple of 65536, kept across kubelet restarts",
 		[]Need{{Dim: SetUp}}},
 	{UsernsRuntime, "User namespaces", "a runtime without user namespaces: the kubelet sets the volumes up, then fails the pod's sandbox with `can't set `spec.hostUsers: false`, runtime does not support user namespaces`",
-		[]Need{{Dim: Type}}},
+		[]Need{{Dim: Type, Only: volumeTypes}}},
 	{UsernsRoot, "User namespaces", "uid 0 of a pod in a user namespace overrides permission bits only on an entry whose owner and group are mapped; nobody in the pod writes to an unmapped entry",
 		[]Need{{Dim: Mapped}, {Dim: Outcome}}},
 

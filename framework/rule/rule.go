@@ -107,7 +107,7 @@ const (
 // Values lists every value of each dimension, in report order.
 var Values = map[Dim][]string{
 	Medium:     {"default", "Memory", "HugePages"},
-	Type:       {"emptyDir", "hostPath", "secret", "configMap", "downwardAPI", "projected", "flexVolume"},
+	Type:       {"emptyDir", "hostPath", "secret", "configMap", "downwardAPI", "projected", "flexVolume", "image"},
 	SetUp:      {"first", "restart"},
 	Access:     {"read-write", "read-only"},
 	Gate:       {"on", "off"},
@@ -138,7 +138,7 @@ var Values = map[Dim][]string{
 	Container:       {"container", "initContainer"},
 	Propagation:     {"None", "HostToContainer", "Bidirectional", "unknown"},
 	RRO:             {"Disabled", "Enabled", "IfPossible", "unknown", "unset"},
-	ReadOnlyFrom:    {"volumeMount", "secret", "configMap", "downwardAPI", "projected", "flexVolume"},
+	ReadOnlyFrom:    {"volumeMount", "secret", "configMap", "downwardAPI", "projected", "flexVolume", "image"},
 	RuntimeRRO:      {"supports", "lacks"},
 	Status:          {"Enabled", "Disabled", "error"},
 	GroupsPolicyDim: {"unset", "Merge", "Strict", "unknown"},

@@ -60,6 +60,14 @@ func setDefaultsPod(pod *corev1.Pod) {
 				}
 			}
 		}
+		if src.Image != nil && src.Image.PullPolicy == "" {
+			// v1.37 defaults.go SetDefaults_Volume: Always for a :latest or untagged reference,
+			// else IfNotPresent (ParseImageName; the ImageVolume gate is locked on).
+			src.Image.PullPolicy = corev1.PullIfNotPresent
+			if imageTag(src.Image.Reference) == "latest" {
+				src.Image.PullPolicy = corev1.PullAlways
+			}
+		}
 		if src.HostPath != nil {
 			// v1.37 defaults.go SetDefaults_HostPathVolumeSource: type nil -> "" (HostPathUnset).
 			if src.HostPath.Type == nil {

@@ -146,7 +146,7 @@ func podSources(s *corev1.VolumeSource) []source {
 		{"scaleIO", s.ScaleIO != nil, nil},
 		{"csi", s.CSI != nil, nil},
 		{"ephemeral", s.Ephemeral != nil, nil},
-		{"image", s.Image != nil, nil},
+		{"image", s.Image != nil, func(p *field.Path) field.ErrorList { return validateImage(s.Image, p.Child("image")) }},
 	}
 }
 

@@ -38,6 +38,7 @@ const (
 	TypeDownwardAPI = "downwardAPI"
 	TypeProjected   = "projected"
 	TypeFlexVolume  = "flexVolume"
+	TypeImage       = "image"
 )
 
 // Plugin directory names: v1.37 plugin names through utilstrings.EscapeQualifiedName ("/" -> "~").
@@ -298,6 +299,12 @@ func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeRes
 		}
 		sc := podSecurityContext(p.Pod)
 		return fail(flexvolume.SetUp(r.Path, vol.FlexVolume, p.Storage[vol.Name], sc.FSGroup, sc.FSGroupChangePolicy))
+	case TypeImage:
+		// v1.37 pkg/volume/image: a stub; the runtime mounts the image (GetPath "").
+		if mutant.On(mutant.ImageVolumeRefused) {
+			return fail(fmt.Errorf("volume type image is not supported by the reference node"))
+		}
+		return r
 	}
 	r.Type = unsupportedTypeName(vol)
 	return fail(fmt.Errorf("volume type %s is not supported by the reference node", r.Type))
@@ -493,6 +500,8 @@ func typeOf(vol *corev1.Volume) string {
 		return TypeProjected
 	case vol.FlexVolume != nil:
 		return TypeFlexVolume
+	case vol.Image != nil:
+		return TypeImage
 	}
 	return ""
 }

@@ -30,6 +30,7 @@ var handWritten = []Mutant{
 	{UsernsRangeUnaligned, FamUserns, "user namespaces: a pod's range starts half a range below a multiple of 65536, overlapping its neighbour's slot", ""},
 	{UsernsRangeShort, FamUserns, "user namespaces: a pod gets 32768 ids, not 65536", ""},
 	{UsernsRuntimeIgnored, FamUserns, "user namespaces: the kubelet gives a pod a range though its runtime reports no user namespace support", ""},
+	{ImageVolumeRefused, FamMounts, "image volumes: the kubelet has no plugin for them and fails the set-up (a kubelet built without pkg/volume/image)", ""},
 	{GroupsStrictAdmitted, FamGroups, "supplementalGroupsPolicy: the kubelet admits a Strict pod though its runtime does not report the policy (the runtime then merges the image's groups)", ""},
 	{GroupsNoFSGroup, FamGroups, "supplementalGroupsPolicy: the container's CRI supplementalGroups leave out fsGroup", ""},
 	{GroupsPolicyNotPassed, FamGroups, "supplementalGroupsPolicy: the kubelet does not pass the policy to the runtime, so Strict runs as Merge", ""},

@@ -60,6 +60,7 @@ type Mutant struct {
 // The mutants, by family. Each name appears in exactly one `mutant.On` call under nodeimpl/
 // (TestEverySeamOnce).
 const (
+	ImageVolumeRefused          Name = "image-volume-refused"
 	GroupsStrictAdmitted        Name = "groups-strict-admitted"
 	GroupsNoFSGroup             Name = "groups-no-fsgroup"
 	GroupsPolicyNotPassed       Name = "groups-policy-not-passed"

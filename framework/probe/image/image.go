@@ -110,39 +110,45 @@ func etcFiles() []struct{ path, body string } {
 	return []struct{ path, body string }{{"etc/passwd", Passwd()}, {"etc/group", GroupFile()}}
 }
 
-// Layer is the image's one layer, a tar of /tmp (1777), /etc/passwd and /etc/group (0644),
-// /volperm-probe (0755), and of a runner image /volperm (0755).
+// Entry is one entry of the image's layer: every one is owned by root (uid and gid 0).
+type Entry struct {
+	// Path is relative to the image's root, without a trailing slash.
+	Path string
+	Dir  bool
+	Mode uint32
+	// Body is a file's content; an executable's is the binary's.
+	Body []byte
+}
+
+// Entries are the entries of i's layer, in layer order: /tmp (1777), /etc (0755), /etc/passwd
+// and /etc/group (0644), /volperm-probe (0755), and of a runner image /volperm (0755). The
+// image's root itself is no entry (a runtime makes it: 0755 root).
+func (i Image) Entries() []Entry {
+	out := []Entry{{Path: "tmp", Dir: true, Mode: 0o1777}, {Path: "etc", Dir: true, Mode: 0o755}}
+	for _, f := range etcFiles() {
+		out = append(out, Entry{Path: f.path, Mode: 0o644, Body: []byte(f.body)})
+	}
+	out = append(out, Entry{Path: strings.TrimPrefix(Path, "/"), Mode: 0o755, Body: i.Binary})
+	if i.Runner != nil {
+		out = append(out, Entry{Path: strings.TrimPrefix(RunnerPath, "/"), Mode: 0o755, Body: i.Runner})
+	}
+	return out
+}
+
+// Layer is the image's one layer: a tar of Entries.
 func (i Image) Layer() ([]byte, error) {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	epoch := time.Unix(0, 0)
-	if err := tw.WriteHeader(&tar.Header{Name: "tmp/", Mode: 0o1777, Typeflag: tar.TypeDir, ModTime: epoch}); err != nil {
-		return nil, err
-	}
-	// An executable at path with body.
-	executable := func(path string, body []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(path, "/"), Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
-			return err
+	for _, e := range i.Entries() {
+		h := &tar.Header{Name: e.Path, Mode: int64(e.Mode), Size: int64(len(e.Body)), Typeflag: tar.TypeReg, ModTime: epoch}
+		if e.Dir {
+			h.Name, h.Typeflag, h.Size = e.Path+"/", tar.TypeDir, 0
 		}
-		_, err := tw.Write(body)
-		return err
-	}
-	if err := tw.WriteHeader(&tar.Header{Name: "etc/", Mode: 0o755, Typeflag: tar.TypeDir, ModTime: epoch}); err != nil {
-		return nil, err
-	}
-	for _, f := range etcFiles() {
-		if err := tw.WriteHeader(&tar.Header{Name: f.path, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg, ModTime: epoch}); err != nil {
+		if err := tw.WriteHeader(h); err != nil {
 			return nil, err
 		}
-		if _, err := tw.Write([]byte(f.body)); err != nil {
-			return nil, err
-		}
-	}
-	if err := executable(Path, i.Binary); err != nil {
-		return nil, err
-	}
-	if i.Runner != nil {
-		if err := executable(RunnerPath, i.Runner); err != nil {
+		if _, err := tw.Write(e.Body); err != nil {
 			return nil, err
 		}
 	}
@@ -150,6 +156,35 @@ func (i Image) Layer() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// Materialize writes i's entries below dir (which it makes 0755), each with its mode and owned
+// by root: the image's files as a runtime unpacks them for an image volume (docs/spec.md
+// [mounts.image-volume]; the harness plays the runtime on this machine's targets).
+func (i Image) Materialize(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for _, e := range i.Entries() {
+		p := filepath.Join(dir, e.Path)
+		var err error
+		if e.Dir {
+			err = os.Mkdir(p, 0o700)
+		} else {
+			err = os.WriteFile(p, e.Body, 0o600)
+		}
+		if err != nil {
+			return err
+		}
+		// syscall.Chmod: the sticky bit is taken as given (os.Chmod would too, but explicitly).
+		if err := syscall.Chmod(p, e.Mode); err != nil {
+			return err
+		}
+		if err := os.Lchown(p, 0, 0); err != nil {
+			return err
+		}
+	}
+	return syscall.Chmod(dir, 0o755)
 }
 
 func binary(ctx context.Context, moduleDir string) ([]byte, error) {

@@ -171,6 +171,11 @@ func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 			return false, "recursiveReadOnly: Docker 20.10 has no recursive read-only bind mount (bind-recursive=readonly came with Docker 25)"
 		}
 	}
+	for _, n := range needs.Of(c) {
+		if n.Label == needs.ImageVolumes {
+			return false, "image volumes: Docker 20.10 mounts no image as a volume (the container target's runtime)"
+		}
+	}
 	if sc := a.Pod.Spec.SecurityContext; framework.HasContainerProbes(c) || (sc != nil && sc.SupplementalGroupsPolicy != nil) {
 		return false, "supplementalGroupsPolicy and probes as the container: the container target runs probe containers of its own with explicit ids, not the pod's container as its kubelet and runtime make it (Docker 20.10 always merges the image's groups and has no Strict)"
 	}
