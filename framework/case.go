@@ -63,6 +63,9 @@ const (
 	// GateAtomicWriteVolumeUserFields is KEP-5936's gate (alpha in v1.37, default off), on both
 	// components: defaultUser and item user on secret, configMap, downwardAPI and projected volumes.
 	GateAtomicWriteVolumeUserFields = "AtomicWriteVolumeUserFields"
+	// GateVolumeBindMountOptions is KEP-5855's gate (alpha in v1.37, default off), on both
+	// components: volumeMounts[].bindMountOptions (noexec, nodev, nosuid).
+	GateVolumeBindMountOptions = "VolumeBindMountOptions"
 )
 
 // Gates are the feature gates of the two components. A gate absent from a map has its default.
@@ -165,8 +168,13 @@ const RuntimeRecursiveReadOnlyMounts RuntimeFeature = "recursiveReadOnlyMounts"
 // the node's status.features.supplementalGroupsPolicy; containerd >= 2.0).
 const RuntimeSupplementalGroupsPolicy RuntimeFeature = "supplementalGroupsPolicy"
 
+// RuntimeMountOptions: the runtime applies a mount's bind options (CRI
+// RuntimeFeatures.mount_options, KEP-5855; containerd 2.4.2 has none), which the kubelet
+// declares as the node feature VolumeBindMountOptions.
+const RuntimeMountOptions RuntimeFeature = "mountOptions"
+
 // RuntimeFeatures are the runtime features a case may say the runtime lacks.
-var RuntimeFeatures = []RuntimeFeature{RuntimeUserNamespaces, RuntimeRecursiveReadOnlyMounts, RuntimeSupplementalGroupsPolicy}
+var RuntimeFeatures = []RuntimeFeature{RuntimeUserNamespaces, RuntimeRecursiveReadOnlyMounts, RuntimeSupplementalGroupsPolicy, RuntimeMountOptions}
 
 // Lacks says whether c's runtime lacks f.
 func (c *Case) Lacks(f RuntimeFeature) bool { return slices.Contains(c.RuntimeLacks, f) }
@@ -355,12 +363,13 @@ const (
 	OpList   ProbeOp = "list"   // read the directory Path
 	OpMkdir  ProbeOp = "mkdir"  // create directory Path (0755)
 	OpFill   ProbeOp = "fill"   // create file Path (O_CREAT|O_EXCL, 0644), then write Size bytes to it
+	OpExec   ProbeOp = "exec"   // execve Path: allowed when the kernel lets it run (a format it cannot run, ENOEXEC, counts as allowed)
 	OpChmod  ProbeOp = "chmod"  // chmod(2) Path to Mode (following symlinks)
 	OpChown  ProbeOp = "chown"  // chown(2) Path to Owner (following symlinks)
 )
 
 // ProbeOps are the probe ops, in the order docs/spec.md "Probes" lists them.
-var ProbeOps = []ProbeOp{OpCreate, OpWrite, OpRead, OpDelete, OpRename, OpList, OpMkdir, OpFill, OpChmod, OpChown}
+var ProbeOps = []ProbeOp{OpCreate, OpWrite, OpRead, OpDelete, OpRename, OpList, OpMkdir, OpFill, OpChmod, OpChown, OpExec}
 
 // Owner is a uid and a gid, as the process that makes a probe names them (ids of its user
 // namespace).

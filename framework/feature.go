@@ -23,6 +23,7 @@ const (
 	FeatureAtomicWriteVolumeUserFields = "atomicWriteVolumeUserFields"
 	FeaturePreservePermissions         = "preservePermissions"
 	FeatureFlexVolumeAllowlist         = "flexVolumeAllowlist"
+	FeatureVolumeBindMountOptions      = "volumeBindMountOptions"
 )
 
 var features = []FeatureInfo{
@@ -36,6 +37,8 @@ var features = []FeatureInfo{
 		}},
 	{FeatureFlexVolumeAllowlist, "the flexVolume driver allowlist (seed 004's proposal)",
 		func(c *Case) bool { return c.FlexVolumePolicy != nil }},
+	{FeatureVolumeBindMountOptions, "bindMountOptions (noexec, nodev, nosuid) on volumeMounts with the alpha gate VolumeBindMountOptions on (KEP-5855)",
+		func(c *Case) bool { return c.featureGateOn(FeatureVolumeBindMountOptions) }},
 }
 
 // Features lists the claimable features in report order.

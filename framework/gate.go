@@ -32,6 +32,8 @@ var gateTable = []Gate{
 	{Name: GatePreservePermissions, Default: false, First: "v1.37", Upstream: false, Feature: FeaturePreservePermissions},
 	// KEP-5936: alpha in v1.37, default off, on both components: defaultUser and item user.
 	{Name: GateAtomicWriteVolumeUserFields, Default: false, First: "v1.37", Upstream: true, Feature: FeatureAtomicWriteVolumeUserFields},
+	// KEP-5855: alpha in v1.37, default off, on both components: volumeMounts' bindMountOptions.
+	{Name: GateVolumeBindMountOptions, Default: false, First: "v1.37", Upstream: true, Feature: FeatureVolumeBindMountOptions},
 }
 
 // GateTable lists every gate, in table order.

@@ -63,7 +63,7 @@ func TestLoadCasesErrors(t *testing.T) {
 		{"no documents", "# only a comment\n---\n", "x.yaml: no documents: write a Case"},
 		{"unknown area", strings.Replace(caseYAML, "area: emptydir", "area: emptyDir", 1), `x.yaml: case "sticky tmp": area: unknown "emptyDir"; use one of emptydir, hostpath, fsgroup, atomicwriter, flexvolume, skew`},
 		{"unknown profile", strings.Replace(caseYAML, "profile: alpha", "profile: beta", 1), `x.yaml: case "sticky tmp": profile: unknown "beta"; use one of conformance, alpha, proposal`},
-		{"unknown gate", strings.Replace(caseYAML, "kubelet: {EmptyDirVolumeMode: true}", "kubelet: {EmptyDirMode: true}", 1), `x.yaml: case "sticky tmp": gates.kubelet["EmptyDirMode"]: unknown gate; volperm knows AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions`},
+		{"unknown gate", strings.Replace(caseYAML, "kubelet: {EmptyDirVolumeMode: true}", "kubelet: {EmptyDirMode: true}", 1), `x.yaml: case "sticky tmp": gates.kubelet["EmptyDirMode"]: unknown gate; volperm knows AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions, VolumeBindMountOptions`},
 		{"out-of-range host mode", strings.Replace(caseYAML, "target: /var/run/volperm/t}", "target: /var/run/volperm/t, mode: 020000}", 1), `x.yaml: case "sticky tmp": host[1].mode: 0o20000 is out of range 0..07777`},
 		{"out-of-range storage mode", strings.Replace(caseYAML, "mode: 0410}\nafter", "mode: 010410}\nafter", 1), `x.yaml: case "sticky tmp": storage["data"][1].mode: 0o10410 is out of range 0..07777`},
 		{"out-of-range chmod mode", strings.Replace(caseYAML, "path: sub/f, mode: 0410}\n- restart", "path: sub/f, mode: 017777}\n- restart", 1), `x.yaml: case "sticky tmp": after[0].chmod.mode: 0o17777 is out of range 0..07777`},
@@ -231,7 +231,7 @@ func TestValidateStepGates(t *testing.T) {
 	c := &Case{Name: "x", Area: AreaFlexVolume, Profile: ProfileProposal, Pod: podWithVolumes("a"),
 		After: []Step{{SetGates: &Gates{APIServer: map[string]bool{"Nope": true}}}}}
 	err := c.Validate()
-	want := `case "x": after[0].setGates.apiserver["Nope"]: unknown gate; volperm knows AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions`
+	want := `case "x": after[0].setGates.apiserver["Nope"]: unknown gate; volperm knows AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions, VolumeBindMountOptions`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

@@ -47,7 +47,7 @@ func ReadOnlyMount(pod *corev1.Pod, v corev1.Volume) bool {
 // MakesChange says whether op changes the volume: what a read-only mount refuses (EROFS).
 func MakesChange(op ProbeOp) bool {
 	switch op {
-	case OpRead, OpList:
+	case OpRead, OpList, OpExec:
 		return false
 	}
 	return true

@@ -192,7 +192,7 @@ func dropped(before, after *api.Pod) ([]string, error) {
 	if err := legacyscheme.Scheme.Convert(after, &a, nil); err != nil {
 		return nil, fmt.Errorf("convert pod to v1: %w", err)
 	}
-	return execproto.DroppedFields(b.Spec.Volumes, a.Spec.Volumes)
+	return execproto.DroppedFields(&b.Spec, &a.Spec)
 }
 
 func errorTexts(errs field.ErrorList) []string {

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+
+	"github.com/volperm/volperm/framework/execproto"
 )
 
 // kubeletAdmit is v1.35's and v1.36's predicate admit handler: getNode(ctx, useCache), Admit(attrs).
@@ -14,3 +16,7 @@ func kubeletAdmit(node *corev1.Node, attrs *lifecycle.PodAdmitAttributes) lifecy
 	h := lifecycle.NewPredicateAdmitHandler(func(context.Context, bool) (*corev1.Node, error) { return node, nil }, &lifecycle.AdmissionFailureHandlerStub{}, noPluginResources)
 	return h.Admit(attrs)
 }
+
+// declaredFeaturesRejection: before v1.37 no node feature reads a volume (VolumeBindMountOptions
+// is v1.37's), and a case with its gate is a v1.37 cell only.
+func (n *node) declaredFeaturesRejection() *execproto.Rejection { return nil }

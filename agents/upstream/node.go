@@ -44,7 +44,11 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 	switch op {
 	case execproto.OpSetUp:
 		// The kubelet admits the pod before its volume manager mounts anything.
-		if rej := n.rejection(); rej != nil {
+		rej := n.rejection()
+		if rej == nil {
+			rej = n.declaredFeaturesRejection()
+		}
+		if rej != nil {
 			n.stop()
 			return execproto.SetUpResponse{ProtocolVersion: version, Rejected: rej}, nil
 		}
@@ -101,6 +105,9 @@ type node struct {
 	// noSupplementalGroupsPolicy: the node's runtime does not report supplementalGroupsPolicy
 	// (docs/spec.md [groups.admit]).
 	noSupplementalGroupsPolicy bool
+	// noMountOptions: the runtime applies no bind mount options (docs/spec.md
+	// [mounts.bind-mount-options]).
+	noMountOptions bool
 	// k is the running "kubelet process": its VolumeHost and plugins. A restart replaces it.
 	k *kubelet
 }
@@ -123,7 +130,8 @@ func newNode(req *execproto.Request) (*node, error) {
 	n := &node{stateDir: req.StateDir, kubeletRoot: kubeletRoot, hostRoot: req.HostRoot, pod: req.Pod.DeepCopy(),
 		dirs: map[string]string{}, gates: req.KubeletGates, sources: req.Sources,
 		noUserNamespaces:           slices.Contains(req.RuntimeLacks, execproto.RuntimeUserNamespaces),
-		noSupplementalGroupsPolicy: slices.Contains(req.RuntimeLacks, execproto.RuntimeSupplementalGroupsPolicy)}
+		noSupplementalGroupsPolicy: slices.Contains(req.RuntimeLacks, execproto.RuntimeSupplementalGroupsPolicy),
+		noMountOptions:             slices.Contains(req.RuntimeLacks, execproto.RuntimeMountOptions)}
 	for _, v := range req.Volumes {
 		n.dirs[v.Name] = v.Dir
 	}

@@ -19,6 +19,8 @@ var upstreamGates = map[string]featuregate.Feature{
 	"EmptyDirVolumeMode": features.EmptyDirVolumeMode,
 	// v1.37 pkg/features/kube_features.go: KEP-5936, alpha, on kube-apiserver and kubelet.
 	"AtomicWriteVolumeUserFields": features.AtomicWriteVolumeUserFields,
+	// v1.37 pkg/features/kube_features.go: KEP-5855, alpha, on kube-apiserver and kubelet.
+	"VolumeBindMountOptions": features.VolumeBindMountOptions,
 }
 
 // The ClusterTrustBundle calls of KubeletVolumeHost give every name and signer the reference

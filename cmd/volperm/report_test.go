@@ -24,7 +24,7 @@ func TestReportVerify(t *testing.T) {
 	dir := t.TempDir()
 	// The run in a process of its own: a test binary runs one Ginkgo suite (TestTinyTarget's).
 	run := exec.Command(binary(t), "run", "--work-dir", caseroottest.TempDir(t), "--report-dir", dir, "--implementation", impl,
-		"--claim", "emptyDirVolumeMode,atomicWriteVolumeUserFields,preservePermissions,flexVolumeAllowlist")
+		"--claim", "emptyDirVolumeMode,atomicWriteVolumeUserFields,preservePermissions,flexVolumeAllowlist,volumeBindMountOptions")
 	if out, err := run.CombinedOutput(); err != nil || !strings.Contains(string(out), certify.File) {
 		t.Fatalf("run: %v\n%s", err, out)
 	}

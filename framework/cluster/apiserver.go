@@ -232,7 +232,7 @@ func (h *apiserverHalf) admitPod(ctx context.Context, c *framework.Case, ns, lab
 	// v1.37 pkg/api/pod/util.go dropDisabledFields: the fields the gate-off apiserver cleared;
 	// a field the apiserver's release does not know is not kept either, but it was not dropped:
 	// it is an unknown field, warned about.
-	dropped, err := execproto.DroppedFields(pod.Spec.Volumes, stored.Spec.Volumes)
+	dropped, err := execproto.DroppedFields(&pod.Spec, &stored.Spec)
 	if err != nil {
 		return framework.Admitted{}, fmt.Errorf("admission: %w", err)
 	}

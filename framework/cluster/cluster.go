@@ -162,6 +162,8 @@ type Target struct {
 	// supplementalGroupsPolicy: the node's runtime honours the policy and reports containers'
 	// users (status.features.supplementalGroupsPolicy; docs/spec.md [groups.admit]).
 	supplementalGroupsPolicy bool
+	// bindMountOptions: the node declares VolumeBindMountOptions (status.declaredFeatures).
+	bindMountOptions bool
 	// imageVolumes: the node's runtime mounts image volumes (its version: runtimeMountsImages).
 	imageVolumes bool
 	// ranges are the user namespaces of this target's running probe pods (userns.go).
@@ -282,6 +284,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	t.recursiveReadOnly = defaultHandlerRecursiveReadOnly(node)
 	t.supplementalGroupsPolicy = nodeSupplementalGroupsPolicy(node)
 	t.imageVolumes = runtimeMountsImages(node)
+	t.bindMountOptions = slices.Contains(node.Status.DeclaredFeatures, framework.GateVolumeBindMountOptions)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}

@@ -82,6 +82,17 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	if t.imageVolumes {
 		met = append(met, needs.ImageVolumes)
 	}
+	// docs/spec.md [mounts.bind-mount-options]: a kubelet with the gate on declares the node
+	// feature exactly when its runtime applies mount options.
+	// With the gate off now, a target that sets gates in place (kind) turns it on for the case
+	// and takes the runtime to lack mount options (no runtime it runs reports them: containerd
+	// 2.4.2, 1.6); a node whose runtime had them would admit the pod, and fail those cases.
+	switch {
+	case t.bindMountOptions:
+		met = append(met, needs.MountOptions)
+	case t.gates.Kubelet[framework.GateVolumeBindMountOptions] || t.opts.Reconfigure:
+		met = append(met, needs.RuntimeWithoutMountOptions)
+	}
 	if t.supplementalGroupsPolicy {
 		met = append(met, needs.SupplementalGroupsPolicy)
 	} else {

@@ -22,9 +22,11 @@ import (
 // containers, mirrorNested), a mount asking for recursiveReadOnly Enabled (a runtime that cannot
 // fails the whole container: docs/spec.md [mounts.recursive-read-only]), a case whose probes run
 // as its container (the self container has the case's container's ids: docs/spec.md
-// [groups.policy]), or every case when the target runs one pod per case.
+// [groups.policy]), a case whose mounts carry bindMountOptions (its pod may be rejected, its
+// every container's mounts mirrored: docs/spec.md [mounts.bind-mount-options]), or every case
+// when the target runs one pod per case.
 func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, error) {
-	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) || asksRROEnabled(pod) || framework.HasContainerProbes(c) {
+	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) || asksRROEnabled(pod) || framework.HasContainerProbes(c) || usesBindMountOptions(pod) {
 		return "", nil
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
@@ -219,7 +221,7 @@ func (p *probePod) add(r *caseRun, ns string) error {
 		// [probes.read-only]): its readOnly; the kubelet adds its own (mustMountRO).
 		m, _ := framework.ProbeMount(r.pod, r.pod.Spec.Volumes[vi].Name)
 		p.pod.Spec.Containers[0].VolumeMounts = append(p.pod.Spec.Containers[0].VolumeMounts,
-			corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u, ReadOnly: m.ReadOnly, RecursiveReadOnly: m.RecursiveReadOnly})
+			corev1.VolumeMount{Name: u, MountPath: "/volumes/" + u, ReadOnly: m.ReadOnly, RecursiveReadOnly: m.RecursiveReadOnly, BindMountOptions: m.BindMountOptions})
 		if m.RecursiveReadOnly != nil && *m.RecursiveReadOnly == corev1.RecursiveReadOnlyEnabled {
 			p.mayRefuse = true
 		}
@@ -230,6 +232,18 @@ func (p *probePod) add(r *caseRun, ns string) error {
 	}
 	p.mirrorNested(r, names)
 	return nil
+}
+
+// usesBindMountOptions says whether a volumeMount of pod's containers carries bindMountOptions.
+func usesBindMountOptions(pod *corev1.Pod) bool {
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		for _, m := range c.VolumeMounts {
+			if len(m.BindMountOptions) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nestedAtomic reports whether a container of pod mounts a volume below where it mounts a secret,
@@ -259,9 +273,11 @@ func nestedAtomic(pod *corev1.Pod) bool {
 // mirrorNested gives p, for a case whose containers nest mounts below an AtomicWriter volume, a
 // waiting container per case container with its volumeMounts under the volumes' names in p:
 // v1.37 MakeNestedMountpoints reads the pod's containers, and the probe container mounts every
-// volume apart (/volumes/NAME), where the outer volume shows the mount point made in it.
+// volume apart (/volumes/NAME), where the outer volume shows the mount point made in it. A case
+// whose mounts carry bindMountOptions gets the same: the kubelet's declared-features admission
+// reads every container's mounts (docs/spec.md [mounts.bind-mount-options]).
 func (p *probePod) mirrorNested(r *caseRun, names map[string]string) {
-	if !nestedAtomic(r.pod) {
+	if !nestedAtomic(r.pod) && !usesBindMountOptions(r.pod) {
 		return
 	}
 	probe := p.pod.Spec.Containers[0]

@@ -90,6 +90,11 @@ func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 			return false, "supplementalGroupsPolicy or probes as the container: the agent does not say it admits pods by the policy and gives its container's config (docs/exec-protocol.md \"Container groups\"): " + why
 		}
 	}
+	if usesBindMountOptions(a.Pod) {
+		if ok, why := t.hasFeature(execproto.FeatureVolumeBindMountOptions); !ok {
+			return false, "bindMountOptions: the agent does not say it admits such pods by its declared node features (docs/exec-protocol.md \"Bind mount options\"): " + why
+		}
+	}
 	if framework.ChangesKubeletRelease(c) {
 		return false, "a kubeletRelease step replaces the kubelet by another release's: an agent is the kubelet of one release (kind@matrix and the reference run it)"
 	}
@@ -698,6 +703,18 @@ func (g *guard) check() error {
 	}
 	sort.Strings(bad)
 	return fmt.Errorf("agent wrote outside the directories it was given: %s (allowed: the volume dirs, hostRoot, stateDir)", strings.Join(bad, ", "))
+}
+
+// usesBindMountOptions says whether a volumeMount of pod has bindMountOptions.
+func usesBindMountOptions(pod *corev1.Pod) bool {
+	for _, c := range pod.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if len(m.BindMountOptions) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runtimeLacks is c's RuntimeLacks as the protocol spells them.

@@ -9,13 +9,37 @@ import (
 )
 
 // DroppedFields names, as docs/spec.md's `dropped` does ("spec.volumes[0].emptyDir.mode"), every
-// field of the volumes sent that the apiserver's answer lacks: defaulting only adds fields, so a
+// field of the volumes (and of the containers' volumeMounts) sent that the apiserver's answer lacks: defaulting only adds fields, so a
 // field gone is a field dropped (v1.37 pkg/api/pod/util.go dropDisabledFields), whichever gate
 // dropped it. Sorted, as the oracle lists them. The cluster target compares the pod it sent with
 // the dry run's answer, the upstream agent the pod before and after PrepareForCreate. Part of the protocol: an
 // agent's admit answer lists the same paths (AdmitResponse.Dropped).
-func DroppedFields(sent, stored []corev1.Volume) ([]string, error) {
+func DroppedFields(sent, stored *corev1.PodSpec) ([]string, error) {
 	var out []string
+	var err error
+	if out, err = appendDropped(out, "spec.volumes", sent.Volumes, stored.Volumes); err != nil {
+		return nil, err
+	}
+	// The volumeMounts' own fields (bindMountOptions, KEP-5855: docs/spec.md
+	// [dropping.bind-mount-options]).
+	for _, cs := range []struct {
+		path         string
+		sent, stored []corev1.Container
+	}{{"spec.initContainers", sent.InitContainers, stored.InitContainers}, {"spec.containers", sent.Containers, stored.Containers}} {
+		for i := range min(len(cs.sent), len(cs.stored)) {
+			at := fmt.Sprintf("%s[%d].volumeMounts", cs.path, i)
+			if out, err = appendDropped(out, at, cs.sent[i].VolumeMounts, cs.stored[i].VolumeMounts); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// appendDropped appends what each element of sent has and the same element of stored lacks,
+// under path[i].
+func appendDropped[T any](out []string, path string, sent, stored []T) ([]string, error) {
 	for i := range min(len(sent), len(stored)) {
 		a, err := asTree(sent[i])
 		if err != nil {
@@ -25,9 +49,8 @@ func DroppedFields(sent, stored []corev1.Volume) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = appendMissing(out, fmt.Sprintf("spec.volumes[%d]", i), a, b)
+		out = appendMissing(out, fmt.Sprintf("%s[%d]", path, i), a, b)
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

@@ -23,15 +23,20 @@ func TestDroppedFields(t *testing.T) {
 			Items: []corev1.KeyToPath{{Key: "k", Path: "p"}}}}},
 		{Name: "c", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: ptr.To[int32](0o700)}}},
 	}
-	got, err := DroppedFields(sent, stored)
+	mounts := func(opts []string) []corev1.Container {
+		return []corev1.Container{{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "a", MountPath: "/a"}, {Name: "b", MountPath: "/b", BindMountOptions: opts}}}}
+	}
+	sentSpec := &corev1.PodSpec{Volumes: sent, Containers: mounts([]string{"noexec"})}
+	storedSpec := &corev1.PodSpec{Volumes: stored, Containers: mounts(nil)}
+	got, err := DroppedFields(sentSpec, storedSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"spec.volumes[0].emptyDir.mode", "spec.volumes[1].secret.items[0].mode"}
+	want := []string{"spec.containers[0].volumeMounts[1].bindMountOptions", "spec.volumes[0].emptyDir.mode", "spec.volumes[1].secret.items[0].mode"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("dropped %q, want %q", got, want)
 	}
-	if got, _ := DroppedFields(stored, stored); len(got) != 0 {
+	if got, _ := DroppedFields(storedSpec, storedSpec); len(got) != 0 {
 		t.Errorf("nothing dropped, got %q", got)
 	}
 }

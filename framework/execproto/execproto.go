@@ -115,6 +115,12 @@ const FeatureUserNamespaces = "userNamespaces"
 // "Container groups").
 const FeatureSupplementalGroupsPolicy = "supplementalGroupsPolicy"
 
+// FeatureVolumeBindMountOptions is the feature of an agent whose kubelet admits a pod whose
+// volumeMounts use bindMountOptions as docs/spec.md [mounts.bind-mount-options] says
+// (SetUpResponse.Rejected when it does not declare the node feature VolumeBindMountOptions);
+// the harness applies the options as the runtime.
+const FeatureVolumeBindMountOptions = "volumeBindMountOptions"
+
 // Featured is a Handler with optional features, which Main and Serve list in the agent's hello.
 type Featured interface {
 	Features() []string
@@ -161,6 +167,10 @@ type Request struct {
 
 // RuntimeUserNamespaces is Request.RuntimeLacks' name for user namespace support.
 const RuntimeUserNamespaces = "userNamespaces"
+
+// RuntimeMountOptions is Request.RuntimeLacks' name for a runtime that applies no bind mount
+// options (CRI RuntimeFeatures.mount_options).
+const RuntimeMountOptions = "mountOptions"
 
 // RuntimeSupplementalGroupsPolicy is Request.RuntimeLacks' name for supplementalGroupsPolicy
 // support (the node's status.features.supplementalGroupsPolicy).

@@ -305,7 +305,7 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 			r.ContainerUser = framework.ContainerUserOf(u)
 		}
 	}
-	if err := readOnlyMounts(a.Pod, p, vols, roots, ns != nil, rro); err != nil {
+	if err := readOnlyMounts(a.Pod, p, vols, roots, ns != nil, rro, probes); err != nil {
 		return failed(err)
 	}
 	if pr, ok := p.(Prober); ok {
@@ -399,10 +399,20 @@ func podView(ctx context.Context, pod *corev1.Pod, p Pod, vols []framework.Volum
 // idmapped already) made read-only with MS_REMOUNT|MS_BIND|MS_RDONLY, as runc mounts a
 // readOnly volume: the top mount only, mounts below it keep their flags. roots become the
 // read-only mounts the probes use.
-func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, roots map[string]string, idmapped, rro bool) error {
+func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, roots map[string]string, idmapped, rro bool, probes []framework.Probe) error {
 	for i, v := range pod.Spec.Volumes {
 		src, ok := roots[v.Name]
-		if !ok || !framework.ReadOnlyMount(pod, v) {
+		if !ok {
+			continue
+		}
+		m, _ := framework.ProbeMount(pod, v.Name)
+		ro := framework.ReadOnlyMount(pod, v)
+		// docs/spec.md [mounts.bind-mount-options]: the options the kubelet passed (it admitted
+		// the pod, so the runtime applies them); a volume an exec probe runs in is bound too,
+		// with exactly its container's flags, whatever the case root's filesystem is mounted with.
+		flags := bindFlags(m.BindMountOptions)
+		execs := slices.ContainsFunc(probes, func(pr framework.Probe) bool { return pr.Volume == v.Name && pr.Op == framework.OpExec })
+		if !ro && flags == 0 && !execs {
 			continue
 		}
 		if len(vols[i].Paths) > 0 && vols[i].Paths[0].Type == snapshot.Absent {
@@ -410,19 +420,21 @@ func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, 
 		}
 		rt, ok := p.(Runtime)
 		if !ok {
-			return fmt.Errorf("volume %q is mounted read-only in the pod, and this target's node cannot play the runtime's read-only mount", v.Name)
+			return fmt.Errorf("volume %q is mounted read-only or with options in the pod, and this target's node cannot play the runtime's mount", v.Name)
 		}
 		dst := src
 		if !idmapped {
 			dst = filepath.Join(rt.RuntimeDir(), v.Name)
 			if err := bindMount(src, dst); err != nil {
-				return fmt.Errorf("volume %q, read-only in the pod: %w", v.Name, err)
+				return fmt.Errorf("volume %q, as the pod mounts it: %w", v.Name, err)
 			}
 		}
-		if err := syscall.Mount("", dst, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-			return fmt.Errorf("volume %q, read-only in the pod: remount %s read-only: %w", v.Name, dst, err)
+		if ro {
+			flags |= syscall.MS_RDONLY
 		}
-		m, _ := framework.ProbeMount(pod, v.Name)
+		if err := syscall.Mount("", dst, "", syscall.MS_REMOUNT|syscall.MS_BIND|flags, ""); err != nil {
+			return fmt.Errorf("volume %q, as the pod mounts it: remount %s (flags %#x): %w", v.Name, dst, flags, err)
+		}
 		if recursive, _ := framework.RecursiveReadOnly(m, rro); recursive {
 			// docs/spec.md [mounts.recursive-read-only]: runc's rro, every mount below too.
 			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
@@ -433,6 +445,22 @@ func readOnlyMounts(pod *corev1.Pod, p Pod, vols []framework.VolumeObservation, 
 		roots[v.Name] = dst
 	}
 	return nil
+}
+
+// bindFlags are the mount flags of bindMountOptions (KEP-5855: noexec, nodev, nosuid).
+func bindFlags(opts []string) uintptr {
+	var flags uintptr
+	for _, o := range opts {
+		switch o {
+		case "noexec":
+			flags |= syscall.MS_NOEXEC
+		case "nodev":
+			flags |= syscall.MS_NODEV
+		case "nosuid":
+			flags |= syscall.MS_NOSUID
+		}
+	}
+	return flags
 }
 
 // imageVolumes plays the runtime's part of every image volume the node set up (docs/spec.md

@@ -36,6 +36,11 @@ const (
 	// SupplementalGroupsPolicy: a probe runs as the container itself on a runtime that honours
 	// supplementalGroupsPolicy and reports the container's groups.
 	SupplementalGroupsPolicy = "supplemental-groups-policy"
+	// MountOptions: a pod whose mounts keep bindMountOptions on a kubelet with the gate on, on
+	// a runtime that applies them (CRI mount_options; containerd 2.4.2 has none).
+	MountOptions = "mount-options"
+	// RuntimeWithoutMountOptions: the case needs a node whose runtime applies no bind options.
+	RuntimeWithoutMountOptions = "runtime-without-mount-options"
 	// ImageVolumes: an image volume on a node, whose runtime mounts it (containerd >= 2.1,
 	// CRI-O >= 1.31).
 	ImageVolumes = "image-volumes"
@@ -129,6 +134,19 @@ var table = []struct {
 		}
 		return ""
 	}},
+	{MountOptions, true, func(c *framework.Case) string {
+		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeMountOptions) && usesBindMountOptions(c.Pod) &&
+			c.Gates.APIServer[framework.GateVolumeBindMountOptions] && c.Gates.Kubelet[framework.GateVolumeBindMountOptions] {
+			return "bindMountOptions applied need a runtime that reports CRI mount_options (KEP-5855; containerd 2.4.2 and 1.6 report none, so a kubelet there declares no VolumeBindMountOptions)"
+		}
+		return ""
+	}},
+	{RuntimeWithoutMountOptions, true, func(c *framework.Case) string {
+		if c.Lacks(framework.RuntimeMountOptions) && c.Pod != nil && !c.AdmissionOnly {
+			return "a node whose runtime applies no bind mount options, with the kubelet's VolumeBindMountOptions gate on (status.declaredFeatures without VolumeBindMountOptions: containerd 2.4.2 and 1.6)"
+		}
+		return ""
+	}},
 	{ImageVolumes, true, func(c *framework.Case) string {
 		if c.Pod != nil && !c.AdmissionOnly && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil }) {
 			return "an image volume needs a runtime that mounts an image's layers as a volume (CRI Mount.image: containerd >= 2.1, CRI-O >= 1.31; containerd 1.6 and Docker 20.10 have none) and the probe image on the node"
@@ -153,6 +171,13 @@ var table = []struct {
 		}
 		return ""
 	}},
+}
+
+// usesBindMountOptions says whether a container of pod mounts a volume with bindMountOptions.
+func usesBindMountOptions(pod *corev1.Pod) bool {
+	return slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool {
+		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return len(m.BindMountOptions) > 0 })
+	})
 }
 
 // Of lists what c needs beyond a stock v1.37 cluster, in table order.

@@ -44,6 +44,10 @@ func admit(c *framework.Case, t *tracer) admitted {
 		defaultPodVolumes(old)
 	}
 	dropped, preserve := dropDisabledFields(pod, old, c.PreservePermissions, c.OldPreservePermissions, c.Gates.APIServer, t)
+	if more := dropBindMountOptions(pod, old, c.Gates.APIServer, t); len(more) > 0 {
+		dropped = append(dropped, more...)
+		sort.Strings(dropped)
+	}
 
 	a := admitted{pod: pod, preserve: preserve}
 	a.result.Dropped = dropped
@@ -63,6 +67,7 @@ func admit(c *framework.Case, t *tracer) admitted {
 	t.traceUserNamespaces(pod, old, c.Releases.Of(true), userns)
 	errs = append(errs, userns...)
 	errs = append(errs, validateGroupsPolicy(pod, t)...)
+	errs = append(errs, validatePodBindMountOptions(pod, t)...)
 	if len(errs) == 0 && c.FlexVolumePolicy != nil {
 		errs = podPolicyErrors(c.FlexVolumePolicy, pod, t)
 	}

@@ -57,7 +57,12 @@ func expect(in *framework.Case, t *tracer) *framework.Observation {
 	}
 
 	// docs/spec.md [groups.admit]: the kubelet's admission, before any volume.
-	if obs.Rejected = kubeletRejection(c, adm.pod, t); obs.Rejected != "" {
+	// The predicate admit handler first, the declared-features one last (kubelet.go).
+	obs.Rejected = kubeletRejection(c, adm.pod, t)
+	if obs.Rejected == "" {
+		obs.Rejected = bindMountRejection(c, adm.pod, t)
+	}
+	if obs.Rejected != "" {
 		obs.Normalize()
 		return obs
 	}

@@ -64,6 +64,8 @@ func (k *kubelet) probe(p framework.Probe) string {
 		return k.fillProbe(v, rel, p.Size)
 	case framework.OpRead, framework.OpWrite, framework.OpList:
 		return openProbe(v, rel, p.Op, u, ro)
+	case framework.OpExec:
+		return execProbe(v, rel, u, noexecMount(k.pod, p.Volume))
 	case framework.OpDelete:
 		return unlinkProbe(v, rel, u, ro)
 	case framework.OpRename:
@@ -210,6 +212,29 @@ func openProbe(v *volume, rel string, op framework.ProbeOp, u *prober, ro roMoun
 	}
 	if op == framework.OpList && n.typ != typeDir {
 		return eNOTDIR
+	}
+	return ""
+}
+
+// execProbe is execve(2) (fs/exec.c do_open_execat): the lookup (search on every directory),
+// then a non-regular file is EACCES, then MAY_EXEC (root: at least one x bit, generic_permission),
+// then a noexec mount (path_noexec) is EACCES ([mounts.bind-mount-options]); the format is not
+// the probe's (ENOEXEC counts as allowed).
+func execProbe(v *volume, rel string, u *prober, noexec bool) string {
+	f, errno := lookup(v.top, v.root, rel, true, u)
+	if errno != "" {
+		return errno
+	}
+	n := f.n
+	switch {
+	case n == nil:
+		return eNOENT
+	case n.typ != typeFile:
+		return eACCES
+	case u.overrides(n) && n.mode&0111 == 0, !u.overrides(n) && !may(n, u, permExec):
+		return eACCES
+	case noexec:
+		return eACCES
 	}
 	return ""
 }

@@ -119,7 +119,8 @@ type Pod struct {
 func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) {
 	hostRoot := filepath.Join(root, "host")
 	k, err := kubelet.New(kubelet.Config{RootDir: filepath.Join(root, "kubelet"), HostRoot: hostRoot, Gates: gates.Set(c.Gates.Kubelet), Release: c.Releases.Of(false),
-		NoUserNamespaces: c.Lacks(framework.RuntimeUserNamespaces), NoSupplementalGroupsPolicy: c.Lacks(framework.RuntimeSupplementalGroupsPolicy)})
+		NoUserNamespaces: c.Lacks(framework.RuntimeUserNamespaces), NoSupplementalGroupsPolicy: c.Lacks(framework.RuntimeSupplementalGroupsPolicy),
+		NoMountOptions: c.Lacks(framework.RuntimeMountOptions)})
 	if err != nil {
 		return nil, err
 	}

@@ -26,56 +26,59 @@ const (
 	AllowType         ID = "allowlist.type"
 	AllowDriver       ID = "allowlist.driver"
 
-	EmptyDirMode        ID = "emptydir.mode"
-	EmptyDirGateOff     ID = "emptydir.mode-gate-off"
-	EmptyDirDefault     ID = "emptydir.default"
-	EmptyDirHuge        ID = "emptydir.hugepages-size"
-	EmptyDirFSGroup     ID = "emptydir.fsgroup"
-	EmptyDirReady       ID = "emptydir.ready"
-	EmptyDirSize        ID = "emptydir.size"
-	HostPathCheck       ID = "hostpath.type-check"
-	HostPathCreate      ID = "hostpath.create"
-	HostPathSymlink     ID = "hostpath.symlinks"
-	HostPathNoOwner     ID = "hostpath.no-ownership"
-	HostPathRecheck     ID = "hostpath.recheck"
-	WalkMask            ID = "walk.mask"
-	WalkTree            ID = "walk.tree"
-	WalkPolicy          ID = "walk.policy"
-	AtomicRoot          ID = "atomicwriter.root"
-	AtomicLayout        ID = "atomicwriter.layout"
-	AtomicFSGroup       ID = "atomicwriter.fsgroup"
-	AtomicUnchanged     ID = "atomicwriter.unchanged"
-	AtomicSources       ID = "atomicwriter.sources"
-	AtomicToken         ID = "atomicwriter.token"
-	AtomicOwner         ID = "atomicwriter.owner"
-	AtomicTokenUser     ID = "atomicwriter.token-owner"
-	AtomicNested        ID = "atomicwriter.nested"
-	FlexDir             ID = "flexvolume.dir"
-	FlexPopulate        ID = "flexvolume.populate"
-	FlexWalk            ID = "flexvolume.walk"
-	StepChmod           ID = "steps.chmod"
-	StepSetGates        ID = "steps.set-gates"
-	StepRestart         ID = "steps.restart"
-	StepUpdateSources   ID = "steps.update-sources"
-	StepKubeletRelease  ID = "steps.kubelet-release"
-	HostFixtures        ID = "fixtures.host"
-	SnapshotAbsent      ID = "snapshot.hostpath-absent"
-	ProbeDAC            ID = "probes.dac"
-	ProbeSticky         ID = "probes.sticky"
-	ProbeNewEntry       ID = "probes.new-entry"
-	ProbeProtectedLinks ID = "probes.protected-symlinks"
-	ProbeAttributes     ID = "probes.attributes"
-	ProbeReadOnly       ID = "probes.read-only"
-	MountRRO            ID = "mounts.recursive-read-only"
-	UsernsIDMap         ID = "userns.idmap"
-	UsernsRoot          ID = "userns.root"
-	UsernsRange         ID = "userns.range"
-	UsernsRuntime       ID = "userns.runtime"
-	MountImage          ID = "mounts.image-volume"
-	ValidImage          ID = "validation.image-volume"
-	GroupsAdmit         ID = "groups.admit"
-	GroupsPolicy        ID = "groups.policy"
-	ValidGroupsPolicy   ID = "validation.supplemental-groups-policy"
+	EmptyDirMode          ID = "emptydir.mode"
+	EmptyDirGateOff       ID = "emptydir.mode-gate-off"
+	EmptyDirDefault       ID = "emptydir.default"
+	EmptyDirHuge          ID = "emptydir.hugepages-size"
+	EmptyDirFSGroup       ID = "emptydir.fsgroup"
+	EmptyDirReady         ID = "emptydir.ready"
+	EmptyDirSize          ID = "emptydir.size"
+	HostPathCheck         ID = "hostpath.type-check"
+	HostPathCreate        ID = "hostpath.create"
+	HostPathSymlink       ID = "hostpath.symlinks"
+	HostPathNoOwner       ID = "hostpath.no-ownership"
+	HostPathRecheck       ID = "hostpath.recheck"
+	WalkMask              ID = "walk.mask"
+	WalkTree              ID = "walk.tree"
+	WalkPolicy            ID = "walk.policy"
+	AtomicRoot            ID = "atomicwriter.root"
+	AtomicLayout          ID = "atomicwriter.layout"
+	AtomicFSGroup         ID = "atomicwriter.fsgroup"
+	AtomicUnchanged       ID = "atomicwriter.unchanged"
+	AtomicSources         ID = "atomicwriter.sources"
+	AtomicToken           ID = "atomicwriter.token"
+	AtomicOwner           ID = "atomicwriter.owner"
+	AtomicTokenUser       ID = "atomicwriter.token-owner"
+	AtomicNested          ID = "atomicwriter.nested"
+	FlexDir               ID = "flexvolume.dir"
+	FlexPopulate          ID = "flexvolume.populate"
+	FlexWalk              ID = "flexvolume.walk"
+	StepChmod             ID = "steps.chmod"
+	StepSetGates          ID = "steps.set-gates"
+	StepRestart           ID = "steps.restart"
+	StepUpdateSources     ID = "steps.update-sources"
+	StepKubeletRelease    ID = "steps.kubelet-release"
+	HostFixtures          ID = "fixtures.host"
+	SnapshotAbsent        ID = "snapshot.hostpath-absent"
+	ProbeDAC              ID = "probes.dac"
+	ProbeSticky           ID = "probes.sticky"
+	ProbeNewEntry         ID = "probes.new-entry"
+	ProbeProtectedLinks   ID = "probes.protected-symlinks"
+	ProbeAttributes       ID = "probes.attributes"
+	ProbeReadOnly         ID = "probes.read-only"
+	MountRRO              ID = "mounts.recursive-read-only"
+	UsernsIDMap           ID = "userns.idmap"
+	UsernsRoot            ID = "userns.root"
+	UsernsRange           ID = "userns.range"
+	UsernsRuntime         ID = "userns.runtime"
+	MountImage            ID = "mounts.image-volume"
+	MountBindOptions      ID = "mounts.bind-mount-options"
+	ValidBindMountOptions ID = "validation.bind-mount-options"
+	DropBindMountOptions  ID = "dropping.bind-mount-options"
+	ValidImage            ID = "validation.image-volume"
+	GroupsAdmit           ID = "groups.admit"
+	GroupsPolicy          ID = "groups.policy"
+	ValidGroupsPolicy     ID = "validation.supplemental-groups-policy"
 
 	ReleaseAPIServerField ID = "releases.apiserver-unknown-field"
 	ReleaseKubeletField   ID = "releases.kubelet-unknown-field"
@@ -103,6 +106,9 @@ var All = []Rule{
 		[]Need{{Dim: Gate}, {Dim: GateSource}, {Dim: Old}, {Dim: Type, Only: atomicTypes}}},
 	{DropUser, "Admission: field dropping", "apiserver AtomicWriteVolumeUserFields off clears defaultUser and every item's user unless the old pod used one (KEP-5936)",
 		[]Need{{Dim: Gate}, {Dim: GateSource}, {Dim: Old}, {Dim: Type, Only: atomicTypes}}},
+	// Every case sets the gate (a v1.37 cell only): its default is the other rules' to show.
+	{DropBindMountOptions, "Admission: field dropping", "apiserver VolumeBindMountOptions off clears every volumeMount's bindMountOptions unless the old pod used them (KEP-5855)",
+		[]Need{{Dim: Gate}, {Dim: Old}}},
 	{DropBeforeValid, "Admission: field dropping", "dropping happens before validation: a dropped out-of-range mode is allowed",
 		[]Need{{Dim: Boundary, Only: []string{"below", "above"}}}},
 
@@ -211,6 +217,8 @@ var All = []Rule{
 		[]Need{{Dim: Medium, Only: []string{"default", "Memory"}}}},
 	{HostFixtures, "The order of events", "host fixtures: parents 0755 root-owned, then objects, then symlinks; default modes per type", nil},
 
+	{ValidBindMountOptions, "Admission: validation", "bindMountOptions: each of noexec, nodev, nosuid (NotSupported), each once (Duplicate), none on an image volume (Invalid)",
+		[]Need{{Dim: Outcome}}},
 	{ValidImage, "Admission: validation", "an image volume needs a reference; its pullPolicy is Always, IfNotPresent or Never (NotSupported otherwise)",
 		[]Need{{Dim: Outcome}}},
 	{ValidGroupsPolicy, "Admission: validation", "supplementalGroupsPolicy is Merge or Strict (NotSupported otherwise); a windows pod may not set it (Forbidden)",
@@ -228,6 +236,8 @@ var All = []Rule{
 		[]Need{{Dim: Op, Only: []string{"create", "write", "delete", "rename", "mkdir", "fill", "chmod", "chown"}}, {Dim: ReadOnlyFrom}}},
 	{MountRRO, "Probes", "recursiveReadOnly on a readOnly mount: IfPossible is recursive when the runtime can, Enabled must be (else the container is refused: CreateContainerConfigError); recursive makes the mounts below EROFS too; the container status says Enabled or Disabled",
 		[]Need{{Dim: RRO, Only: []string{"Disabled", "Enabled", "IfPossible", "unset"}}, {Dim: RuntimeRRO}, {Dim: Status}}},
+	{MountBindOptions, "Probes", "bindMountOptions: the kubelet declares VolumeBindMountOptions with its gate on and a runtime that applies mount options, and rejects a pod using them otherwise (PodFeatureUnsupported); admitted, the runtime applies them: noexec refuses exec (EACCES)",
+		[]Need{{Dim: Gate}, {Dim: RuntimeMount}}},
 	{MountImage, "Probes", "an image volume: the kubelet makes and walks nothing (fsGroup has no effect), the runtime mounts the image's files with their owners and modes, read-only whatever the volumeMount says",
 		[]Need{{Dim: FSGroup}, {Dim: Access}}},
 	{GroupsAdmit, "Container groups (KEP-3619)", "the kubelet rejects a pod with supplementalGroupsPolicy Strict on a node whose runtime lacks it (SupplementalGroupsPolicyNotSupported: no volume is set up); Merge and unset run anywhere",

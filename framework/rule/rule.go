@@ -98,6 +98,8 @@ const (
 	GroupsPolicyDim Dim = "supplemental-groups-policy"
 	// RuntimeGroups is whether the node's runtime supports supplementalGroupsPolicy.
 	RuntimeGroups Dim = "runtime-groups"
+	// RuntimeMount is whether the node's runtime applies a mount's bind options.
+	RuntimeMount Dim = "runtime-mount-options"
 	// GroupFrom is where a container's group ids come from besides its gid.
 	GroupFrom Dim = "group-from"
 	// Status is a container status value (a mount's recursiveReadOnly, or "error").
@@ -125,7 +127,7 @@ var Values = map[Dim][]string{
 	ModeFrom:   {"defaultMode", "item"},
 	Outcome:    {"ok", "error"},
 	Object:     {"pod", "persistentVolume"},
-	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir", "fill", "chmod", "chown"},
+	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir", "fill", "chmod", "chown", "exec"},
 	Class:      {"root", "owner", "group", "other"},
 
 	FieldValidation: {"warn", "strict"},
@@ -143,6 +145,7 @@ var Values = map[Dim][]string{
 	Status:          {"Enabled", "Disabled", "error"},
 	GroupsPolicyDim: {"unset", "Merge", "Strict", "unknown"},
 	RuntimeGroups:   {"supports", "lacks"},
+	RuntimeMount:    {"supports", "lacks"},
 	GroupFrom:       {"image", "fsGroup", "supplementalGroups", "runAsGroup", "none"},
 }
 

@@ -97,6 +97,7 @@ func dropDisabledFields(g gates.Set, pod, oldPod *corev1.Pod, preserve, oldPrese
 	if !g.Enabled(gates.AtomicWriteVolumeUserFields) && !userInUse {
 		dropped = append(dropped, dropAtomicWriteVolumeUserFields(pod)...)
 	}
+	dropped = append(dropped, dropBindMountOptions(g, pod, oldPod)...)
 	return sortedStrings(dropped), preserve
 }
 

@@ -19,6 +19,9 @@ const (
 	// configMap, downwardAPI and projected volumes. Alpha in v1.37, default off, on
 	// kube-apiserver and kubelet.
 	AtomicWriteVolumeUserFields = "AtomicWriteVolumeUserFields"
+	// VolumeBindMountOptions is KEP-5855's gate: alpha in v1.37, default off, on kube-apiserver
+	// and kubelet (volumeMounts[].bindMountOptions).
+	VolumeBindMountOptions = "VolumeBindMountOptions"
 )
 
 // Defaults maps every known gate to its default value.
@@ -26,6 +29,7 @@ var Defaults = map[string]bool{
 	EmptyDirVolumeMode:          false,
 	PreservePermissions:         false,
 	AtomicWriteVolumeUserFields: false,
+	VolumeBindMountOptions:      false,
 }
 
 // Set is the gates of one component; a gate missing from it has its default.

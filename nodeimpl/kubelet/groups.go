@@ -3,6 +3,7 @@ package kubelet
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
@@ -22,19 +23,56 @@ const (
 	SupplementalGroupsPolicyNotSupportedMsg = "SupplementalGroupsPolicy=Strict is not supported in this node"
 )
 
-// Admit is the kubelet's admission of p before anything of it is set up (v1.37
-// lifecycle/predicate.go Admit): nil, or the Rejection. Of the admit handlers only the one that
-// reads volumes' users matters here: rejectPodAdmissionBasedOnSupplementalGroupsPolicy (the gate
-// is GA, so beta or above): Strict on a node whose runtime does not report the policy.
+// PodFeatureUnsupported is v1.37 pkg/kubelet/lifecycle/handlers.go's reason, and
+// NodeFeaturesMsg its message, of the declared-features admit handler.
+const (
+	PodFeatureUnsupported = "PodFeatureUnsupported"
+	NodeFeaturesMsg       = "Pod requires node features that are not available: "
+)
+
+// Admit is the kubelet's admission of p before anything of it is set up: nil, or the
+// Rejection of the first admit handler that refuses (v1.37 kubelet.go: the predicate handler,
+// then the declared-features one last). Of them, those that read what a pod asks of its
+// volumes and groups matter here:
+//   - lifecycle/predicate.go rejectPodAdmissionBasedOnSupplementalGroupsPolicy (the gate is
+//     GA, so beta or above): Strict on a node whose runtime does not report the policy;
+//   - lifecycle/handlers.go declaredFeaturesAdmitHandler (NodeDeclaredFeatures, GA in v1.37): a
+//     pod whose volumeMounts use bindMountOptions needs the node feature
+//     VolumeBindMountOptions, which the kubelet declares with its gate on and a runtime that
+//     reports mount_options (component-helpers nodedeclaredfeatures volumebindmountoptions).
 func (k *Kubelet) Admit(p *Pod) error {
 	sc := p.Pod.Spec.SecurityContext
-	if sc == nil || sc.SupplementalGroupsPolicy == nil || mutant.On(mutant.GroupsStrictAdmitted) {
-		return nil
-	}
-	if *sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict && k.noSupplementalGroupsPolicy {
+	if sc != nil && sc.SupplementalGroupsPolicy != nil && !mutant.On(mutant.GroupsStrictAdmitted) &&
+		*sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict && k.noSupplementalGroupsPolicy {
 		return &Rejection{Reason: SupplementalGroupsPolicyNotSupported, Message: "Pod was rejected: " + SupplementalGroupsPolicyNotSupportedMsg}
 	}
+	declared := k.currentGates().Enabled(gates.VolumeBindMountOptions) && (!k.noMountOptions || mutant.On(mutant.BindOptionsDeclaredWithoutRuntime))
+	if usesBindMountOptions(p.Pod) && !declared && !mutant.On(mutant.BindOptionsAdmitted) {
+		return &Rejection{Reason: PodFeatureUnsupported, Message: "Pod was rejected: " + NodeFeaturesMsg + gates.VolumeBindMountOptions}
+	}
 	return nil
+}
+
+// usesBindMountOptions is nodedeclaredfeatures volumebindmountoptions InferForScheduling: any
+// volumeMount of any container with bindMountOptions (the gate is not read).
+func usesBindMountOptions(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, m := range c.VolumeMounts {
+				if len(m.BindMountOptions) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	for _, ec := range pod.Spec.EphemeralContainers {
+		for _, m := range ec.VolumeMounts {
+			if len(m.BindMountOptions) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ContainerSecurity is the user part of the CRI config of a pod's container, as a kubelet

@@ -75,6 +75,9 @@ type Config struct {
 	// NoSupplementalGroupsPolicy: the node's runtime does not report supplementalGroupsPolicy
 	// support (status.features; docs/spec.md [groups.admit]).
 	NoSupplementalGroupsPolicy bool
+	// NoMountOptions: the node's runtime does not apply bind mount options (CRI
+	// RuntimeFeatures.mount_options; docs/spec.md [mounts.bind-mount-options]).
+	NoMountOptions bool
 }
 
 // NoUserNamespacesMsg is v1.37 userns_manager.go GetOrCreateUserNamespaceMappings for a pod
@@ -123,6 +126,8 @@ type Kubelet struct {
 	noUserNamespaces bool
 	// noSupplementalGroupsPolicy: Config.NoSupplementalGroupsPolicy.
 	noSupplementalGroupsPolicy bool
+	// noMountOptions: Config.NoMountOptions.
+	noMountOptions bool
 
 	mu    sync.Mutex
 	gates gates.Set
@@ -149,7 +154,7 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, fmt.Errorf("kubelet gates: %w", err)
 	}
 	k := &Kubelet{rootDir: filepath.Clean(cfg.RootDir), host: hostpath.Host{Root: cfg.HostRoot}, gates: cfg.Gates, volumeDirs: cfg.VolumeDirs, release: cfg.Release, noUserNamespaces: cfg.NoUserNamespaces,
-		noSupplementalGroupsPolicy: cfg.NoSupplementalGroupsPolicy}
+		noSupplementalGroupsPolicy: cfg.NoSupplementalGroupsPolicy, noMountOptions: cfg.NoMountOptions}
 	if err := mkdirs(k.rootDir); err != nil {
 		return nil, fmt.Errorf("make kubelet root dir: %w", err)
 	}

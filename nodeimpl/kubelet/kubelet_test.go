@@ -373,7 +373,7 @@ func TestNewRejects(t *testing.T) {
 		want string
 	}{
 		{Config{RootDir: "relative"}, `kubelet root dir "relative": give an absolute path`},
-		{Config{RootDir: "/x", Gates: gates.Set{"Nope": true}}, `kubelet gates: unknown feature gate "Nope": known gates are AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions`},
+		{Config{RootDir: "/x", Gates: gates.Set{"Nope": true}}, `kubelet gates: unknown feature gate "Nope": known gates are AtomicWriteVolumeUserFields, EmptyDirVolumeMode, PreservePermissions, VolumeBindMountOptions`},
 	} {
 		if _, err := New(tc.cfg); errText(err) != tc.want {
 			t.Errorf("New(%+v) error %q, want %q", tc.cfg, errText(err), tc.want)

@@ -31,6 +31,8 @@ var handWritten = []Mutant{
 	{UsernsRangeShort, FamUserns, "user namespaces: a pod gets 32768 ids, not 65536", ""},
 	{UsernsRuntimeIgnored, FamUserns, "user namespaces: the kubelet gives a pod a range though its runtime reports no user namespace support", ""},
 	{ImageVolumeRefused, FamMounts, "image volumes: the kubelet has no plugin for them and fails the set-up (a kubelet built without pkg/volume/image)", ""},
+	{BindOptionsAdmitted, FamMounts, "bindMountOptions: the kubelet admits a pod using them though it does not declare VolumeBindMountOptions (its runtime would ignore them)", ""},
+	{BindOptionsDeclaredWithoutRuntime, FamMounts, "bindMountOptions: the kubelet declares VolumeBindMountOptions from its gate alone, though its runtime reports no mount_options", ""},
 	{GroupsStrictAdmitted, FamGroups, "supplementalGroupsPolicy: the kubelet admits a Strict pod though its runtime does not report the policy (the runtime then merges the image's groups)", ""},
 	{GroupsNoFSGroup, FamGroups, "supplementalGroupsPolicy: the container's CRI supplementalGroups leave out fsGroup", ""},
 	{GroupsPolicyNotPassed, FamGroups, "supplementalGroupsPolicy: the kubelet does not pass the policy to the runtime, so Strict runs as Merge", ""},

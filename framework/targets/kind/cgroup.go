@@ -106,7 +106,7 @@ func (t *Target) nodeNeeds() []string {
 	case err != nil:
 		return nil
 	case major >= 2:
-		return []string{needs.UserNamespaces, needs.RecursiveReadOnly, needs.SupplementalGroupsPolicy, needs.ImageVolumes}
+		return []string{needs.UserNamespaces, needs.RecursiveReadOnly, needs.SupplementalGroupsPolicy, needs.ImageVolumes, needs.RuntimeWithoutMountOptions}
 	}
-	return []string{needs.RuntimeWithoutUserNamespaces, needs.RuntimeWithoutRecursiveReadOnly, needs.RuntimeWithoutSupplementalGroupsPolicy}
+	return []string{needs.RuntimeWithoutUserNamespaces, needs.RuntimeWithoutRecursiveReadOnly, needs.RuntimeWithoutSupplementalGroupsPolicy, needs.RuntimeWithoutMountOptions}
 }

@@ -11,8 +11,8 @@ import (
 )
 
 func TestConfigsSetTheGatesTheirNamesSay(t *testing.T) {
-	on, off := map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": false, "AtomicWriteVolumeUserFields": false},
-		map[string]bool{"EmptyDirVolumeMode": false, "PreservePermissions": false, "AtomicWriteVolumeUserFields": false}
+	on, off := map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": false, "AtomicWriteVolumeUserFields": false, "VolumeBindMountOptions": false},
+		map[string]bool{"EmptyDirVolumeMode": false, "PreservePermissions": false, "AtomicWriteVolumeUserFields": false, "VolumeBindMountOptions": false}
 	want := map[string]framework.Gates{
 		"emptydir-on":       {APIServer: on, Kubelet: on},
 		"emptydir-off":      {APIServer: off, Kubelet: off},

@@ -36,7 +36,7 @@ func (reference) Answer(op string, req *execproto.Request, version string) (any,
 // Features: the reference node runs a pod with hostUsers: false in a user namespace of its own
 // and answers its range (execproto.FeatureUserNamespaces).
 func (reference) Features() []string {
-	return []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy}
+	return []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions}
 }
 
 // Admit is the reference apiserver's answer (nodeimpl/admission) to an admit request of
@@ -84,6 +84,8 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 		NoUserNamespaces: slices.Contains(req.RuntimeLacks, string(framework.RuntimeUserNamespaces)),
 		// docs/spec.md [groups.admit].
 		NoSupplementalGroupsPolicy: slices.Contains(req.RuntimeLacks, string(framework.RuntimeSupplementalGroupsPolicy)),
+		// docs/spec.md [mounts.bind-mount-options].
+		NoMountOptions: slices.Contains(req.RuntimeLacks, string(framework.RuntimeMountOptions)),
 	})
 	if err != nil {
 		return nil, err
