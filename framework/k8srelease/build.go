@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"go/build/constraint"
 	"io"
 	"io/fs"
 	"os"
@@ -381,6 +382,11 @@ func generate(agent, src, release, work string, goMod func(release string) ([]by
 		if err != nil {
 			return "", err
 		}
+		if !buildsFor(b, release) {
+			// A file of another release (groups_137.go): `go mod tidy` reads every file whatever
+			// its tags, and would look for packages this release's modules lack.
+			continue
+		}
 		if err := os.WriteFile(filepath.Join(work, n), b, 0o644); err != nil {
 			return "", err
 		}
@@ -400,6 +406,27 @@ func generate(agent, src, release, work string, goMod func(release string) ([]by
 		return "", err
 	}
 	return work, os.WriteFile(filepath.Join(work, "go.sum"), sum, 0o644)
+}
+
+// buildsFor says whether Go source src is built for release: its //go:build line, if any,
+// holds with the drift tags of release set (driftTags) and no other tag.
+func buildsFor(src []byte, release string) bool {
+	tags := strings.Split(driftTags(release), ",")
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "//") && !constraint.IsGoBuild(line) {
+			continue
+		}
+		if !constraint.IsGoBuild(line) {
+			return true // the package clause: no constraint
+		}
+		expr, err := constraint.Parse(line)
+		if err != nil {
+			return true // let the compiler say what is wrong
+		}
+		return expr.Eval(func(tag string) bool { return slices.Contains(tags, tag) })
+	}
+	return true
 }
 
 // kubeletTools is the generated module's tools.go: it makes `go mod tidy` resolve the modules

@@ -224,3 +224,24 @@ func TestReleasesCoverTheSupportedMinors(t *testing.T) {
 		}
 	}
 }
+
+// buildsFor: a file is copied into an older release's module only when its build line holds
+// for that release's drift tags (tidy reads every file whatever its tags).
+func TestBuildsFor(t *testing.T) {
+	for _, c := range []struct {
+		src     string
+		release string
+		want    bool
+	}{
+		{"package main\n", "v1.34.4", true},
+		{"//go:build !volperm_k8s_pre_1_37\n\npackage main\n", "v1.37.1", true},
+		{"//go:build !volperm_k8s_pre_1_37\n\npackage main\n", "v1.36.3", false},
+		{"// Copyright\n//go:build volperm_k8s_pre_1_37 && !volperm_k8s_pre_1_35\n\npackage main\n", "v1.35.4", true},
+		{"//go:build volperm_k8s_pre_1_37 && !volperm_k8s_pre_1_35\n\npackage main\n", "v1.34.4", false},
+		{"//go:build volperm_k8s_pre_1_35\n\npackage main\n", "v1.34.4", true},
+	} {
+		if got := buildsFor([]byte(c.src), c.release); got != c.want {
+			t.Errorf("buildsFor(%q, %s) = %v, want %v", c.src, c.release, got, c.want)
+		}
+	}
+}
