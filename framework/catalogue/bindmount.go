@@ -64,6 +64,32 @@ func bindMountCases() []*framework.Case {
 		mk("nosuid on a second container's mount, a runtime without mount_options: rejected", "[mounts.bind-mount-options] the requirement is the pod's: any container's mount.", second, true, true, true),
 		mk("nodev, the kubelet's gate off: rejected", "[mounts.bind-mount-options] a kubelet with its gate off declares nothing, whatever the option.", pod("nodev"), true, false, true),
 	)
+	// Init containers count as every container does (AllContainers; InferForScheduling reads
+	// init containers too): the options of an init container's mount are dropped with the
+	// apiserver's gate off, and require the node feature.
+	withInit := func(opts []string, alsoMain bool) *corev1.Pod {
+		p := pod()
+		if alsoMain {
+			p = pod("nodev")
+		}
+		init := *p.Spec.Containers[0].DeepCopy()
+		init.Name, init.VolumeMounts[0].BindMountOptions = "init", opts
+		p.Spec.InitContainers = []corev1.Container{init}
+		return p
+	}
+	dropInit := func(title string, p, old *corev1.Pod) *framework.Case {
+		c := mk(title, "[dropping.bind-mount-options] dropDisabledFields clears every container's options, init containers' included.", p, false, false, false)
+		c.OldPod, c.AdmissionOnly, c.Probes, c.Storage = old, true, nil, nil
+		return c
+	}
+	cases = append(cases,
+		dropInit("an init container's noexec, the apiserver's gate off: dropped", withInit([]string{"noexec"}, false), nil),
+		dropInit("an init container's and a container's options, the apiserver's gate off: both dropped", withInit([]string{"nosuid"}, true), nil),
+		dropInit("update, an init container's noexec, the old pod used none, the apiserver's gate off: dropped", withInit([]string{"noexec"}, false), pod()),
+		mk("only an init container's noexec, a runtime without mount_options: rejected", "[mounts.bind-mount-options] an init container's mount requires the node feature as any container's.", withInit([]string{"noexec"}, false), true, true, true),
+		mk("only an init container's nosuid, the kubelet's gate off: rejected", "[mounts.bind-mount-options] an init container's mount requires the node feature as any container's.", withInit([]string{"nosuid"}, false), true, false, true),
+		mk("only an init container's nodev, a runtime without mount_options: rejected", "[mounts.bind-mount-options] an init container's mount requires the node feature as any container's.", withInit([]string{"nodev"}, false), true, true, true),
+	)
 	// Updates: the old pod's use keeps the field (bindMountOptionsInUse), on any container.
 	keep := mk("update, the old pod used bindMountOptions, the apiserver's gate off: kept",
 		"[dropping.bind-mount-options] ratcheting: the old pod spec used the field, so it stays.", pod("noexec"), false, false, true)
@@ -92,6 +118,8 @@ func bindMountCases() []*framework.Case {
 		{"noexec and sync: sync NotSupported", []string{"noexec", "sync"}},
 		{"noexec twice: Duplicate", []string{"noexec", "noexec"}},
 		{"rw twice: NotSupported twice and Duplicate", []string{"rw", "rw"}},
+		{"sync twice: NotSupported twice and Duplicate", []string{"sync", "sync"}},
+		{"rw, noexec, rw: NotSupported twice and Duplicate", []string{"rw", "noexec", "rw"}},
 	} {
 		cases = append(cases, bad(t.title, pod(t.opts...)))
 	}

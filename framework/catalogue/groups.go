@@ -118,6 +118,29 @@ func groupsCases() []*framework.Case {
 			"[groups.admit] the refusal reads the policy only.", withGroup(user(strict)), true),
 	)
 
+	// The container's own ids without a pod securityContext (DetermineEffectiveSecurityContext).
+	for _, t := range []struct {
+		title, desc string
+		sc          *corev1.SecurityContext
+	}{
+		{"the container's runAsUser 5000, no pod securityContext: the image's gid and group", "[groups.policy] gid 5000 from /etc/passwd, 50000 from /etc/group (unset policy is Merge).", &corev1.SecurityContext{RunAsUser: ptr[int64](framework.ImageUserID)}},
+		{"the container's runAsUser 6000, no pod securityContext: gid 0", "[groups.policy] no /etc/passwd line: gid 0, no image group.", &corev1.SecurityContext{RunAsUser: ptr[int64](6000)}},
+		{"the container's runAsUser 5000 and runAsGroup 3000, no pod securityContext", "[groups.policy] gid 3000; 50000 merged by the user's name; 5000 is no group.", &corev1.SecurityContext{RunAsUser: ptr[int64](framework.ImageUserID), RunAsGroup: ptr[int64](3000)}},
+	} {
+		c := groupsCase(t.title, t.desc, nil, false)
+		c.Pod.Spec.Containers[0].SecurityContext = t.sc
+		cases = append(cases, c)
+	}
+	// Merge runs on a runtime without the policy whatever else the pod says; Strict keeps
+	// fsGroup among the groups.
+	cases = append(cases,
+		groupsCase("runAsUser 5000, Merge, fsGroup 2000, on a runtime without the policy: runs merged", "[groups.admit] only Strict is refused.", withFS(user(merge)), true),
+		groupsCase("runAsUser 5000, runAsGroup 3000, Merge, on a runtime without the policy: runs merged", "[groups.admit] only Strict is refused.", withGroup(user(merge)), true),
+		groupsCase("runAsUser 5000, runAsGroup 3000, Strict, fsGroup 2000: 2000, 3000 and 60000", "[groups.policy] fsGroup stays a group under Strict.", withFS(withGroup(user(strict))), false),
+		groupsCase("runAsUser 6000, Strict, fsGroup 2000: gid 0, 2000", "[groups.policy] fsGroup stays a group under Strict, for a user the image lacks too.",
+			&corev1.PodSecurityContext{RunAsUser: ptr[int64](6000), FSGroup: ptr(fsGroup), SupplementalGroupsPolicy: strict}, false),
+	)
+
 	// [validation.supplemental-groups-policy]: the API's values, and windows pods.
 	bad := groupsCase("supplementalGroupsPolicy Loose: NotSupported",
 		"[validation.supplemental-groups-policy] validateSupplementalGroupsPolicy: Merge and Strict only.",
@@ -128,5 +151,26 @@ func groupsCases() []*framework.Case {
 		&corev1.PodSecurityContext{SupplementalGroupsPolicy: merge}, false)
 	win.Pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
 	win.AdmissionOnly, win.Probes, win.Storage = true, nil, nil
-	return append(cases, bad, win)
+	cases = append(cases, bad, win)
+	for _, t := range []struct {
+		title  string
+		policy *corev1.SupplementalGroupsPolicy
+		second bool
+	}{{"Strict on a windows pod: Forbidden", strict, false}, {"Merge on a windows pod of two containers: Forbidden", merge, true}} {
+		w := groupsCase("supplementalGroupsPolicy "+t.title, "[validation.supplemental-groups-policy] validateWindows: any value.",
+			&corev1.PodSecurityContext{SupplementalGroupsPolicy: t.policy}, false)
+		if t.second {
+			w.Pod = mountedAs(w.Pod, nil, true)
+		}
+		w.Pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
+		w.AdmissionOnly, w.Probes, w.Storage = true, nil, nil
+		cases = append(cases, w)
+	}
+	merged := groupsCase("supplementalGroupsPolicy Merge on a windows pod with an emptyDir: Forbidden", "[validation.supplemental-groups-policy] validateWindows: the volumes do not matter.",
+		&corev1.PodSecurityContext{SupplementalGroupsPolicy: merge}, false)
+	merged.Pod = mountedAs(podOf(volume("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})), nil, false)
+	merged.Pod.Spec.SecurityContext = &corev1.PodSecurityContext{SupplementalGroupsPolicy: merge}
+	merged.Pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
+	merged.AdmissionOnly, merged.Probes, merged.Storage = true, nil, nil
+	return append(cases, merged)
 }

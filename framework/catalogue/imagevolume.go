@@ -44,6 +44,8 @@ func imageVolumeCases() []*framework.Case {
 			pod(corev1.PullNever, false, true)),
 		mk("pullPolicy IfNotPresent, fsGroup 2000", "[mounts.image-volume] an image already on the node is not pulled again; the same files.",
 			pod(corev1.PullIfNotPresent, false, true)),
+		mk("readOnly: true, fsGroup 2000: never walked", "[mounts.image-volume] fsGroup has no effect on a read-only mount of it either.",
+			pod(corev1.PullNever, true, true)),
 	}
 	// [validation.image-volume]: validateImageVolumeSource.
 	bad := func(title, desc string, src corev1.ImageVolumeSource) *framework.Case {
@@ -54,6 +56,9 @@ func imageVolumeCases() []*framework.Case {
 	return append(cases,
 		bad("no reference: Required", "the reference is required (pullPolicy defaults first: IfNotPresent for an empty reference).", corev1.ImageVolumeSource{}),
 		bad("pullPolicy Sometimes: NotSupported", "Always, IfNotPresent or Never.", corev1.ImageVolumeSource{Reference: framework.ProbeImage + ":v1", PullPolicy: "Sometimes"}),
+		bad("pullPolicy never (lower case): NotSupported", "the values are case-sensitive.", corev1.ImageVolumeSource{Reference: framework.ProbeImage + ":v1", PullPolicy: "never"}),
+		bad("pullPolicy ALWAYS: NotSupported", "the values are case-sensitive.", corev1.ImageVolumeSource{Reference: framework.ProbeImage + ":v1", PullPolicy: "ALWAYS"}),
+		bad("pullPolicy Ifnotpresent: NotSupported", "the values are case-sensitive.", corev1.ImageVolumeSource{Reference: framework.ProbeImage + ":v1", PullPolicy: "Ifnotpresent"}),
 		bad("untagged reference: defaulted to Always, allowed", "defaults.go SetDefaults_Volume: no tag means latest, so pullPolicy Always; valid.", corev1.ImageVolumeSource{Reference: framework.ProbeImage}),
 	)
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -707,7 +708,7 @@ func (g *guard) check() error {
 
 // usesBindMountOptions says whether a volumeMount of pod has bindMountOptions.
 func usesBindMountOptions(pod *corev1.Pod) bool {
-	for _, c := range pod.Spec.Containers {
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		for _, m := range c.VolumeMounts {
 			if len(m.BindMountOptions) > 0 {
 				return true

@@ -175,7 +175,7 @@ var table = []struct {
 
 // usesBindMountOptions says whether a container of pod mounts a volume with bindMountOptions.
 func usesBindMountOptions(pod *corev1.Pod) bool {
-	return slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool {
+	return slices.ContainsFunc(slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers), func(c corev1.Container) bool {
 		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return len(m.BindMountOptions) > 0 })
 	})
 }

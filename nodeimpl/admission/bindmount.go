@@ -2,11 +2,13 @@ package admission
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volperm/volperm/nodeimpl/gates"
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // supportedBindMountOptions is v1.37 validation.go supportedBindMountOptions, sorted.
@@ -48,6 +50,9 @@ func validateBindMountOptions(pod *corev1.Pod) field.ErrorList {
 		for i, o := range m.BindMountOptions {
 			if !slices.Contains(supportedBindMountOptions, o) {
 				errs = append(errs, field.NotSupported(fld.Index(i), o, supportedBindMountOptions))
+				if mutant.On(mutant.BlindBindUnsupportedNoDuplicate) {
+					continue
+				}
 			}
 			if slices.Contains(m.BindMountOptions[:i], o) {
 				errs = append(errs, field.Duplicate(fld.Index(i), o))
@@ -78,7 +83,7 @@ func dropBindMountOptions(g gates.Set, pod, old *corev1.Pod) []string {
 	}
 	var dropped []string
 	eachMount(pod, func(m *corev1.VolumeMount, at *field.Path) {
-		if len(m.BindMountOptions) > 0 {
+		if len(m.BindMountOptions) > 0 && !(strings.HasPrefix(at.String(), "spec.initContainers") && mutant.On(mutant.BlindBindDropSkipsInit)) {
 			m.BindMountOptions = nil
 			dropped = append(dropped, at.Child("bindMountOptions").String())
 		}

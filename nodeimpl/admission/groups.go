@@ -3,6 +3,8 @@ package admission
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // validateSupplementalGroupsPolicy is v1.37 validation.go's checks of the pod's
@@ -20,7 +22,8 @@ func validateSupplementalGroupsPolicy(pod *corev1.Pod) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(at, p, []corev1.SupplementalGroupsPolicy{corev1.SupplementalGroupsPolicyMerge, corev1.SupplementalGroupsPolicyStrict}))
 	}
-	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows {
+	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows &&
+		!(*sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyMerge && mutant.On(mutant.BlindGroupsWindowsMergeAllowed)) {
 		errs = append(errs, field.Forbidden(at, "cannot be set for a windows pod"))
 	}
 	return errs

@@ -1,10 +1,13 @@
 package admission
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volperm/volperm/nodeimpl/mutant"
 )
 
 // validateImage is v1.37 validation.go validateImageVolumeSource: a reference is required, the
@@ -19,7 +22,11 @@ func validateImage(s *corev1.ImageVolumeSource, fld *field.Path) field.ErrorList
 	case "":
 		errs = append(errs, field.Required(fld.Child("pullPolicy"), ""))
 	default:
-		errs = append(errs, field.NotSupported(fld.Child("pullPolicy"), s.PullPolicy, []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
+		supported := []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
+		if mutant.On(mutant.BlindImagePullPolicyFolded) && slices.ContainsFunc(supported, func(p corev1.PullPolicy) bool { return strings.EqualFold(string(p), string(s.PullPolicy)) }) {
+			break
+		}
+		errs = append(errs, field.NotSupported(fld.Child("pullPolicy"), s.PullPolicy, supported))
 	}
 	return errs
 }
@@ -34,7 +41,7 @@ func imageTag(ref string) string {
 	if i := strings.IndexByte(rest, ':'); i >= 0 {
 		return rest[i+1:]
 	}
-	if digest != "" {
+	if digest != "" || mutant.On(mutant.BlindImageUntaggedIfNotPresent) {
 		return ""
 	}
 	return "latest"

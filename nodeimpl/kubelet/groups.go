@@ -43,7 +43,8 @@ const (
 func (k *Kubelet) Admit(p *Pod) error {
 	sc := p.Pod.Spec.SecurityContext
 	if sc != nil && sc.SupplementalGroupsPolicy != nil && !mutant.On(mutant.GroupsStrictAdmitted) &&
-		*sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict && k.noSupplementalGroupsPolicy {
+		(*sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict || mutant.On(mutant.BlindGroupsMergeRejected)) &&
+		k.noSupplementalGroupsPolicy {
 		return &Rejection{Reason: SupplementalGroupsPolicyNotSupported, Message: "Pod was rejected: " + SupplementalGroupsPolicyNotSupportedMsg}
 	}
 	declared := k.currentGates().Enabled(gates.VolumeBindMountOptions) && (!k.noMountOptions || mutant.On(mutant.BindOptionsDeclaredWithoutRuntime))
@@ -56,7 +57,10 @@ func (k *Kubelet) Admit(p *Pod) error {
 // usesBindMountOptions is nodedeclaredfeatures volumebindmountoptions InferForScheduling: any
 // volumeMount of any container with bindMountOptions (the gate is not read).
 func usesBindMountOptions(pod *corev1.Pod) bool {
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+	for ci, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		if ci == 0 && mutant.On(mutant.BlindBindAdmitIgnoresInit) {
+			continue
+		}
 		for _, c := range cs {
 			for _, m := range c.VolumeMounts {
 				if len(m.BindMountOptions) > 0 {
@@ -92,13 +96,14 @@ func (k *Kubelet) ContainerSecurity(p *Pod, i int) ContainerSecurity {
 	var out ContainerSecurity
 	if sc := p.Pod.Spec.SecurityContext; sc != nil {
 		out.RunAsUser, out.RunAsGroup = sc.RunAsUser, sc.RunAsGroup
-		if sc.FSGroup != nil && !mutant.On(mutant.GroupsNoFSGroup) {
+		strict := sc.SupplementalGroupsPolicy != nil && *sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict
+		if sc.FSGroup != nil && !mutant.On(mutant.GroupsNoFSGroup) && !(strict && mutant.On(mutant.BlindGroupsStrictDropsFSGroup)) {
 			out.SupplementalGroups = append(out.SupplementalGroups, *sc.FSGroup)
 		}
 		out.SupplementalGroups = append(out.SupplementalGroups, sc.SupplementalGroups...)
-		out.Strict = sc.SupplementalGroupsPolicy != nil && *sc.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict && !mutant.On(mutant.GroupsPolicyNotPassed)
+		out.Strict = strict && !mutant.On(mutant.GroupsPolicyNotPassed)
 	}
-	if i < len(p.Pod.Spec.Containers) {
+	if i < len(p.Pod.Spec.Containers) && !(p.Pod.Spec.SecurityContext == nil && mutant.On(mutant.BlindGroupsContainerIDsNeedPodSC)) {
 		if sc := p.Pod.Spec.Containers[i].SecurityContext; sc != nil {
 			if sc.RunAsUser != nil {
 				out.RunAsUser = sc.RunAsUser

@@ -309,6 +309,10 @@ func (k *Kubelet) setUpVolume(p *Pod, vol *corev1.Volume, g gates.Set) VolumeRes
 		if mutant.On(mutant.ImageVolumeRefused) {
 			return fail(fmt.Errorf("volume type image is not supported by the reference node"))
 		}
+		if mutant.On(mutant.BlindImageFSGroupWalksEmptyPath) {
+			sc := podSecurityContext(p.Pod)
+			return fail(ownership.Apply(r.Path, sc.FSGroup, true, sc.FSGroupChangePolicy))
+		}
 		return r
 	}
 	r.Type = unsupportedTypeName(vol)

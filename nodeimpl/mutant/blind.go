@@ -74,6 +74,18 @@ const (
 	BlindUsernsRuntimeBeforeVolumes     Name = "blind-userns-runtime-refused-before-volumes"
 	BlindUsernsIdmapGIDsUnshifted       Name = "blind-userns-idmap-gids-unshifted"
 	BlindUsernsIdmapFilePlainBind       Name = "blind-userns-idmap-file-volume-plain-bind"
+
+	// Written blind for issue 32 (container groups, image volumes, bind mount options).
+	BlindGroupsMergeRejected         Name = "blind-groups-merge-rejected-without-runtime"
+	BlindGroupsContainerIDsNeedPodSC Name = "blind-groups-container-ids-need-pod-security-context"
+	BlindGroupsStrictDropsFSGroup    Name = "blind-groups-strict-drops-fsgroup"
+	BlindGroupsWindowsMergeAllowed   Name = "blind-groups-windows-merge-allowed"
+	BlindImageUntaggedIfNotPresent   Name = "blind-image-untagged-defaults-ifnotpresent"
+	BlindImagePullPolicyFolded       Name = "blind-image-pull-policy-case-insensitive"
+	BlindImageFSGroupWalksEmptyPath  Name = "blind-image-fsgroup-walks-empty-path"
+	BlindBindUnsupportedNoDuplicate  Name = "blind-bind-unsupported-option-not-checked-for-duplicate"
+	BlindBindDropSkipsInit           Name = "blind-bind-drop-skips-init-containers"
+	BlindBindAdmitIgnoresInit        Name = "blind-bind-admit-ignores-init-containers"
 )
 
 // Blind lists the blind mutants with what each one gets wrong.
@@ -144,4 +156,15 @@ var Blind = []Mutant{
 	{BlindUsernsRuntimeBeforeVolumes, FamUserns, "user namespaces: on a runtime without support the kubelet refuses the pod before its volume manager runs: every volume fails with the sandbox text, none is set up", ""},
 	{BlindUsernsIdmapGIDsUnshifted, FamUserns, "user namespaces: the runtime's idmapped mount applies the pod's range to uids only; gids are mapped 1:1 from the host, so no group of the volume is mapped", ""},
 	{BlindUsernsIdmapFilePlainBind, FamUserns, "user namespaces: a volume that is a file (hostPath File, FileOrCreate, ...) is bind-mounted without the idmap; only directories are idmapped", ""},
+	{BlindGroupsMergeRejected, FamGroups, "supplementalGroupsPolicy: on a node whose runtime lacks the policy the kubelet rejects any pod that sets it, Merge too, not only Strict", ""},
+	{BlindGroupsContainerIDsNeedPodSC, FamGroups, "the container's runAsUser and runAsGroup are only read when the pod has a securityContext: a container's ids alone are ignored (the image's user)", ""},
+	{BlindGroupsStrictDropsFSGroup, FamGroups, "supplementalGroupsPolicy Strict: the kubelet leaves fsGroup out of the container's supplementalGroups (Strict read as 'only the listed supplementalGroups')", ""},
+	{BlindGroupsWindowsMergeAllowed, FamValidation, "supplementalGroupsPolicy on a windows pod: only Strict is Forbidden, Merge (the default behaviour) is allowed", ""},
+	{BlindImageUntaggedIfNotPresent, FamDefaulting, "image volume pullPolicy defaulting: an untagged reference defaults to IfNotPresent; only an explicit :latest gives Always",
+		"an empty pullPolicy reaches only admission-only cases (framework/load.go asks a case on a node for Never or IfNotPresent), where Always and IfNotPresent both validate: no Observation field depends on the default"},
+	{BlindImagePullPolicyFolded, FamValidation, "image volume pullPolicy compared case-insensitively: 'never', 'ALWAYS' are accepted instead of Unsupported value", ""},
+	{BlindImageFSGroupWalksEmptyPath, FamMounts, "image volumes: the kubelet runs the fsGroup walk on the image plugin's path, which is \"\", so with fsGroup the volume fails (lstat \"\": no such file)", ""},
+	{BlindBindUnsupportedNoDuplicate, FamValidation, "bindMountOptions: an unsupported option is not also checked for duplicates, so [\"rw\",\"rw\"] gives two errors, not three", ""},
+	{BlindBindDropSkipsInit, FamDropping, "bindMountOptions dropping (gate off): init containers' volumeMounts keep their options (only containers and ephemeral containers are cleared)", ""},
+	{BlindBindAdmitIgnoresInit, FamMounts, "bindMountOptions: the kubelet's declared-features check reads containers and ephemeral containers only, so a pod whose options are on an init container's mount is admitted without VolumeBindMountOptions", ""},
 }
