@@ -22,10 +22,26 @@ import (
 // nodestatus/setters.go: from the CRI's RuntimeFeatures).
 func (n *node) admitNode() *corev1.Node {
 	supported := !n.noSupplementalGroupsPolicy
+	allocatable := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("16Gi")}
+	// Room for whatever the pod asks (a HugePages emptyDir's hugepages-2Mi request): the
+	// resource fit is not what the cases check; the node's huge pages are the harness's own
+	// (hostfeature), not this model's.
+	for _, c := range append(append([]corev1.Container{}, n.pod.Spec.InitContainers...), n.pod.Spec.Containers...) {
+		for _, l := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+			for name, q := range l {
+				room := q.DeepCopy()
+				room.Add(q) // twice the container's, summed over containers below
+				if have, ok := allocatable[name]; ok {
+					room.Add(have)
+				}
+				allocatable[name] = room
+			}
+		}
+	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "volperm-node", Labels: map[string]string{corev1.LabelOSStable: "linux"}},
 		Status: corev1.NodeStatus{
-			Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("16Gi")},
+			Allocatable: allocatable,
 			Features:    &corev1.NodeFeatures{SupplementalGroupsPolicy: &supported},
 		},
 	}
