@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -19,6 +20,16 @@ func ProbeMount(pod *corev1.Pod, volume string) (corev1.VolumeMount, bool) {
 		}
 	}
 	return corev1.VolumeMount{}, false
+}
+
+// UsesBindMountOptions says whether a volumeMount of pod's init containers or containers carries
+// bindMountOptions (docs/spec.md [mounts.bind-mount-options]: the pod then requires the node
+// feature VolumeBindMountOptions). The harness's question; the oracle and the reference node
+// answer it their own way.
+func UsesBindMountOptions(pod *corev1.Pod) bool {
+	return slices.ContainsFunc(slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers), func(c corev1.Container) bool {
+		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return len(m.BindMountOptions) > 0 })
+	})
 }
 
 // MustMountRO is v1.37 kubelet_pods.go makeMounts' `mustMountRO :=

@@ -141,36 +141,32 @@ func groupsCases() []*framework.Case {
 			&corev1.PodSecurityContext{RunAsUser: ptr[int64](6000), FSGroup: ptr(fsGroup), SupplementalGroupsPolicy: strict}, false),
 	)
 
-	// [validation.supplemental-groups-policy]: the API's values, and windows pods.
-	bad := groupsCase("supplementalGroupsPolicy Loose: NotSupported",
-		"[validation.supplemental-groups-policy] validateSupplementalGroupsPolicy: Merge and Strict only.",
-		user(ptr(corev1.SupplementalGroupsPolicy("Loose"))), false)
-	bad.AdmissionOnly, bad.Probes, bad.Storage = true, nil, nil
-	win := groupsCase("supplementalGroupsPolicy on a windows pod: Forbidden",
-		"[validation.supplemental-groups-policy] validateWindows: a windows pod may not set it.",
-		&corev1.PodSecurityContext{SupplementalGroupsPolicy: merge}, false)
-	win.Pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
-	win.AdmissionOnly, win.Probes, win.Storage = true, nil, nil
-	cases = append(cases, bad, win)
-	for _, t := range []struct {
-		title  string
-		policy *corev1.SupplementalGroupsPolicy
-		second bool
-	}{{"Strict on a windows pod: Forbidden", strict, false}, {"Merge on a windows pod of two containers: Forbidden", merge, true}} {
-		w := groupsCase("supplementalGroupsPolicy "+t.title, "[validation.supplemental-groups-policy] validateWindows: any value.",
-			&corev1.PodSecurityContext{SupplementalGroupsPolicy: t.policy}, false)
-		if t.second {
-			w.Pod = mountedAs(w.Pod, nil, true)
+	// [validation.supplemental-groups-policy]: the API's values, and windows pods. edit, when
+	// set, reshapes the pod (its securityContext kept).
+	admission := func(title, desc string, sc *corev1.PodSecurityContext, windows bool, edit func(*corev1.Pod) *corev1.Pod) *framework.Case {
+		c := groupsCase("supplementalGroupsPolicy "+title, "[validation.supplemental-groups-policy] "+desc, sc, false)
+		if edit != nil {
+			c.Pod = edit(c.Pod)
+			c.Pod.Spec.SecurityContext = sc
 		}
-		w.Pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
-		w.AdmissionOnly, w.Probes, w.Storage = true, nil, nil
-		cases = append(cases, w)
+		if windows {
+			c.Pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
+		}
+		c.AdmissionOnly, c.Probes, c.Storage = true, nil, nil
+		return c
 	}
-	merged := groupsCase("supplementalGroupsPolicy Merge on a windows pod with an emptyDir: Forbidden", "[validation.supplemental-groups-policy] validateWindows: the volumes do not matter.",
-		&corev1.PodSecurityContext{SupplementalGroupsPolicy: merge}, false)
-	merged.Pod = mountedAs(podOf(volume("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})), nil, false)
-	merged.Pod.Spec.SecurityContext = &corev1.PodSecurityContext{SupplementalGroupsPolicy: merge}
-	merged.Pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
-	merged.AdmissionOnly, merged.Probes, merged.Storage = true, nil, nil
-	return append(cases, merged)
+	only := func(p *corev1.SupplementalGroupsPolicy) *corev1.PodSecurityContext {
+		return &corev1.PodSecurityContext{SupplementalGroupsPolicy: p}
+	}
+	return append(cases,
+		admission("Loose: NotSupported", "validateSupplementalGroupsPolicy: Merge and Strict only.", user(ptr(corev1.SupplementalGroupsPolicy("Loose"))), false, nil),
+		admission("on a windows pod: Forbidden", "validateWindows: a windows pod may not set it.", only(merge), true, nil),
+		admission("Strict on a windows pod: Forbidden", "validateWindows: any value.", only(strict), true, nil),
+		admission("Merge on a windows pod of two containers: Forbidden", "validateWindows: any value.", only(merge), true,
+			func(p *corev1.Pod) *corev1.Pod { return mountedAs(p, nil, true) }),
+		admission("Merge on a windows pod with an emptyDir: Forbidden", "validateWindows: the volumes do not matter.", only(merge), true,
+			func(*corev1.Pod) *corev1.Pod {
+				return mountedAs(podOf(volume("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})), nil, false)
+			}),
+	)
 }

@@ -26,7 +26,7 @@ import (
 // every container's mounts mirrored: docs/spec.md [mounts.bind-mount-options]), or every case
 // when the target runs one pod per case.
 func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, error) {
-	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) || asksRROEnabled(pod) || framework.HasContainerProbes(c) || usesBindMountOptions(pod) {
+	if podPerCase || len(c.After) > 0 || missingKey(c, pod) || nestedAtomic(pod) || asksRROEnabled(pod) || framework.HasContainerProbes(c) || framework.UsesBindMountOptions(pod) {
 		return "", nil
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
@@ -234,18 +234,6 @@ func (p *probePod) add(r *caseRun, ns string) error {
 	return nil
 }
 
-// usesBindMountOptions says whether a volumeMount of pod's containers carries bindMountOptions.
-func usesBindMountOptions(pod *corev1.Pod) bool {
-	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		for _, m := range c.VolumeMounts {
-			if len(m.BindMountOptions) > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // nestedAtomic reports whether a container of pod mounts a volume below where it mounts a secret,
 // configMap, downwardAPI or projected volume, or mounts one at a relative path that climbs out:
 // the kubelet makes that mount point in the outer volume, or refuses the place (docs/spec.md
@@ -277,7 +265,7 @@ func nestedAtomic(pod *corev1.Pod) bool {
 // whose mounts carry bindMountOptions gets the same: the kubelet's declared-features admission
 // reads every container's mounts (docs/spec.md [mounts.bind-mount-options]).
 func (p *probePod) mirrorNested(r *caseRun, names map[string]string) {
-	if !nestedAtomic(r.pod) && !usesBindMountOptions(r.pod) {
+	if !nestedAtomic(r.pod) && !framework.UsesBindMountOptions(r.pod) {
 		return
 	}
 	probe := p.pod.Spec.Containers[0]

@@ -52,30 +52,6 @@ func defaultHandlerRecursiveReadOnly(n *corev1.Node) bool {
 	return false
 }
 
-// nodeSupplementalGroupsPolicy says whether node n's runtime honours supplementalGroupsPolicy
-// (v1.37 Node.status.features.supplementalGroupsPolicy, nodestatus/setters.go from the CRI's
-// RuntimeFeatures): what the kubelet's admission reads (docs/spec.md [groups.admit]).
-func nodeSupplementalGroupsPolicy(n *corev1.Node) bool {
-	return n.Status.Features != nil && n.Status.Features.SupplementalGroupsPolicy != nil && *n.Status.Features.SupplementalGroupsPolicy
-}
-
-// runtimeMountsImages says whether node n's runtime mounts image volumes (no status field says
-// it; its version does: containerd >= 2.1 (its image volume support), CRI-O >= 1.31).
-func runtimeMountsImages(n *corev1.Node) bool {
-	name, v, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
-	var major, minor int
-	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
-		return false
-	}
-	switch name {
-	case "containerd":
-		return major > 2 || major == 2 && minor >= 1
-	case "cri-o":
-		return major > 1 || major == 1 && minor >= 31
-	}
-	return false
-}
-
 // createDiskPod makes the batch's disk-view pod (prefix-disk in ns) when a pod of pods runs in a
 // user namespace, and records it for diskView.
 func (t *Target) createDiskPod(ctx context.Context, ns, prefix string, pods []*probePod) error {

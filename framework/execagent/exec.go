@@ -19,7 +19,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,7 +90,7 @@ func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 			return false, "supplementalGroupsPolicy or probes as the container: the agent does not say it admits pods by the policy and gives its container's config (docs/exec-protocol.md \"Container groups\"): " + why
 		}
 	}
-	if usesBindMountOptions(a.Pod) {
+	if framework.UsesBindMountOptions(a.Pod) {
 		if ok, why := t.hasFeature(execproto.FeatureVolumeBindMountOptions); !ok {
 			return false, "bindMountOptions: the agent does not say it admits such pods by its declared node features (docs/exec-protocol.md \"Bind mount options\"): " + why
 		}
@@ -704,18 +703,6 @@ func (g *guard) check() error {
 	}
 	sort.Strings(bad)
 	return fmt.Errorf("agent wrote outside the directories it was given: %s (allowed: the volume dirs, hostRoot, stateDir)", strings.Join(bad, ", "))
-}
-
-// usesBindMountOptions says whether a volumeMount of pod has bindMountOptions.
-func usesBindMountOptions(pod *corev1.Pod) bool {
-	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		for _, m := range c.VolumeMounts {
-			if len(m.BindMountOptions) > 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // runtimeLacks is c's RuntimeLacks as the protocol spells them.

@@ -135,7 +135,7 @@ var table = []struct {
 		return ""
 	}},
 	{MountOptions, true, func(c *framework.Case) string {
-		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeMountOptions) && usesBindMountOptions(c.Pod) &&
+		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeMountOptions) && framework.UsesBindMountOptions(c.Pod) &&
 			c.Gates.APIServer[framework.GateVolumeBindMountOptions] && c.Gates.Kubelet[framework.GateVolumeBindMountOptions] {
 			return "bindMountOptions applied need a runtime that reports CRI mount_options (KEP-5855; containerd 2.4.2 and 1.6 report none, so a kubelet there declares no VolumeBindMountOptions)"
 		}
@@ -171,13 +171,6 @@ var table = []struct {
 		}
 		return ""
 	}},
-}
-
-// usesBindMountOptions says whether a container of pod mounts a volume with bindMountOptions.
-func usesBindMountOptions(pod *corev1.Pod) bool {
-	return slices.ContainsFunc(slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers), func(c corev1.Container) bool {
-		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return len(m.BindMountOptions) > 0 })
-	})
 }
 
 // Of lists what c needs beyond a stock v1.37 cluster, in table order.
