@@ -18,6 +18,7 @@ const (
 	AreaSkew         Area = "skew"
 	AreaUserNS       Area = "userns"
 	AreaMounts       Area = "mounts"
+	AreaSELinux      Area = "selinux"
 )
 
 // AreaInfo is all volperm knows of an area, in one place: adding an area is an entry of areas
@@ -49,6 +50,8 @@ var areas = []AreaInfo{
 		nil},
 	{AreaMounts, "how a container mounts a volume: mountPropagation, recursiveReadOnly (v1.37 ValidateVolumeMounts, KEP-3857); read-only mounts as the container sees them (makeMounts, EROFS in the kernel's order); image volumes (KEP-4639): the image's files as the runtime mounts them, read-only, never walked",
 		[]string{"image"}},
+	{AreaSELinux, "SELinux mount decisions (KEP-1710): seLinuxChangePolicy's validation; whether a node with SELinux on mounts a volume with `-o context` or leaves it to the runtime's relabel, per PersistentVolume access mode, plugin, policy and release; conflicting labels in a pod and between pods (decided in-process with volperm's label translator: this kernel has SELinux off)",
+		[]string{"persistentVolumeClaim"}},
 }
 
 // Areas lists every area in report order.
@@ -92,6 +95,8 @@ var volumeTypes = []struct {
 	{"projected", func(s *corev1.VolumeSource) bool { return s.Projected != nil }},
 	{"flexVolume", func(s *corev1.VolumeSource) bool { return s.FlexVolume != nil }},
 	{"image", func(s *corev1.VolumeSource) bool { return s.Image != nil }},
+	// Only on a node with SELinux on (Case.SELinux): its decision, never a mount here.
+	{"persistentVolumeClaim", func(s *corev1.VolumeSource) bool { return s.PersistentVolumeClaim != nil }},
 }
 
 // VolumeTypeUnsupported is VolumeType of a source volperm does not check.

@@ -117,6 +117,11 @@ type Case struct {
 	// OldPreservePermissions is the same for OldPod (decides dropping on update).
 	OldPreservePermissions []string `json:"oldPreservePermissions,omitempty"`
 
+	// SELinux, when set, is the node's SELinux side: SELinux on, the PersistentVolumes the
+	// pod's claims are bound to, the CSIDrivers, the pods already running (docs/spec.md "SELinux
+	// mount decisions"). Unset: a node with SELinux off, as every node here.
+	SELinux *SELinux `json:"seLinux,omitempty"`
+
 	// AdmissionOnly stops the case after the apiserver: nothing is set up on a node.
 	AdmissionOnly bool `json:"admissionOnly,omitempty"`
 

@@ -23,7 +23,11 @@ const ProbeImage = probeimage.Repo
 // pod's name, namespace and UID (derived from the case name) and, when the pod has no
 // containers, one container "probe" mounting every volume at /volumes/NAME. It is idempotent.
 func (c *Case) Complete() {
-	for _, p := range []*corev1.Pod{c.Pod, c.OldPod} {
+	pods := []*corev1.Pod{c.Pod, c.OldPod}
+	if c.SELinux != nil {
+		pods = append(pods, c.SELinux.Running...)
+	}
+	for i, p := range pods {
 		if p == nil {
 			continue
 		}
@@ -34,7 +38,11 @@ func (c *Case) Complete() {
 			p.Namespace = Namespace
 		}
 		if p.UID == "" {
-			sum := sha256.Sum256([]byte(c.Name))
+			seed := c.Name
+			if i >= 2 {
+				seed += "/running/" + p.Name // a running pod of Case.SELinux: a pod of its own
+			}
+			sum := sha256.Sum256([]byte(seed))
 			p.UID = types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16]))
 		}
 		if len(p.Spec.Containers) == 0 {
@@ -86,5 +94,6 @@ func (c *Case) DeepCopy() *Case {
 	if c.PersistentVolume != nil {
 		cc.PersistentVolume = c.PersistentVolume.DeepCopy()
 	}
+	cc.SELinux = c.SELinux.DeepCopy()
 	return &cc
 }

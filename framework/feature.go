@@ -24,6 +24,7 @@ const (
 	FeaturePreservePermissions         = "preservePermissions"
 	FeatureFlexVolumeAllowlist         = "flexVolumeAllowlist"
 	FeatureVolumeBindMountOptions      = "volumeBindMountOptions"
+	FeatureSELinuxMount                = "seLinuxMount"
 )
 
 var features = []FeatureInfo{
@@ -39,6 +40,8 @@ var features = []FeatureInfo{
 		func(c *Case) bool { return c.FlexVolumePolicy != nil }},
 	{FeatureVolumeBindMountOptions, "bindMountOptions (noexec, nodev, nosuid) on volumeMounts with the alpha gate VolumeBindMountOptions on (KEP-5855)",
 		func(c *Case) bool { return c.featureGateOn(FeatureVolumeBindMountOptions) }},
+	{FeatureSELinuxMount, "SELinux mount decisions (KEP-1710) of a node with SELinux on: -o context per PersistentVolume access mode, plugin and seLinuxChangePolicy, conflicting labels (decided with volperm's label translator)",
+		func(c *Case) bool { return c.SELinux != nil }},
 }
 
 // Features lists the claimable features in report order.

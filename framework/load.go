@@ -452,6 +452,9 @@ func (c *Case) validate() error {
 	if err := c.validateHost(); err != nil {
 		return err
 	}
+	if err := c.validateSELinux(); err != nil {
+		return err
+	}
 	if err := validateSourceKeys("sources", c.Sources); err != nil {
 		return err
 	}

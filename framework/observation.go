@@ -128,6 +128,10 @@ type VolumeObservation struct {
 	// Enabled or Disabled; empty for a read-write volumeMount or a volume no container mounts
 	// (docs/spec.md [mounts.recursive-read-only]).
 	RecursiveReadOnly string `json:"recursiveReadOnly,omitempty"`
+	// SELinuxMount is the SELinux label a node with SELinux on (Case.SELinux) mounts the volume
+	// with (the mount option context="LABEL"); empty: no context mount, the runtime relabels or
+	// nothing does (docs/spec.md "SELinux mount decisions").
+	SELinuxMount string `json:"seLinuxMount,omitempty"`
 	// Paths is every entry of the volume, the root "." first, then sorted by path.
 	Paths []PathObservation `json:"paths,omitempty"`
 }
@@ -313,6 +317,9 @@ func Diff(expected, observed *Observation) []string {
 		}
 		if ev.SetUp != got.SetUp {
 			add("%s setUp: expected %q, observed %q", p, ev.SetUp, got.SetUp)
+		}
+		if ev.SELinuxMount != got.SELinuxMount {
+			add("%s seLinuxMount (the context mount option): expected %q, observed %q", p, ev.SELinuxMount, got.SELinuxMount)
 		}
 		if ev.RecursiveReadOnly != got.RecursiveReadOnly {
 			add("%s recursiveReadOnly (container status): expected %q, observed %q", p, ev.RecursiveReadOnly, got.RecursiveReadOnly)

@@ -116,6 +116,8 @@ var notInAgent = map[mutant.Name]string{
 	mutant.BlindUsernsIdmapGIDsUnshifted:     usernsNotInAgent,
 	mutant.BlindUsernsIdmapFilePlainBind:     usernsNotInAgent,
 	mutant.BlindUsernsHostNetworkRatchetV134: releaseNotInAgent,
+	mutant.SELinuxAnyAccessModeWithoutGate:   releaseNotInAgent,
+	mutant.SELinuxPolicyMountOptionOld:       releaseNotInAgent,
 	mutant.FlexDir0755:                       "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
 	mutant.FlexStorageOwnerLost:              "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",
 	mutant.BlindFlexRootEntryIgnored:         "the harness plays the fixture driver's mount (populateFixtures, framework/execagent/exec.go)",

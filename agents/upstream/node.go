@@ -52,6 +52,14 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 			n.stop()
 			return execproto.SetUpResponse{ProtocolVersion: version, Rejected: rej}, nil
 		}
+		if req.SELinux != nil {
+			// docs/spec.md "SELinux mount decisions": the volume manager decides first.
+			var err error
+			host := newVolumeHost(n.kubeletRoot, n.dirs, sourceObjects(n.pod, n.sources), nil)
+			if n.selinux, err = seLinuxDecide(req.SELinux, n.pod, n.gates, host); err != nil {
+				return nil, err
+			}
+		}
 		err := n.setUp()
 		n.stop() // the kubelet's process ends with the call
 		if err != nil {
@@ -65,7 +73,7 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 			return nil, err
 		}
 		for _, v := range n.volumes {
-			r := execproto.VolumeResult{Name: v.vol.Name, OK: v.err == nil}
+			r := execproto.VolumeResult{Name: v.vol.Name, OK: v.err == nil, SELinuxMount: n.selinux[v.vol.Name].label}
 			if v.err != nil {
 				r.Error = v.err.Error()
 			}
@@ -108,6 +116,9 @@ type node struct {
 	// noMountOptions: the runtime applies no bind mount options (docs/spec.md
 	// [mounts.bind-mount-options]).
 	noMountOptions bool
+	// selinux is the volume manager's decision for each volume a container uses, on a node
+	// with SELinux on (request seLinux); nil otherwise.
+	selinux map[string]seLinuxDecision
 	// k is the running "kubelet process": its VolumeHost and plugins. A restart replaces it.
 	k *kubelet
 }
@@ -271,7 +282,14 @@ func (n *node) setUp() error {
 	}
 	return withGates(n.gates, func() error {
 		for _, v := range n.volumes {
-			v.err = n.hostErr(n.setUpVolume(v))
+			switch d, decided := n.selinux[v.vol.Name]; {
+			case decided && d.err != nil:
+				v.err = d.err // never mounted
+			case n.selinux != nil && v.vol.PersistentVolumeClaim != nil:
+				v.err = nil // its PersistentVolume is not mounted here: the decision is all
+			default:
+				v.err = n.hostErr(n.setUpVolume(v))
+			}
 		}
 		return nil
 	})

@@ -13,7 +13,7 @@ import (
 // agentFeatures: the agent runs the kubelet's real user-namespace manager, whose API differs
 // between releases (userns_134.go, userns_135.go, userns_136.go; docs/releases.md "Drift").
 // It runs the kubelet's real admission and security-context code too (groups.go).
-var agentFeatures = []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions}
+var agentFeatures = []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions, execproto.FeatureSELinuxMount}
 
 // userNamespace is the kubelet's user namespace of the pod when it has hostUsers: false, nil
 // otherwise: the real manager (pkg/kubelet/userns MakeUserNsManager, which reads every pod's

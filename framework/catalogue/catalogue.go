@@ -18,7 +18,7 @@ import (
 
 // generators build the cases of each area that are generated in code.
 var generators = []func() []*framework.Case{
-	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, ownerCases, flexVolumeCases, skewCases, conditionCases, ruleCases, userPainCases, fsUserCases, absentObjectCases, nestedMountCases, boundaryCases, usernsCases, usernsNodeCases, mountCases, readOnlyCases, groupsCases, imageVolumeCases, bindMountCases,
+	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, ownerCases, flexVolumeCases, skewCases, conditionCases, ruleCases, userPainCases, fsUserCases, absentObjectCases, nestedMountCases, boundaryCases, usernsCases, usernsNodeCases, mountCases, readOnlyCases, groupsCases, imageVolumeCases, bindMountCases, seLinuxCases,
 }
 
 // All returns the whole catalogue, each case Complete()d, names unique: per area (in

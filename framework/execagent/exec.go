@@ -95,6 +95,11 @@ func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 			return false, "bindMountOptions: the agent does not say it admits such pods by its declared node features (docs/exec-protocol.md \"Bind mount options\"): " + why
 		}
 	}
+	if c.SELinux != nil {
+		if ok, why := t.hasFeature(execproto.FeatureSELinuxMount); !ok {
+			return false, "a node with SELinux on: the agent does not say its kubelet makes SELinux mount decisions (docs/exec-protocol.md \"SELinux mount decisions\"): " + why
+		}
+	}
 	if framework.ChangesKubeletRelease(c) {
 		return false, "a kubeletRelease step replaces the kubelet by another release's: an agent is the kubelet of one release (kind@matrix and the reference run it)"
 	}
@@ -151,14 +156,17 @@ func (t *Node) observe(ctx context.Context, c *framework.Case, a framework.Admit
 		StateDir:            filepath.Join(root, "state"),
 		Sources:             c.Sources,
 		RuntimeLacks:        runtimeLacks(c),
+		SELinux:             seLinux(c.SELinux),
 	}}
 	for _, v := range a.Pod.Spec.Volumes {
 		if v.HostPath != nil {
 			p.dirs[v.Name] = hostfix.Path(p.req.HostRoot, v.HostPath.Path)
 			continue
 		}
-		if v.Image != nil {
-			continue // the runtime's (docs/exec-protocol.md "Image volumes"): no directory
+		if v.Image != nil || v.PersistentVolumeClaim != nil {
+			// The runtime's (docs/exec-protocol.md "Image volumes"), or a PersistentVolume
+			// volperm does not mount ("SELinux mount decisions"): no directory.
+			continue
 		}
 		d := filepath.Join(root, "volumes", v.Name)
 		p.req.Volumes = append(p.req.Volumes, execproto.Volume{Name: v.Name, Dir: d})
@@ -225,7 +233,7 @@ func (p *agentPod) SetUp(ctx context.Context) (lifecycle.Volumes, error) {
 	}
 	out := lifecycle.Volumes{}
 	for name, r := range res {
-		v := lifecycle.Volume{Path: p.dirs[name]}
+		v := lifecycle.Volume{Path: p.dirs[name], SELinuxMount: r.SELinuxMount}
 		if !r.OK {
 			v.Err = r.Error
 		}
@@ -703,6 +711,14 @@ func (g *guard) check() error {
 	}
 	sort.Strings(bad)
 	return fmt.Errorf("agent wrote outside the directories it was given: %s (allowed: the volume dirs, hostRoot, stateDir)", strings.Join(bad, ", "))
+}
+
+// seLinux is s as the protocol spells it; nil for a node with SELinux off.
+func seLinux(s *framework.SELinux) *execproto.SELinux {
+	if s == nil {
+		return nil
+	}
+	return &execproto.SELinux{Claims: s.Claims, CSIDrivers: s.CSIDrivers, Running: s.Running}
 }
 
 // runtimeLacks is c's RuntimeLacks as the protocol spells them.

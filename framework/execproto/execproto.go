@@ -121,6 +121,12 @@ const FeatureSupplementalGroupsPolicy = "supplementalGroupsPolicy"
 // the harness applies the options as the runtime.
 const FeatureVolumeBindMountOptions = "volumeBindMountOptions"
 
+// FeatureSELinuxMount is the feature of an agent whose kubelet decides, on a node with SELinux
+// on (Request.SELinux), which volumes it mounts with an SELinux context (VolumeResult.SELinuxMount)
+// and fails the volumes whose labels conflict, as docs/spec.md "SELinux mount decisions" says;
+// it mounts no persistentVolumeClaim volume (their Request.Volumes have no directory).
+const FeatureSELinuxMount = "seLinuxMount"
+
 // Featured is a Handler with optional features, which Main and Serve list in the agent's hello.
 type Featured interface {
 	Features() []string
@@ -163,6 +169,24 @@ type Request struct {
 	// handler features, "userNamespaces"): the agent's kubelet decides as it would on such a
 	// node (docs/spec.md "Runtimes").
 	RuntimeLacks []string `json:"runtimeLacks,omitempty"`
+	// SELinux, for an agent with FeatureSELinuxMount, puts SELinux on on the node and says what
+	// its kubelet knows for the decision (docs/exec-protocol.md "SELinux mount decisions"): the
+	// PersistentVolume of each persistentVolumeClaim, the CSIDrivers, the pods running already.
+	// Absent: a node with SELinux off.
+	SELinux *SELinux `json:"seLinux,omitempty"`
+}
+
+// SELinux is a node with SELinux on, with volperm's label translator (docs/spec.md
+// [selinux.label]).
+type SELinux struct {
+	// Claims is the PersistentVolume each claim (by claimName) of the pod and of Running is
+	// bound to.
+	Claims map[string]*corev1.PersistentVolume `json:"claims,omitempty"`
+	// CSIDrivers are the CSIDriver objects' spec.seLinuxMount by driver name; a driver not
+	// listed has no CSIDriver object.
+	CSIDrivers map[string]bool `json:"csiDrivers,omitempty"`
+	// Running are the pods the kubelet runs already, in the order it took them.
+	Running []*corev1.Pod `json:"running,omitempty"`
 }
 
 // RuntimeUserNamespaces is Request.RuntimeLacks' name for user namespace support.
@@ -232,6 +256,9 @@ type VolumeResult struct {
 	Name  string `json:"name"`
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
+	// SELinuxMount is the label the kubelet mounts the volume with (the mount option
+	// context="LABEL"), on a node with SELinux on (Request.SELinux); absent for none.
+	SELinuxMount string `json:"seLinuxMount,omitempty"`
 }
 
 // TearDownResponse is the agent's answer to teardown.

@@ -34,6 +34,10 @@ type Volume struct {
 	Path string
 	// Err is the SetUp's error text; "" when the volume is set up.
 	Err string
+	// SELinuxMount is the label a node with SELinux on mounts the volume with (-o context); a
+	// persistentVolumeClaim volume has only this, no Path (docs/spec.md "SELinux mount
+	// decisions": volperm mounts no PersistentVolume).
+	SELinuxMount string
 }
 
 // Volumes is a node's answer to a SetUp: one Volume per volume name of the pod.
@@ -259,8 +263,8 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 	}
 	roots := map[string]string{}
 	for i, v := range a.Pod.Spec.Volumes {
-		if vols[i].SetUp != framework.SetUpOK {
-			continue
+		if vols[i].SetUp != framework.SetUpOK || v.PersistentVolumeClaim != nil {
+			continue // a PersistentVolume: its node's SELinux decision only
 		}
 		path := set[v.Name].Path
 		roots[v.Name] = path
@@ -528,7 +532,9 @@ func Observations(pod *corev1.Pod, set Volumes) []framework.VolumeObservation {
 		case !ok:
 			vo.SetUp = "the node gave no SetUp result for this volume"
 		case r.Err != "":
-			vo.SetUp = r.Err
+			vo.SetUp = framework.SortSELinuxLabels(r.Err)
+		default:
+			vo.SELinuxMount = r.SELinuxMount
 		}
 		out = append(out, vo)
 	}

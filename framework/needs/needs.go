@@ -44,6 +44,8 @@ const (
 	// ImageVolumes: an image volume on a node, whose runtime mounts it (containerd >= 2.1,
 	// CRI-O >= 1.31).
 	ImageVolumes = "image-volumes"
+	// SELinux: a node with SELinux on, whose kubelet's mount decisions are observed.
+	SELinux = "selinux-node"
 	// RuntimeWithoutSupplementalGroupsPolicy: the case needs a node whose runtime lacks it.
 	RuntimeWithoutSupplementalGroupsPolicy = "runtime-without-supplemental-groups-policy"
 )
@@ -150,6 +152,12 @@ var table = []struct {
 	{ImageVolumes, true, func(c *framework.Case) string {
 		if c.Pod != nil && !c.AdmissionOnly && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil }) {
 			return "an image volume needs a runtime that mounts an image's layers as a volume (CRI Mount.image: containerd >= 2.1, CRI-O >= 1.31; containerd 1.6 and Docker 20.10 have none) and the probe image on the node"
+		}
+		return ""
+	}},
+	{SELinux, true, func(c *framework.Case) string {
+		if c.SELinux != nil && c.Pod != nil && !c.AdmissionOnly {
+			return "a node with SELinux on and the PersistentVolumes of its claims: volperm observes the kubelet's SELinux mount decision in-process (reference, upstream, an exec agent with seLinuxMount) with its own label translator; this machine's kernel has SELinux off, so no node here mounts with a context"
 		}
 		return ""
 	}},

@@ -67,6 +67,7 @@ func admit(c *framework.Case, t *tracer) admitted {
 	t.traceUserNamespaces(pod, old, c.Releases.Of(true), userns)
 	errs = append(errs, userns...)
 	errs = append(errs, validateGroupsPolicy(pod, t)...)
+	errs = append(errs, validateSELinuxPolicy(pod, old, c.Releases.Of(true), t)...)
 	errs = append(errs, validatePodBindMountOptions(pod, t)...)
 	if len(errs) == 0 && c.FlexVolumePolicy != nil {
 		errs = podPolicyErrors(c.FlexVolumePolicy, pod, t)

@@ -29,6 +29,9 @@ type kubelet struct {
 	userns bool
 	// rro: the runtime can make recursive read-only mounts (the case does not say it lacks them).
 	rro bool
+	// selinux is the node's SELinux decision for each volume a container uses (Case.SELinux);
+	// nil on a node with SELinux off.
+	selinux map[string]seLinuxVolume
 	// setups counts the SetUps of every volume done so far (0 during the first).
 	setups int
 	// tr records the rules applied (Explain); nil for Expect.
@@ -77,6 +80,10 @@ func newKubelet(c *framework.Case, adm admitted, t *tracer) *kubelet {
 		v := &adm.pod.Spec.Volumes[i]
 		k.vols = append(k.vols, &volume{spec: v, typ: typeName(&v.VolumeSource)})
 	}
+	if c.SELinux != nil {
+		// docs/spec.md "SELinux mount decisions": the volume manager decides before any mount.
+		k.selinux = seLinuxDecide(c, adm.pod, t)
+	}
 	return k
 }
 
@@ -100,7 +107,13 @@ func (k *kubelet) walk(v *volume, root *node, fsGroup int64, readOnly bool) {
 
 func (k *kubelet) setUp(v *volume) string {
 	s := &v.spec.VolumeSource
+	if d := k.selinux[v.spec.Name]; d.err != "" {
+		return d.err // [selinux.multiple-labels], [selinux.conflict]: never mounted
+	}
 	switch {
+	case s.PersistentVolumeClaim != nil && k.selinux != nil:
+		// docs/spec.md "SELinux mount decisions": only the decision is observed here.
+		return ok
 	case s.EmptyDir != nil:
 		return k.setUpEmptyDir(v)
 	case s.HostPath != nil:

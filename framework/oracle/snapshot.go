@@ -11,7 +11,7 @@ import (
 func (k *kubelet) snapshot() []framework.VolumeObservation {
 	var out []framework.VolumeObservation
 	for _, v := range k.vols {
-		vo := framework.VolumeObservation{Name: v.spec.Name, Type: v.typ, SetUp: v.result}
+		vo := framework.VolumeObservation{Name: v.spec.Name, Type: v.typ, SetUp: v.result, SELinuxMount: k.selinux[v.spec.Name].label}
 		if ed := v.spec.EmptyDir; ed != nil {
 			vo.Medium = string(ed.Medium)
 		}

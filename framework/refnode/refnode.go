@@ -26,6 +26,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/flexvolume"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
+	"github.com/volperm/volperm/nodeimpl/selinux"
 	"github.com/volperm/volperm/nodeimpl/userns"
 )
 
@@ -127,7 +128,8 @@ func NewPod(root string, c *framework.Case, a framework.Admitted) (*Pod, error) 
 	if err := hostfix.Create(hostRoot, c.Host); err != nil {
 		return nil, err
 	}
-	return &Pod{k: k, pod: &kubelet.Pod{Pod: a.Pod, PreservePermissions: a.Admission.PreservePermissions, Sources: c.Sources, Storage: fixturedriver.Storage(c.Storage)}}, nil
+	return &Pod{k: k, pod: &kubelet.Pod{Pod: a.Pod, PreservePermissions: a.Admission.PreservePermissions, Sources: c.Sources, Storage: fixturedriver.Storage(c.Storage),
+		SELinux: SELinuxNode(c.SELinux)}}, nil
 }
 
 // SetUp is the kubelet's admission of the pod, then its SetUp of every volume (lifecycle.Pod).
@@ -149,7 +151,7 @@ func (p *Pod) ContainerSecurity(context.Context) (framework.ContainerSecurity, e
 // record puts results over out, keeps out as the latest answer and returns it.
 func (p *Pod) record(out lifecycle.Volumes, results []kubelet.VolumeResult) lifecycle.Volumes {
 	for _, r := range results {
-		v := lifecycle.Volume{Path: r.Path}
+		v := lifecycle.Volume{Path: r.Path, SELinuxMount: r.SELinuxMount}
 		if r.Err != nil {
 			v.Err = r.Err.Error()
 		}
@@ -157,6 +159,15 @@ func (p *Pod) record(out lifecycle.Volumes, results []kubelet.VolumeResult) life
 	}
 	p.last = out
 	return out
+}
+
+// SELinuxNode is s for the reference kubelet (nodeimpl/selinux keeps its own names); nil for a
+// node with SELinux off.
+func SELinuxNode(s *framework.SELinux) *selinux.Node {
+	if s == nil {
+		return nil
+	}
+	return &selinux.Node{Claims: s.Claims, CSIDrivers: s.CSIDrivers, Running: s.Running}
 }
 
 // SetGates puts the kubelet gates in force for the next SetUp (lifecycle.Pod).

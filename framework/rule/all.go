@@ -79,6 +79,11 @@ const (
 	GroupsAdmit           ID = "groups.admit"
 	GroupsPolicy          ID = "groups.policy"
 	ValidGroupsPolicy     ID = "validation.supplemental-groups-policy"
+	ValidSELinuxPolicy    ID = "validation.selinux-change-policy"
+	SELinuxLabel          ID = "selinux.label"
+	SELinuxMount          ID = "selinux.mount"
+	SELinuxMultiple       ID = "selinux.multiple-labels"
+	SELinuxConflict       ID = "selinux.conflict"
 
 	ReleaseAPIServerField ID = "releases.apiserver-unknown-field"
 	ReleaseKubeletField   ID = "releases.kubelet-unknown-field"
@@ -258,6 +263,17 @@ var All = []Rule{
 		[]Need{{Dim: Type, Only: volumeTypes}}},
 	{UsernsRoot, "User namespaces", "uid 0 of a pod in a user namespace overrides permission bits only on an entry whose owner and group are mapped; nobody in the pod writes to an unmapped entry",
 		[]Need{{Dim: Mapped}, {Dim: Outcome}}},
+
+	{ValidSELinuxPolicy, "SELinux mount decisions (KEP-1710)", "seLinuxChangePolicy is MountOption or Recursive; an apiserver with SELinuxMount off (v1.36 and older) allows only Recursive on a pod whose old spec has none; a windows pod may not set it (Forbidden)",
+		[]Need{{Dim: SELinuxPolicyDim, Only: []string{"MountOption", "Recursive", "unknown"}}, {Dim: SELinuxMountGate}, {Dim: Outcome}}},
+	{SELinuxLabel, "SELinux mount decisions (KEP-1710)", "a container's label is its effective seLinuxOptions (the container's replace the pod's whole), what they leave empty filled by volperm's translator (upstream's fake one)",
+		[]Need{{Dim: SELinuxLabelFrom}}},
+	{SELinuxMount, "SELinux mount decisions (KEP-1710)", "a node with SELinux on mounts a PersistentVolume with context=LABEL when its plugin supports it (iscsi, fc, a CSIDriver with seLinuxMount), the pod's containers give one label and its policy is not Recursive, with SELinuxMount on any access mode, off only exactly ReadWriteOncePod; never an inline volume",
+		[]Need{{Dim: SELinuxSource}, {Dim: AccessModes}, {Dim: SELinuxPolicyDim, Only: []string{"unset", "MountOption", "Recursive"}}, {Dim: SELinuxMountGate}, {Dim: Decision, Only: []string{"label", "none"}}}},
+	{SELinuxMultiple, "SELinux mount decisions (KEP-1710)", "containers of one pod giving one volume two labels: the volume fails (`multiple SELinux labels found: ...`) where a context mount is possible for its access mode, else no label",
+		[]Need{{Dim: SELinuxMountGate}, {Dim: Decision, Only: []string{"error", "ignored"}}}},
+	{SELinuxConflict, "SELinux mount decisions (KEP-1710)", "a pod whose label (empty for Recursive or no options) differs from the one a volume is mounted with for a running pod: the volume fails (`conflicting SELinux labels of volume ...`) where a context mount is possible, else it is ignored; the volume keeps its first label",
+		[]Need{{Dim: SELinuxMountGate}, {Dim: Decision, Only: []string{"error", "ignored"}}}},
 
 	{ReleaseAPIServerField, "Releases", "an apiserver of a release without a field: Warn keeps the pod without it and warns `unknown field \"PATH\"`; Strict rejects the request",
 		[]Need{{Dim: FieldValidation}}},

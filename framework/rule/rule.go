@@ -102,6 +102,20 @@ const (
 	RuntimeMount Dim = "runtime-mount-options"
 	// GroupFrom is where a container's group ids come from besides its gid.
 	GroupFrom Dim = "group-from"
+	// SELinuxPolicyDim is the pod's seLinuxChangePolicy.
+	SELinuxPolicyDim Dim = "selinux-change-policy"
+	// SELinuxSource is what a volume is to the SELinux decision: a PersistentVolume's source
+	// (csi by its CSIDriver's seLinuxMount) or an inline volume.
+	SELinuxSource Dim = "selinux-source"
+	// AccessModes is a PersistentVolume's access modes.
+	AccessModes Dim = "access-modes"
+	// SELinuxMountGate is the SELinuxMount gate of the component (by its release: on from v1.37).
+	SELinuxMountGate Dim = "selinux-mount"
+	// SELinuxLabelFrom is where a container's SELinux label comes from.
+	SELinuxLabelFrom Dim = "selinux-label-from"
+	// Decision is a node's SELinux decision for a volume: mounted with a label, without, the
+	// volume failed, or a mismatch it ignored.
+	Decision Dim = "decision"
 	// Status is a container status value (a mount's recursiveReadOnly, or "error").
 	Status Dim = "status"
 )
@@ -130,23 +144,29 @@ var Values = map[Dim][]string{
 	Op:         {"create", "write", "read", "delete", "rename", "list", "mkdir", "fill", "chmod", "chown", "exec"},
 	Class:      {"root", "owner", "group", "other"},
 
-	FieldValidation: {"warn", "strict"},
-	UserFrom:        {"defaultUser", "item", "token", "runAsUser", "none"},
-	FsUser:          {"one", "root", "none", "partial", "mixed"},
-	Projection:      {"serviceAccountToken", "clusterTrustBundle", "podCertificate"},
-	Mapped:          {"yes", "no"},
-	HostUsers:       {"false", "true", "unset"},
-	HostField:       {"hostNetwork", "hostPID", "hostIPC", "volumeDevices", "none"},
-	Container:       {"container", "initContainer"},
-	Propagation:     {"None", "HostToContainer", "Bidirectional", "unknown"},
-	RRO:             {"Disabled", "Enabled", "IfPossible", "unknown", "unset"},
-	ReadOnlyFrom:    {"volumeMount", "secret", "configMap", "downwardAPI", "projected", "flexVolume", "image"},
-	RuntimeRRO:      {"supports", "lacks"},
-	Status:          {"Enabled", "Disabled", "error"},
-	GroupsPolicyDim: {"unset", "Merge", "Strict", "unknown"},
-	RuntimeGroups:   {"supports", "lacks"},
-	RuntimeMount:    {"supports", "lacks"},
-	GroupFrom:       {"image", "fsGroup", "supplementalGroups", "runAsGroup", "none"},
+	FieldValidation:  {"warn", "strict"},
+	UserFrom:         {"defaultUser", "item", "token", "runAsUser", "none"},
+	FsUser:           {"one", "root", "none", "partial", "mixed"},
+	Projection:       {"serviceAccountToken", "clusterTrustBundle", "podCertificate"},
+	Mapped:           {"yes", "no"},
+	HostUsers:        {"false", "true", "unset"},
+	HostField:        {"hostNetwork", "hostPID", "hostIPC", "volumeDevices", "none"},
+	Container:        {"container", "initContainer"},
+	Propagation:      {"None", "HostToContainer", "Bidirectional", "unknown"},
+	RRO:              {"Disabled", "Enabled", "IfPossible", "unknown", "unset"},
+	ReadOnlyFrom:     {"volumeMount", "secret", "configMap", "downwardAPI", "projected", "flexVolume", "image"},
+	RuntimeRRO:       {"supports", "lacks"},
+	Status:           {"Enabled", "Disabled", "error"},
+	GroupsPolicyDim:  {"unset", "Merge", "Strict", "unknown"},
+	RuntimeGroups:    {"supports", "lacks"},
+	RuntimeMount:     {"supports", "lacks"},
+	GroupFrom:        {"image", "fsGroup", "supplementalGroups", "runAsGroup", "none"},
+	SELinuxPolicyDim: {"unset", "MountOption", "Recursive", "unknown"},
+	SELinuxSource:    {"csi-supported", "csi-unsupported", "csi-no-driver", "iscsi", "fc", "nfs", "inline"},
+	AccessModes:      {"ReadWriteOncePod", "ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "several"},
+	SELinuxMountGate: {"on", "off"},
+	Decision:         {"label", "none", "error", "ignored"},
+	SELinuxLabelFrom: {"pod", "container", "defaults"},
 }
 
 // Cond is one condition a rule was applied under.

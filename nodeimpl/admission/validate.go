@@ -28,6 +28,7 @@ func validatePod(pod, old *corev1.Pod, rel string) field.ErrorList {
 	errs = append(errs, validateMountModes(pod.Spec.Containers, specPath.Child("containers"))...)
 	errs = append(errs, validateTokenNeedsServiceAccount(pod, specPath)...)
 	errs = append(errs, validateSupplementalGroupsPolicy(pod)...)
+	errs = append(errs, validateSELinuxChangePolicy(pod, old, rel)...)
 	errs = append(errs, validateBindMountOptions(pod)...)
 	return append(errs, validateUserNamespaces(pod, old, rel)...)
 }

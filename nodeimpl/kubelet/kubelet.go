@@ -26,6 +26,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/mutant"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 	"github.com/volperm/volperm/nodeimpl/release"
+	"github.com/volperm/volperm/nodeimpl/selinux"
 	"github.com/volperm/volperm/nodeimpl/userns"
 )
 
@@ -100,6 +101,9 @@ type Pod struct {
 	Sources map[string]map[string]string
 	// Storage is the flexVolume fixture storage per volume name.
 	Storage map[string][]flexvolume.StorageFile
+	// SELinux is the node's SELinux side when it has SELinux on (nil: off): the PersistentVolumes
+	// of the pod's claims, the CSIDrivers, the pods it runs already (nodeimpl/selinux).
+	SELinux *selinux.Node
 }
 
 // VolumeResult is the outcome of setting up one volume.
@@ -114,6 +118,9 @@ type VolumeResult struct {
 	Path string
 	// Err is the set-up error, nil on success.
 	Err error
+	// SELinuxMount is the label the volume is mounted with (-o context) on a node with SELinux
+	// on; "" for none.
+	SELinuxMount string
 }
 
 // Kubelet sets up and tears down the volumes of pods.
@@ -231,13 +238,31 @@ func (k *Kubelet) setUp(p *Pod, remountOnly bool) []VolumeResult {
 		release.Decode(rel, q.Pod)
 		p = &q
 	}
+	// docs/spec.md "SELinux mount decisions": the volume manager decides before it mounts.
+	var decided map[string]selinux.Decision
+	if p.SELinux != nil {
+		n := *p.SELinux
+		n.MountGate = release.SELinuxMount(rel)
+		decided = selinux.Decide(&n, p.Pod)
+	}
 	out := make([]VolumeResult, 0, len(p.Pod.Spec.Volumes))
 	for i := range p.Pod.Spec.Volumes {
 		vol := &p.Pod.Spec.Volumes[i]
 		if remountOnly && !requiresRemount(typeOf(vol)) {
 			continue
 		}
-		out = append(out, k.setUpVolume(p, vol, g))
+		d := decided[vol.Name]
+		switch {
+		case d.Err != nil:
+			out = append(out, VolumeResult{Name: vol.Name, Type: typeOf(vol), Err: d.Err})
+		case vol.PersistentVolumeClaim != nil && p.SELinux != nil:
+			// Its PersistentVolume is not mounted here: the decision is all there is.
+			out = append(out, VolumeResult{Name: vol.Name, Type: typeOf(vol), SELinuxMount: d.Label})
+		default:
+			r := k.setUpVolume(p, vol, g)
+			r.SELinuxMount = d.Label
+			out = append(out, r)
+		}
 	}
 	return out
 }

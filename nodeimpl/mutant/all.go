@@ -36,6 +36,10 @@ var handWritten = []Mutant{
 	{GroupsStrictAdmitted, FamGroups, "supplementalGroupsPolicy: the kubelet admits a Strict pod though its runtime does not report the policy (the runtime then merges the image's groups)", ""},
 	{GroupsNoFSGroup, FamGroups, "supplementalGroupsPolicy: the container's CRI supplementalGroups leave out fsGroup", ""},
 	{GroupsPolicyNotPassed, FamGroups, "supplementalGroupsPolicy: the kubelet does not pass the policy to the runtime, so Strict runs as Merge", ""},
+	{SELinuxConflictIgnored, FamSELinux, "SELinux: a pod whose label differs from a running pod's on the same volume mounts it anyway (no conflict error)", ""},
+	{SELinuxAnyAccessModeWithoutGate, FamSELinux, "SELinux: a kubelet with SELinuxMount off mounts every access mode with -o context, not only ReadWriteOncePod", ""},
+	{SELinuxRecursiveKeepsLabel, FamSELinux, "SELinux: seLinuxChangePolicy Recursive still mounts with -o context", ""},
+	{SELinuxPolicyMountOptionOld, FamSELinux, "SELinux: an apiserver with SELinuxMount off accepts seLinuxChangePolicy MountOption on a new pod", ""},
 	{GroupsPodRunAsGroupWins, FamGroups, "supplementalGroupsPolicy: the pod's runAsGroup wins over the container's", ""},
 	{EmptyDirMemorySizeOff, FamEmptyDirSize, "emptyDir on Memory: the tmpfs is mounted 64 KiB larger than sizeLimit (a unit or rounding slip)", ""},
 

@@ -40,6 +40,7 @@ const (
 	FamUserNS            Family = "userns"              // the API rules of hostUsers (KEP-127)
 	FamMounts            Family = "mounts"              // volumeMount modes (mountPropagation, recursiveReadOnly)
 	FamGroups            Family = "groups"              // the container's groups (supplementalGroupsPolicy, KEP-3619)
+	FamSELinux           Family = "selinux"             // SELinux mount decisions (KEP-1710)
 )
 
 // IsBlind says whether m is of the blind set (blind.go, issue 30): written by someone who had
@@ -61,6 +62,10 @@ type Mutant struct {
 // (TestEverySeamOnce).
 const (
 	ImageVolumeRefused                Name = "image-volume-refused"
+	SELinuxConflictIgnored            Name = "selinux-conflict-ignored"
+	SELinuxAnyAccessModeWithoutGate   Name = "selinux-any-access-mode-without-gate"
+	SELinuxRecursiveKeepsLabel        Name = "selinux-recursive-keeps-label"
+	SELinuxPolicyMountOptionOld       Name = "selinux-policy-mountoption-on-old-apiserver"
 	BindOptionsAdmitted               Name = "bind-options-admitted"
 	BindOptionsDeclaredWithoutRuntime Name = "bind-options-declared-without-runtime"
 	GroupsStrictAdmitted              Name = "groups-strict-admitted"

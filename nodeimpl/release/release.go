@@ -28,6 +28,13 @@ func minor(r string) int {
 	return n
 }
 
+// seLinuxMountSince is the first release whose SELinuxMount gate is on by default (v1.37
+// kube_features.go: GA; beta and off in v1.33-v1.36).
+const seLinuxMountSince = 37
+
+// SELinuxMount says whether a component of release r has SELinuxMount on.
+func SELinuxMount(r string) bool { return minor(r) >= seLinuxMountSince }
+
 // hostNetworkRatchetSince is the first release whose apiserver keeps an old pod's hostNetwork
 // with hostUsers: false on an update (v1.35 pkg/api/pod/util.go useAllowUserNamespacesHostNetworkSupport).
 const hostNetworkRatchetSince = 35

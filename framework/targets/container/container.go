@@ -175,6 +175,9 @@ func (n *node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 		if n.Label == needs.ImageVolumes {
 			return false, "image volumes: Docker 20.10 mounts no image as a volume (the container target's runtime)"
 		}
+		if n.Label == needs.SELinux {
+			return false, "a node with SELinux on: " + n.Reason
+		}
 		if n.Label == needs.MountOptions || n.Label == needs.RuntimeWithoutMountOptions {
 			return false, "bindMountOptions on a node: the container target's kubelet plays no admission (the declared node features) and its probe containers are not the pod's mounts"
 		}

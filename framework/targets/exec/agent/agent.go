@@ -15,6 +15,7 @@ import (
 	"github.com/volperm/volperm/nodeimpl/admission"
 	"github.com/volperm/volperm/nodeimpl/gates"
 	"github.com/volperm/volperm/nodeimpl/kubelet"
+	"github.com/volperm/volperm/nodeimpl/selinux"
 )
 
 // Main answers one call, or serves (op "serve"), as the reference agent (execproto.Main).
@@ -36,7 +37,7 @@ func (reference) Answer(op string, req *execproto.Request, version string) (any,
 // Features: the reference node runs a pod with hostUsers: false in a user namespace of its own
 // and answers its range (execproto.FeatureUserNamespaces).
 func (reference) Features() []string {
-	return []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions}
+	return []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions, execproto.FeatureSELinuxMount}
 }
 
 // Admit is the reference apiserver's answer (nodeimpl/admission) to an admit request of
@@ -91,6 +92,9 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 		return nil, err
 	}
 	pod := &kubelet.Pod{Pod: req.Pod, PreservePermissions: req.PreservePermissions, Sources: req.Sources}
+	if s := req.SELinux; s != nil {
+		pod.SELinux = &selinux.Node{Claims: s.Claims, CSIDrivers: s.CSIDrivers, Running: s.Running}
+	}
 	switch op {
 	case execproto.OpSetUp:
 		resp := execproto.SetUpResponse{ProtocolVersion: version}
@@ -102,7 +106,7 @@ func Answer(op string, req *execproto.Request, version string) (any, error) {
 		cs := k.ContainerSecurity(pod, 0)
 		resp.Container = &execproto.ContainerSecurity{RunAsUser: cs.RunAsUser, RunAsGroup: cs.RunAsGroup, SupplementalGroups: cs.SupplementalGroups, Strict: cs.Strict}
 		for _, r := range k.SetUp(pod) {
-			vr := execproto.VolumeResult{Name: r.Name, OK: r.Err == nil}
+			vr := execproto.VolumeResult{Name: r.Name, OK: r.Err == nil, SELinuxMount: r.SELinuxMount}
 			if r.Err != nil {
 				vr.Error = r.Err.Error()
 			}
