@@ -150,6 +150,7 @@ func (p *csiSELinuxPlugin) NewDeviceMounter() (volume.DeviceMounter, error) {
 // unusedDeviceMounter is the DeviceMounter IsDeviceMountableVolume wants to see; nothing calls
 // its methods (the embedded nil interface would panic: volperm mounts no PersistentVolume).
 type unusedDeviceMounter struct{ volume.DeviceMounter }
+
 func (p *csiSELinuxPlugin) NewDeviceUnmounter() (volume.DeviceUnmounter, error) {
 	return nil, errors.New("volperm mounts no PersistentVolume")
 }
