@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -144,6 +145,9 @@ func seLinuxPolicyCases() []*framework.Case {
 		mk("recursive (lower case): NotSupported", "the values are case-sensitive.", "recursive", false, framework.Releases{}, nil),
 		mk("empty string: NotSupported", "a set but empty policy is not unset.", "", false, framework.Releases{}, nil),
 		mk("Recursive on a windows pod: Forbidden", "validateWindows: `cannot be set for a windows pod`.", rec, true, framework.Releases{}, nil),
+		mk("MountOption on a windows pod: Forbidden", "validateWindows: any value, MountOption too.", mo, true, framework.Releases{}, nil),
+		mk("Foo on a windows pod: NotSupported and Forbidden", "both errors: the value and the windows rule.", "Foo", true, framework.Releases{}, nil),
+		mk("Recursive on a windows pod, kube-apiserver v1.36: Forbidden", "the windows rule in every release.", rec, true, old, nil),
 		mk("MountOption, kube-apiserver v1.36: NotSupported", "SELinuxMount off and no policy in an old pod: only Recursive (pkg/api/pod/util.go useOnlyRecursiveSELinuxChangePolicy), `supported values: \"Recursive\"`.", mo, false, old, nil),
 		mk("Recursive, kube-apiserver v1.36: allowed", "Recursive is allowed whatever SELinuxMount says.", rec, false, old, nil),
 		mk("MountOption, kube-apiserver v1.34: NotSupported", "SELinuxMount is beta and off in v1.34 too.", mo, false, framework.Releases{APIServer: "v1.34", Kubelet: "v1.34"}, nil),
@@ -232,6 +236,26 @@ func seLinuxLabelCases() []*framework.Case {
 			seLinuxPod("", &corev1.SELinuxOptions{}, ""), rwop()),
 		seLinuxCase("type spc_t is kept", "[selinux.mount] only the process type container_t becomes container_file_t; any other type is the file label's.",
 			seLinuxPod("", &corev1.SELinuxOptions{Type: "spc_t", Level: "s0"}, ""), rwop()),
+		seLinuxCase("the container's type only over the pod's options: not merged", "[selinux.label] the container's options replace the pod's as a whole: type spc_t with the translator's user, role and level, nothing of the pod's level.",
+			containerOpts(seLinuxPod("", seLinuxL1, ""), 0, &corev1.SELinuxOptions{Type: "spc_t"}), rwop()),
+		seLinuxCase("the container's user only over the pod's options: not merged", "[selinux.label] user unconfined_u, everything else the translator's.",
+			containerOpts(seLinuxPod("", seLinuxL2, ""), 0, &corev1.SELinuxOptions{User: "unconfined_u"}), rwop()),
+		seLinuxCase("an init container's level over the pod's options, the app container without the volume", "[selinux.label] the init container alone mounts the volume: its options, replacing the pod's whole, are the label.",
+			func() *corev1.Pod {
+				p := second(seLinuxPod("", seLinuxL1, ""), true, &corev1.SELinuxOptions{Level: "s0:c7,c8"})
+				p.Spec.Containers[0].VolumeMounts = nil
+				return p
+			}(), rwop()),
+		seLinuxCase("only an init container mounts the volume", "[selinux.mount] init containers count: the volume is used, with the pod's label.",
+			func() *corev1.Pod {
+				p := second(seLinuxPod("", seLinuxL1, ""), true, nil)
+				p.Spec.Containers[0].VolumeMounts = nil
+				return p
+			}(), rwop()),
+		seLinuxCase("empty seLinuxOptions on the container only", "[selinux.label] set but empty options are a label, system_u:object_r:container_file_t:s0:c998,c999, not none.",
+			containerOpts(seLinuxPod("", nil, ""), 0, &corev1.SELinuxOptions{}), rwop()),
+		seLinuxCase("empty seLinuxOptions, ReadWriteMany", "[selinux.label] the defaults' label on any access mode with SELinuxMount on.",
+			seLinuxPod("", &corev1.SELinuxOptions{}, ""), seLinuxPV("pv-data", "iscsi", corev1.ReadWriteMany)),
 		seLinuxCase("two containers, one label", "[selinux.mount] one label however many containers give it.",
 			second(seLinuxPod("", seLinuxL1, ""), false, nil), rwop()),
 		seLinuxCase("a volume no container mounts: not mounted, no label", "[selinux.mount] the populator skips an unused volume.",
@@ -239,6 +263,21 @@ func seLinuxLabelCases() []*framework.Case {
 		seLinuxCase("an emptyDir beside the PersistentVolume: never a context mount", "[selinux.mount] an inline volume is never mounted with a context (VolumeSupportsSELinuxMount needs a PersistentVolume): the runtime relabels it.",
 			withInline, rwop()),
 	}
+	inlineTwo := func(src corev1.VolumeSource) *corev1.Pod {
+		p := second(seLinuxPod("", seLinuxL1, ""), false, seLinuxL2)
+		p.Spec.Volumes[0] = volume("data", src)
+		return p
+	}
+	cases = append(cases,
+		seLinuxCase("two labels on an nfs PersistentVolume, ReadWriteMany: still fails", "[selinux.multiple-labels] nfs has no context mounts, but the labels are compared first: with SELinuxMount on the volume fails.",
+			noPluginTwo.DeepCopy(), seLinuxPV("pv-data", "nfs", corev1.ReadWriteMany)),
+		seLinuxCase("two labels on a csi PersistentVolume without a CSIDriver, ReadOnlyMany: still fails", "[selinux.multiple-labels] the same without a CSIDriver object.",
+			noPluginTwo.DeepCopy(), seLinuxPV("pv-data", "csi-no-driver", corev1.ReadOnlyMany)),
+		seLinuxCase("two containers, two labels on a configMap: ignored", "[selinux.multiple-labels] an inline volume is never context-mounted: a warning only, the volume is set up.",
+			inlineTwo(corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "selinux"}, Optional: ptr(true)}}), rwop()),
+		seLinuxCase("two containers, two labels on a secret: ignored", "[selinux.multiple-labels] the same for a secret.",
+			inlineTwo(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "selinux", Optional: ptr(true)}}), rwop()),
+	)
 	for _, r := range kubeletCells {
 		cases = append(cases,
 			inCell(seLinuxCase("two containers, two labels, ReadWriteOncePod: the volume fails", "[selinux.multiple-labels] a context mount is possible for ReadWriteOncePod: `multiple SELinux labels found: ...` fails the volume.",
@@ -270,6 +309,17 @@ func seLinuxConflictCases() []*framework.Case {
 		p.Namespace = framework.Namespace
 		return p
 	}
+	unusedBy := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Containers[0].VolumeMounts = nil
+		return p
+	}
+	initOnly := func(p *corev1.Pod) *corev1.Pod {
+		ctr := p.Spec.Containers[0]
+		ctr.Name = "init"
+		p.Spec.InitContainers = []corev1.Container{ctr}
+		p.Spec.Containers[0].VolumeMounts = nil
+		return p
+	}
 	type row struct {
 		title, desc     string
 		source          string
@@ -293,6 +343,13 @@ func seLinuxConflictCases() []*framework.Case {
 		{"another label on a csi-unsupported PersistentVolume", "a plugin without context mounts checks no conflict: both mount, no context.", "csi-unsupported", rwx, running(seLinuxL1, ""), seLinuxL2, "", false, false},
 		{"another label on an nfs PersistentVolume", "nfs mounts per pod (no device mount) and has no context mounts: no conflict.", "nfs", rwx, running(seLinuxL1, ""), seLinuxL2, "", false, false},
 		{"another label on another PersistentVolume", "a running pod on another volume is no conflict.", "csi-supported", rwx, running(seLinuxL1, ""), seLinuxL2, "", false, true},
+		{"a running pod that lists the volume but mounts it in no container", "the populator skips a volume no container uses: the running pod is not on it, the label is this pod's.", "csi-supported", rwx, unusedBy(running(seLinuxL2, "")), seLinuxL1, "", false, false},
+		{"a running pod on iscsi, ReadWriteOncePod, that lists the volume in no container", "the running pod is not on the volume: no conflict.", "iscsi", rwop, unusedBy(running(seLinuxL2, "")), seLinuxL1, "", false, false},
+		{"this pod lists the volume in no container, a running pod mounts it", "this pod is not on the volume: no conflict, no label, though its options differ.", "csi-supported", rwx, running(seLinuxL2, ""), nil, "", false, false},
+		{"this pod lists the fc volume in no container, a running pod mounts it, ReadWriteOncePod", "the same on fc.", "fc", rwop, running(seLinuxL2, ""), nil, "", false, false},
+		{"a running pod whose init container mounts the volume with another label", "init containers count for the running pod too: a conflict.", "csi-supported", rwx, initOnly(running(seLinuxL2, "")), seLinuxL1, "", false, false},
+		{"empty options after a running pod with the defaults' label", "empty options are the translator's whole default: the same label, no conflict.", "fc", rwx, running(&corev1.SELinuxOptions{}, ""), &corev1.SELinuxOptions{}, "", false, false},
+		{"empty options after a running pod with another label", "the defaults' label is a label: a conflict.", "iscsi", rwop, running(seLinuxL1, ""), &corev1.SELinuxOptions{}, "", false, false},
 	}
 	var cases []*framework.Case
 	for _, r := range rows {
@@ -303,7 +360,12 @@ func seLinuxConflictCases() []*framework.Case {
 		for _, cell := range cells {
 			first := r.first.DeepCopy()
 			pv := seLinuxPV("pv-data", r.source, r.modes...)
-			c := seLinuxCase(r.title, "[selinux.conflict] "+r.desc, seLinuxPod("", r.opts, r.policy), pv, first)
+			pod := seLinuxPod("", r.opts, r.policy)
+			if r.opts == nil && strings.HasPrefix(r.title, "this pod lists") {
+				pod = seLinuxPod("", seLinuxL1, r.policy)
+				pod.Spec.Containers[0].VolumeMounts = nil
+			}
+			c := seLinuxCase(r.title, "[selinux.conflict] "+r.desc, pod, pv, first)
 			if r.otherClaimFirst {
 				first.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "other"
 				c.SELinux.Claims["other"] = seLinuxPV("pv-other", r.source, r.modes...)

@@ -30,7 +30,7 @@ func validateSELinuxChangePolicy(pod, old *corev1.Pod, rel string) field.ErrorLi
 	case !onlyRecursive && v != corev1.SELinuxChangePolicyRecursive && v != corev1.SELinuxChangePolicyMountOption:
 		errs = append(errs, field.NotSupported(at, v, []corev1.PodSELinuxChangePolicy{corev1.SELinuxChangePolicyMountOption, corev1.SELinuxChangePolicyRecursive}))
 	}
-	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows {
+	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows && !mutant.On(mutant.BlindSELinuxWindowsUnchecked) {
 		errs = append(errs, field.Forbidden(at, "cannot be set for a windows pod"))
 	}
 	return errs

@@ -86,6 +86,16 @@ const (
 	BlindBindUnsupportedNoDuplicate  Name = "blind-bind-unsupported-option-not-checked-for-duplicate"
 	BlindBindDropSkipsInit           Name = "blind-bind-drop-skips-init-containers"
 	BlindBindAdmitIgnoresInit        Name = "blind-bind-admit-ignores-init-containers"
+
+	// Written blind for issue 32's SELinux mount decisions (KEP-1710).
+	BlindSELinuxOptionsMergedPerField     Name = "blind-selinux-options-merged-per-field"
+	BlindSELinuxInitContainersIgnored     Name = "blind-selinux-init-containers-ignored"
+	BlindSELinuxUnusedVolumeDecided       Name = "blind-selinux-unused-volume-decided"
+	BlindSELinuxEmptyOptionsNoLabel       Name = "blind-selinux-empty-options-no-label"
+	BlindSELinuxMultipleLabelsAlwaysError Name = "blind-selinux-multiple-labels-error-any-access-mode"
+	BlindSELinuxMultipleAfterPolicy       Name = "blind-selinux-multiple-labels-compared-after-policy"
+	BlindSELinuxConflictBeforePolicy      Name = "blind-selinux-conflict-compared-before-policy"
+	BlindSELinuxWindowsUnchecked          Name = "blind-selinux-policy-windows-allowed"
 )
 
 // Blind lists the blind mutants with what each one gets wrong.
@@ -167,4 +177,12 @@ var Blind = []Mutant{
 	{BlindBindUnsupportedNoDuplicate, FamValidation, "bindMountOptions: an unsupported option is not also checked for duplicates, so [\"rw\",\"rw\"] gives two errors, not three", ""},
 	{BlindBindDropSkipsInit, FamDropping, "bindMountOptions dropping (gate off): init containers' volumeMounts keep their options (only containers and ephemeral containers are cleared)", ""},
 	{BlindBindAdmitIgnoresInit, FamMounts, "bindMountOptions: the kubelet's declared-features check reads containers and ephemeral containers only, so a pod whose options are on an init container's mount is admitted without VolumeBindMountOptions", ""},
+	{BlindSELinuxOptionsMergedPerField, FamSELinux, "SELinux: a container's seLinuxOptions are merged field by field over the pod's instead of replacing them whole (pod level s0:c1,c2 + container type spc_t keeps the pod's level)", ""},
+	{BlindSELinuxInitContainersIgnored, FamSELinux, "SELinux: the volume manager reads regular and ephemeral containers only: init containers' mounts and labels are ignored", ""},
+	{BlindSELinuxUnusedVolumeDecided, FamSELinux, "SELinux: a volume no container uses is not skipped: it is added to the desired state (no label) and decided", ""},
+	{BlindSELinuxEmptyOptionsNoLabel, FamSELinux, "SELinux: an empty seLinuxOptions {} is taken as unset, giving no label instead of the all-defaults label", ""},
+	{BlindSELinuxMultipleLabelsAlwaysError, FamSELinux, "SELinux: two labels in one pod fail the volume whatever its type and access mode, not only where a context mount is possible", ""},
+	{BlindSELinuxMultipleAfterPolicy, FamSELinux, "SELinux: the multiple-labels check runs after Recursive and the plugin's support cleared the label: no error for a Recursive pod or a plugin without context mounts", ""},
+	{BlindSELinuxConflictBeforePolicy, FamSELinux, "SELinux: the conflict between pods compares their labels before the policy clears them: a Recursive pod and a MountOption pod with the same options share the volume", ""},
+	{BlindSELinuxWindowsUnchecked, FamSELinux, "seLinuxChangePolicy validation: a windows pod may set it (no Forbidden)", ""},
 }

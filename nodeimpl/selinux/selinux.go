@@ -36,7 +36,10 @@ type Decision struct {
 type volumeToMount struct {
 	effectiveLabel string // effectiveSELinuxMountFileLabel: the -o context of every pod's mount
 	originalLabel  string // originalSELinuxLabel: before the access-mode check, what pods must match
-	pods           map[string]bool
+	// rawOriginalLabel is the first pod's label before its policy and the plugin's support
+	// cleared it (read only by a mutant).
+	rawOriginalLabel string
+	pods             map[string]bool
 }
 
 // dsw is the desired state of the world: volumes by unique name.
@@ -60,7 +63,7 @@ func (d *dsw) addPod(pod *corev1.Pod) map[string]Decision {
 	out := map[string]Decision{}
 	used, contexts := podVolumeNames(pod)
 	for _, v := range pod.Spec.Volumes {
-		if !used[v.Name] {
+		if !used[v.Name] && !mutant.On(mutant.BlindSELinuxUnusedVolumeDecided) {
 			continue // "Skipping unused volume"
 		}
 		label, err := d.addPodToVolume(pod, v, contexts[v.Name])
@@ -95,7 +98,7 @@ func (d *dsw) addPodToVolume(pod *corev1.Pod, v corev1.Volume, contexts []*corev
 		if _, multiple := err.(*multipleLabelsError); multiple {
 			// getSELinuxLabel -> handleSELinuxMetricError: an error only where a context mount
 			// is possible; else a warning metric and no plugin support.
-			if supported {
+			if supported || mutant.On(mutant.BlindSELinuxMultipleLabelsAlwaysError) {
 				return "", err
 			}
 			label, pluginSupports = "", false
@@ -105,15 +108,19 @@ func (d *dsw) addPodToVolume(pod *corev1.Pod, v corev1.Volume, contexts []*corev
 	}
 	vol, exists := d.volumes[unique]
 	if !exists {
-		vol = &volumeToMount{originalLabel: label, pods: map[string]bool{}}
+		vol = &volumeToMount{originalLabel: label, rawOriginalLabel: singleLabel(contexts), pods: map[string]bool{}}
 		if supported {
 			vol.effectiveLabel = label
 		}
 		d.volumes[unique] = vol
 	}
-	if !vol.pods[pod.Name] && exists && pluginSupports && label != vol.originalLabel {
+	first, later := vol.originalLabel, label
+	if mutant.On(mutant.BlindSELinuxConflictBeforePolicy) {
+		first, later = vol.rawOriginalLabel, singleLabel(contexts)
+	}
+	if !vol.pods[pod.Name] && exists && pluginSupports && later != first {
 		if supported && !mutant.On(mutant.SELinuxConflictIgnored) {
-			return "", fmt.Errorf("conflicting SELinux labels of volume %s: %q and %q", name, vol.originalLabel, label)
+			return "", fmt.Errorf("conflicting SELinux labels of volume %s: %q and %q", name, first, later)
 		}
 	}
 	vol.pods[pod.Name] = true
@@ -173,6 +180,10 @@ func (d *dsw) mountLabel(pv *corev1.PersistentVolume, contexts []*corev1.SELinux
 		set[FileLabel(o)] = true
 	}
 	if len(set) > 1 {
+		recursive := psc != nil && psc.SELinuxChangePolicy != nil && *psc.SELinuxChangePolicy == corev1.SELinuxChangePolicyRecursive
+		if (recursive || !plugin) && mutant.On(mutant.BlindSELinuxMultipleAfterPolicy) {
+			return "", plugin, nil
+		}
 		labels := make([]string, 0, len(set))
 		for l := range set {
 			labels = append(labels, l)
@@ -192,6 +203,20 @@ func (d *dsw) mountLabel(pv *corev1.PersistentVolume, contexts []*corev1.SELinux
 		label = ""
 	}
 	return label, plugin, nil
+}
+
+// singleLabel is the one label of contexts before any policy or plugin clears it, "" for none
+// or several.
+func singleLabel(contexts []*corev1.SELinuxOptions) string {
+	label := ""
+	for _, o := range contexts {
+		l := FileLabel(o)
+		if label != "" && l != label {
+			return ""
+		}
+		label = l
+	}
+	return label
 }
 
 // FileLabel is the file label of a process's options on volperm's node (upstream's
@@ -231,10 +256,26 @@ func podVolumeNames(pod *corev1.Pod) (map[string]bool, map[string][]*corev1.SELi
 		opts := podOpts
 		if sc != nil && sc.SELinuxOptions != nil {
 			opts = sc.SELinuxOptions
+			if podOpts != nil && mutant.On(mutant.BlindSELinuxOptionsMergedPerField) {
+				merged, o := *podOpts, sc.SELinuxOptions
+				if o.User != "" {
+					merged.User = o.User
+				}
+				if o.Role != "" {
+					merged.Role = o.Role
+				}
+				if o.Type != "" {
+					merged.Type = o.Type
+				}
+				if o.Level != "" {
+					merged.Level = o.Level
+				}
+				opts = &merged
+			}
 		}
 		for _, m := range mounts {
 			used[m.Name] = true
-			if opts != nil {
+			if opts != nil && !(*opts == corev1.SELinuxOptions{} && mutant.On(mutant.BlindSELinuxEmptyOptionsNoLabel)) {
 				contexts[m.Name] = append(contexts[m.Name], opts)
 			}
 		}
@@ -243,6 +284,9 @@ func podVolumeNames(pod *corev1.Pod) (map[string]bool, map[string][]*corev1.SELi
 		}
 	}
 	for i := range pod.Spec.InitContainers {
+		if mutant.On(mutant.BlindSELinuxInitContainersIgnored) {
+			break
+		}
 		c := &pod.Spec.InitContainers[i]
 		visit(c.SecurityContext, c.VolumeMounts, c.VolumeDevices)
 	}
