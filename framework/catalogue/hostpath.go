@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	caseneeds "github.com/volperm/volperm/framework/needs"
 )
 
 // hostPathTypes are the eight values of hostPath.type (seed 001; v1.37 validation's supported values).
@@ -68,7 +69,7 @@ func hostPathPod(path string, t *corev1.HostPathType) *corev1.Pod {
 // LabelRuntimeDefined marks cases whose set-up succeeds with nothing at a hostPath: the node's
 // part is done, and what a container sees there is the runtime's choice (containerd creates a
 // directory, Docker refuses the bind). Targets with a container runtime leave them out.
-const LabelRuntimeDefined = "runtime-defined"
+const LabelRuntimeDefined = caseneeds.RuntimeDefined
 
 // hostPathMatrixCase is type t with o at the path, directly or through a symlink (the type
 // check follows symlinks, v1.37 pkg/volume/hostpath checkType).

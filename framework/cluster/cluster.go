@@ -507,6 +507,24 @@ func (t *Target) Gates() framework.Gates { return t.gates }
 // prepared case was).
 func (t *Target) Supports(c *framework.Case) (bool, string) { return t.pair.Supports(c) }
 
+// NotApplicable says why c is not a case of this cluster, "" when it is
+// (framework.NotApplicable; docs/certify.md "Not applicable"): a cell of releases it does not
+// run, a need of framework/needs its nodes do not meet (volperm cannot show it on a real
+// cluster, or it is a case of another kind of node: another side of a runtime capability, huge
+// pages), or a case whose answer only volperm's own node gives (runtime-defined).
+func (t *Target) NotApplicable(c *framework.Case) string {
+	if why := framework.NotApplicable(t.pair, c); why != "" {
+		return why
+	}
+	if slices.Contains(c.Labels, needs.RuntimeDefined) {
+		return "runtime-defined: nothing at a hostPath, and what the container sees there is its runtime's choice (containerd makes a directory); the oracle answers for volperm's own node only"
+	}
+	if n, lacks := needs.NotOnClusters(c, t.met()...); lacks {
+		return n.Label + ": " + n.Reason
+	}
+	return ""
+}
+
 // needsNodeControl says whether a step of c changes or restarts the kubelet.
 func needsNodeControl(c *framework.Case) bool {
 	for _, s := range c.After {
@@ -624,7 +642,10 @@ func settable(c *framework.Case, flexDriver bool, met ...string) (bool, string) 
 // Prepare admits each case once and observes those that reach the node in one batch
 // (framework.Batcher); Observe then returns each one's result.
 func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
-	return t.pair.(framework.Batcher).Prepare(ctx, cases)
+	// A case that is not the cluster's (NotApplicable) never joins a probe pod: a runtime-
+	// defined hostPath in a pod fails the pod's container for every case it holds.
+	applicable := slices.DeleteFunc(slices.Clone(cases), func(c *framework.Case) bool { return t.NotApplicable(c) != "" })
+	return t.pair.(framework.Batcher).Prepare(ctx, applicable)
 }
 
 // Observe returns what Prepare observed for c, or runs c alone (a batch of one).

@@ -68,6 +68,12 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	if t.opts.NodeControl == nil && needsNodeControl(c) {
 		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
 	}
+	return settable(c, t.opts.InstallFlexDriver, t.met()...)
+}
+
+// met are the labels of the node needs (framework/needs) the cluster's nodes meet beyond a
+// stock node's: which side of each runtime capability they are on.
+func (t *Target) met() []string {
 	var met []string
 	if t.userNamespaces {
 		met = append(met, needs.UserNamespaces)
@@ -98,5 +104,5 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 	} else {
 		met = append(met, needs.RuntimeWithoutSupplementalGroupsPolicy)
 	}
-	return settable(c, t.opts.InstallFlexDriver, met...)
+	return met
 }

@@ -18,6 +18,11 @@ import (
 
 // The labels of the needs.
 const (
+	// RuntimeDefined is not a need but a label of the catalogue's: a hostPath case whose set-up
+	// succeeds with nothing at the path, where what a container sees is the runtime's choice
+	// (containerd creates a directory, Docker refuses the bind): the oracle answers for
+	// volperm's own node, a real cluster's runtime decides otherwise.
+	RuntimeDefined      = "runtime-defined"
 	HugePages           = "hugepages"
 	PreservePermissions = "preserve-permissions"
 	PodUpdate           = "pod-update"
@@ -57,15 +62,22 @@ type Need struct {
 	Reason string
 	// Node says that the node (kubelet half) is what lacks it; else the apiserver half.
 	Node bool
+	// Harness says that volperm itself cannot give it on any real cluster (an object it does
+	// not make, a field not in the v1 API, a timing it does not wait for); else it is what a
+	// node is (its runtime's capabilities, its huge pages): a case of another kind of node.
+	// Either way a real cluster that lacks it is not the implementation the case is of
+	// (NotOnClusters, docs/certify.md "Not applicable").
+	Harness bool
 }
 
 // table is every need: its label, and the reason it holds for c ("" when it does not).
 var table = []struct {
-	label string
-	node  bool
-	of    func(c *framework.Case) string
+	label   string
+	node    bool
+	harness bool
+	of      func(c *framework.Case) string
 }{
-	{HugePages, true, func(c *framework.Case) string {
+	{HugePages, true, false, func(c *framework.Case) string {
 		if c.Pod != nil && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
 			return v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages")
 		}) {
@@ -73,95 +85,95 @@ var table = []struct {
 		}
 		return ""
 	}},
-	{PreservePermissions, false, func(c *framework.Case) string {
+	{PreservePermissions, false, true, func(c *framework.Case) string {
 		if len(c.PreservePermissions) > 0 || len(c.OldPreservePermissions) > 0 ||
 			c.Gates.APIServer[framework.GatePreservePermissions] || c.Gates.Kubelet[framework.GatePreservePermissions] {
 			return "preservePermissions (seed 002's proposal) is not a field of the v1 API, nor its gate one of Kubernetes"
 		}
 		return ""
 	}},
-	{PodUpdate, false, func(c *framework.Case) string {
+	{PodUpdate, false, true, func(c *framework.Case) string {
 		if c.OldPod != nil {
 			return "an update of a pod's volumes (oldPod): v1 pod volumes are immutable, only workload templates change"
 		}
 		return ""
 	}},
-	{SourceUpdate, true, func(c *framework.Case) string {
+	{SourceUpdate, true, true, func(c *framework.Case) string {
 		if framework.UpdatesSources(c) {
 			return "an update of a secret's or configMap's data (updateSources): a cluster's kubelet applies it at its next sync, up to a minute later"
 		}
 		return ""
 	}},
-	{FsUserProbesLabel, true, FsUserProbes},
-	{NoServiceAccount, false, func(c *framework.Case) string {
+	{FsUserProbesLabel, true, true, FsUserProbes},
+	{NoServiceAccount, false, true, func(c *framework.Case) string {
 		if c.Pod != nil && c.Pod.Spec.ServiceAccountName == "" && HasTokenProjection(c.Pod) {
 			// v1.37 ValidatePodCreate's rule shows only where no admission plugin names one.
 			return "a serviceAccountToken projection in a pod without serviceAccountName: a cluster's ServiceAccount admission plugin sets one before validation"
 		}
 		return ""
 	}},
-	{UserNamespaces, true, func(c *framework.Case) string {
+	{UserNamespaces, true, false, func(c *framework.Case) string {
 		if c.Pod != nil && c.Pod.Spec.HostUsers != nil && !*c.Pod.Spec.HostUsers && !c.AdmissionOnly && !c.Lacks(framework.RuntimeUserNamespaces) {
 			return "a pod with hostUsers: false needs a runtime that runs it in a user namespace with idmapped volume mounts (containerd >= 2.0, runc >= 1.2, Linux >= 6.3 for tmpfs)"
 		}
 		return ""
 	}},
-	{RuntimeWithoutUserNamespaces, true, func(c *framework.Case) string {
+	{RuntimeWithoutUserNamespaces, true, false, func(c *framework.Case) string {
 		if c.Lacks(framework.RuntimeUserNamespaces) && c.Pod != nil && !c.AdmissionOnly {
 			return "a node whose runtime does not support user namespaces (its default handler reports no userNamespaces: containerd 1.6, kind's --runtime debian)"
 		}
 		return ""
 	}},
-	{RecursiveReadOnly, true, func(c *framework.Case) string {
+	{RecursiveReadOnly, true, false, func(c *framework.Case) string {
 		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeRecursiveReadOnlyMounts) && asksRecursiveReadOnly(c.Pod) {
 			return "a recursiveReadOnly mount needs a runtime that makes a bind read-only all the way down (CRI recursive_read_only_mounts: containerd >= 2.0, runc >= 1.1, Linux >= 5.12; Docker 20.10 has none)"
 		}
 		return ""
 	}},
-	{RuntimeWithoutRecursiveReadOnly, true, func(c *framework.Case) string {
+	{RuntimeWithoutRecursiveReadOnly, true, false, func(c *framework.Case) string {
 		if c.Lacks(framework.RuntimeRecursiveReadOnlyMounts) && c.Pod != nil && !c.AdmissionOnly {
 			return "a node whose runtime cannot make recursive read-only mounts (its default handler reports no recursiveReadOnlyMounts: containerd 1.6, kind's --runtime debian)"
 		}
 		return ""
 	}},
-	{SupplementalGroupsPolicy, true, func(c *framework.Case) string {
+	{SupplementalGroupsPolicy, true, false, func(c *framework.Case) string {
 		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeSupplementalGroupsPolicy) && framework.HasContainerProbes(c) {
 			return "probes as the container itself need a runtime that honours supplementalGroupsPolicy and reports the container's uid, gid and groups (status.features.supplementalGroupsPolicy: containerd >= 2.0; Docker 20.10 has none)"
 		}
 		return ""
 	}},
-	{RuntimeWithoutSupplementalGroupsPolicy, true, func(c *framework.Case) string {
+	{RuntimeWithoutSupplementalGroupsPolicy, true, false, func(c *framework.Case) string {
 		if c.Lacks(framework.RuntimeSupplementalGroupsPolicy) && c.Pod != nil && !c.AdmissionOnly {
 			return "a node whose runtime does not report supplementalGroupsPolicy (status.features: containerd 1.6, kind's --runtime debian)"
 		}
 		return ""
 	}},
-	{MountOptions, true, func(c *framework.Case) string {
+	{MountOptions, true, false, func(c *framework.Case) string {
 		if c.Pod != nil && !c.AdmissionOnly && !c.Lacks(framework.RuntimeMountOptions) && framework.UsesBindMountOptions(c.Pod) &&
 			c.Gates.APIServer[framework.GateVolumeBindMountOptions] && c.Gates.Kubelet[framework.GateVolumeBindMountOptions] {
 			return "bindMountOptions applied need a runtime that reports CRI mount_options (KEP-5855; containerd 2.4.2 and 1.6 report none, so a kubelet there declares no VolumeBindMountOptions)"
 		}
 		return ""
 	}},
-	{RuntimeWithoutMountOptions, true, func(c *framework.Case) string {
+	{RuntimeWithoutMountOptions, true, false, func(c *framework.Case) string {
 		if c.Lacks(framework.RuntimeMountOptions) && c.Pod != nil && !c.AdmissionOnly {
 			return "a node whose runtime applies no bind mount options, with the kubelet's VolumeBindMountOptions gate on (status.declaredFeatures without VolumeBindMountOptions: containerd 2.4.2 and 1.6)"
 		}
 		return ""
 	}},
-	{ImageVolumes, true, func(c *framework.Case) string {
+	{ImageVolumes, true, false, func(c *framework.Case) string {
 		if c.Pod != nil && !c.AdmissionOnly && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil }) {
 			return "an image volume needs a runtime that mounts an image's layers as a volume (CRI Mount.image: containerd >= 2.1, CRI-O >= 1.31; containerd 1.6 and Docker 20.10 have none) and the probe image on the node"
 		}
 		return ""
 	}},
-	{SELinux, true, func(c *framework.Case) string {
+	{SELinux, true, true, func(c *framework.Case) string {
 		if c.SELinux != nil && c.Pod != nil && !c.AdmissionOnly {
 			return "a node with SELinux on and the PersistentVolumes of its claims: volperm observes the kubelet's SELinux mount decision in-process (reference, upstream, an exec agent with seLinuxMount) with its own label translator; this machine's kernel has SELinux off, so no node here mounts with a context"
 		}
 		return ""
 	}},
-	{UserNamespaceKept, true, func(c *framework.Case) string {
+	{UserNamespaceKept, true, true, func(c *framework.Case) string {
 		if c.Pod != nil && framework.InUserNamespace(c.Pod) && !c.AdmissionOnly && slices.ContainsFunc(c.After, func(s framework.Step) bool {
 			return s.RestartKubelet || s.KubeletRelease != ""
 		}) {
@@ -169,7 +181,7 @@ var table = []struct {
 		}
 		return ""
 	}},
-	{PodCredentials, true, func(c *framework.Case) string {
+	{PodCredentials, true, true, func(c *framework.Case) string {
 		if c.Pod != nil && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
 			return v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(p corev1.VolumeProjection) bool {
 				return p.ClusterTrustBundle != nil || p.PodCertificate != nil
@@ -186,7 +198,7 @@ func Of(c *framework.Case) []Need {
 	var out []Need
 	for _, n := range table {
 		if why := n.of(c); why != "" {
-			out = append(out, Need{Label: n.label, Reason: why, Node: n.node})
+			out = append(out, Need{Label: n.label, Reason: why, Node: n.node, Harness: n.harness})
 		}
 	}
 	return out
@@ -197,6 +209,20 @@ func Of(c *framework.Case) []Need {
 func Half(c *framework.Case, node bool, met ...string) (Need, bool) {
 	for _, n := range Of(c) {
 		if n.Node == node && !slices.Contains(met, n.Label) {
+			return n, true
+		}
+	}
+	return Need{}, false
+}
+
+// NotOnClusters is the first need of c a real cluster whose nodes meet the node needs met does
+// not meet (a need of the apiserver half is never met by one), and whether there is one: c is
+// then not a case of that cluster (docs/certify.md "Not applicable"), because volperm cannot
+// show it on any real cluster (Harness) or because it is a case of another kind of node.
+func NotOnClusters(c *framework.Case, met ...string) (Need, bool) {
+	reaches := c.Pod != nil && !c.AdmissionOnly
+	for _, n := range Of(c) {
+		if (reaches || !n.Node) && !slices.Contains(met, n.Label) {
 			return n, true
 		}
 	}

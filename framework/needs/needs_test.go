@@ -65,3 +65,29 @@ func TestNeeds(t *testing.T) {
 		}
 	}
 }
+
+// NotOnClusters: a real cluster is not the implementation of a case that needs what its nodes
+// are not (huge pages, the other side of a runtime capability) or what volperm cannot show on
+// any cluster; a node need counts only for a case that reaches the node.
+func TestNotOnClusters(t *testing.T) {
+	huge := &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: "HugePages"}}}}}}
+	if n, lacks := NotOnClusters(&framework.Case{Pod: huge}); !lacks || n.Label != HugePages || n.Harness {
+		t.Errorf("huge pages on a cluster without them: %+v %v, want the node need %s", n, lacks, HugePages)
+	}
+	if n, lacks := NotOnClusters(&framework.Case{Pod: huge}, HugePages); lacks {
+		t.Errorf("huge pages on a cluster with them: %+v, want none", n)
+	}
+	if n, lacks := NotOnClusters(&framework.Case{Pod: huge, AdmissionOnly: true}); lacks {
+		t.Errorf("an admission-only huge-pages case: %+v, want none (it never reaches a node)", n)
+	}
+	plain := &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}}
+	if n, lacks := NotOnClusters(&framework.Case{Pod: plain, PreservePermissions: []string{"v"}}, HugePages); !lacks || !n.Harness {
+		t.Errorf("preservePermissions: %+v %v, want a need volperm cannot give on any cluster", n, lacks)
+	}
+	if n, lacks := NotOnClusters(&framework.Case{Pod: plain, RuntimeLacks: []framework.RuntimeFeature{framework.RuntimeUserNamespaces}}, UserNamespaces); !lacks || n.Label != RuntimeWithoutUserNamespaces {
+		t.Errorf("a case of a runtime without user namespaces on a cluster that has them: %+v %v", n, lacks)
+	}
+	if _, lacks := NotOnClusters(&framework.Case{Pod: plain}); lacks {
+		t.Error("a plain emptyDir is a case of every cluster")
+	}
+}

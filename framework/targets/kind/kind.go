@@ -305,6 +305,16 @@ func (t *Target) Releases() framework.Releases {
 	return framework.Releases{APIServer: m, Kubelet: m}
 }
 
+// NotApplicable says why c is not a case of the cluster (framework.NotApplicable, which asks
+// Releases first): what the cluster's nodes are (cluster.Target.NotApplicable: the needs they do
+// not meet, runtime-defined), once the cluster exists; "" before.
+func (t *Target) NotApplicable(c *framework.Case) string {
+	if lc := t.created(); lc != nil && lc.target != nil {
+		return lc.target.NotApplicable(c)
+	}
+	return ""
+}
+
 // Info names the target and its images.
 func (t *Target) Info() framework.TargetInfo {
 	d := map[string]string{"nodeImage": t.opts.NodeImage, "probeImage": t.opts.ProbeImage,
