@@ -310,6 +310,9 @@ func (p *Pair) supports(ctx context.Context, c *Case) (bool, string) {
 	return p.node.SupportsNode(cc, a)
 }
 
+// APIServerHalf is the pair's apiserver (the mutation self-test asks it alone: mutation.Run).
+func (p *Pair) APIServerHalf() APIServer { return p.api }
+
 // NotApplicable says why c names a release one of the halves does not run, "" when both run
 // c's releases (framework.NotApplicable).
 func (p *Pair) NotApplicable(c *Case) string {
