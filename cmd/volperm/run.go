@@ -175,7 +175,7 @@ func runRun(s streams, f *runFlags) int {
 			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (%s=cases, or CI=true, makes the target's gaps failures; %s=<feature> a missing feature of this machine)\n", n, hostfeature.EnvRequire, hostfeature.EnvRequire)
 		}
 		if n := summary.Totals.NotApplicable; n > 0 {
-			fmt.Fprintf(s.out, "%d cases are not applicable: cells of releases the target is not, never required (the summary names them)\n", n)
+			fmt.Fprintf(s.out, "%d cases are not applicable: cells of releases, or cases of kinds of node, the target is not; never required (the summary names them)\n", n)
 		}
 	}
 	fmt.Fprintf(s.out, "reports:\n")

@@ -153,19 +153,9 @@ type Target struct {
 	version  string
 	// kubeletVersion is what the node's kubelet reports (Node.status.nodeInfo.kubeletVersion).
 	kubeletVersion string
-	// userNamespaces: the node's default runtime handler runs pods in user namespaces, volumes
-	// idmapped (Node.status.runtimeHandlers[""].features.userNamespaces; userns.go).
-	userNamespaces bool
-	// recursiveReadOnly: the default runtime handler makes recursive read-only mounts
-	// (...features.recursiveReadOnlyMounts; docs/spec.md [mounts.recursive-read-only]).
-	recursiveReadOnly bool
-	// supplementalGroupsPolicy: the node's runtime honours the policy and reports containers'
-	// users (status.features.supplementalGroupsPolicy; docs/spec.md [groups.admit]).
-	supplementalGroupsPolicy bool
-	// bindMountOptions: the node declares VolumeBindMountOptions (status.declaredFeatures).
-	bindMountOptions bool
-	// imageVolumes: the node's runtime mounts image volumes (its version: runtimeMountsImages).
-	imageVolumes bool
+	// runtime is what the node's runtime has of each capability of needs.Capabilities, by
+	// name, as its status says (runtime.go: detectors).
+	runtime map[string]bool
 	// ranges are the user namespaces of this target's running probe pods (userns.go).
 	ranges liveRanges
 	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
@@ -280,11 +270,7 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 	}
 	t.kubeletVersion = node.Status.NodeInfo.KubeletVersion
 	t.release = framework.MinorRelease(t.kubeletVersion)
-	t.userNamespaces = defaultHandlerUserNamespaces(node)
-	t.recursiveReadOnly = defaultHandlerRecursiveReadOnly(node)
-	t.supplementalGroupsPolicy = nodeSupplementalGroupsPolicy(node)
-	t.imageVolumes = runtimeMountsImages(node)
-	t.bindMountOptions = slices.Contains(node.Status.DeclaredFeatures, framework.GateVolumeBindMountOptions)
+	t.runtime = runtimeOf(node)
 	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
@@ -450,22 +436,17 @@ func label(line, name string) string {
 // Info names the target, the server version, the node and the gates it found.
 func (t *Target) Info() framework.TargetInfo {
 	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage, "kubelet": t.kubeletVersion}
-	// What the node claims (status.runtimeHandlers) decides which cases run: a claim is checked
-	// by the cases it lets in (docs/certify.md "What a node claims").
-	if t.userNamespaces {
-		d["runtime.userNamespaces"] = "claimed (status.runtimeHandlers): the user-namespace cases run and check it"
-	} else {
-		d["runtime.userNamespaces"] = "not claimed: the runtime-without-user-namespaces cases run and check the kubelet's refusal"
-	}
-	if t.recursiveReadOnly {
-		d["runtime.recursiveReadOnlyMounts"] = "claimed (status.runtimeHandlers): the recursive-read-only cases run and check it"
-	} else {
-		d["runtime.recursiveReadOnlyMounts"] = "not claimed: the runtime-without-recursive-read-only cases run and check the kubelet's fallback and refusal"
-	}
-	if t.supplementalGroupsPolicy {
-		d["runtime.supplementalGroupsPolicy"] = "claimed (status.features): the supplemental-groups-policy cases run and check it"
-	} else {
-		d["runtime.supplementalGroupsPolicy"] = "not claimed: the runtime-without-supplemental-groups-policy cases run and check the kubelet's refusal of Strict"
+	// What the node claims (its status) decides which cases run: a claim is checked by the
+	// cases it lets in (docs/certify.md "What a node claims").
+	for _, c := range needs.Capabilities {
+		switch {
+		case t.runtime[c.Name]:
+			d["runtime."+c.Name] = fmt.Sprintf("claimed (%s): the %s cases run and check it", c.Reports, c.Has)
+		case c.Without != "":
+			d["runtime."+c.Name] = fmt.Sprintf("not claimed (%s): the %s cases run and check the kubelet's answer", c.Reports, c.Without)
+		default:
+			d["runtime."+c.Name] = fmt.Sprintf("not claimed (%s): its cases are not this node's", c.Reports)
+		}
 	}
 	if t.opts.NodesLeftOut != "" {
 		d["nodesLeftOut"] = t.opts.NodesLeftOut

@@ -72,37 +72,15 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 }
 
 // met are the labels of the node needs (framework/needs) the cluster's nodes meet beyond a
-// stock node's: which side of each runtime capability they are on.
+// stock node's: which side of each runtime capability (needs.Capabilities) they are on.
 func (t *Target) met() []string {
-	var met []string
-	if t.userNamespaces {
-		met = append(met, needs.UserNamespaces)
-	} else {
-		met = append(met, needs.RuntimeWithoutUserNamespaces)
-	}
-	if t.recursiveReadOnly {
-		met = append(met, needs.RecursiveReadOnly)
-	} else {
-		met = append(met, needs.RuntimeWithoutRecursiveReadOnly)
-	}
-	if t.imageVolumes {
-		met = append(met, needs.ImageVolumes)
-	}
-	// docs/spec.md [mounts.bind-mount-options]: a kubelet with the gate on declares the node
-	// feature exactly when its runtime applies mount options.
-	// With the gate off now, a target that sets gates in place (kind) turns it on for the case
-	// and takes the runtime to lack mount options (no runtime it runs reports them: containerd
-	// 2.4.2, 1.6); a node whose runtime had them would admit the pod, and fail those cases.
-	switch {
-	case t.bindMountOptions:
-		met = append(met, needs.MountOptions)
-	case t.gates.Kubelet[framework.GateVolumeBindMountOptions] || t.opts.Reconfigure:
-		met = append(met, needs.RuntimeWithoutMountOptions)
-	}
-	if t.supplementalGroupsPolicy {
-		met = append(met, needs.SupplementalGroupsPolicy)
-	} else {
-		met = append(met, needs.RuntimeWithoutSupplementalGroupsPolicy)
+	met := needs.Met(func(c needs.Capability) bool { return t.runtime[c.Name] })
+	// docs/spec.md [mounts.bind-mount-options]: the kubelet declares the node feature only with
+	// its gate on. With the gate off now, a target that sets gates in place (kind) turns it on
+	// for the case and takes the runtime to lack mount options (no runtime it runs reports
+	// them: containerd 2.4.2, 1.6); one that cannot meets neither side.
+	if !t.runtime[string(framework.RuntimeMountOptions)] && !t.gates.Kubelet[framework.GateVolumeBindMountOptions] && !t.opts.Reconfigure {
+		met = slices.DeleteFunc(met, func(l string) bool { return l == needs.RuntimeWithoutMountOptions })
 	}
 	return met
 }

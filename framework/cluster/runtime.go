@@ -2,10 +2,37 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/needs"
 )
+
+// detectors read each runtime capability of framework/needs' table from a node's status, by
+// the capability's Name (TestEveryCapabilityDetected keeps the two tables equal).
+var detectors = map[string]func(*corev1.Node) bool{
+	string(framework.RuntimeUserNamespaces):           defaultHandlerUserNamespaces,
+	string(framework.RuntimeRecursiveReadOnlyMounts):  defaultHandlerRecursiveReadOnly,
+	string(framework.RuntimeSupplementalGroupsPolicy): nodeSupplementalGroupsPolicy,
+	string(framework.RuntimeMountOptions): func(n *corev1.Node) bool {
+		return slices.Contains(n.Status.DeclaredFeatures, framework.GateVolumeBindMountOptions)
+	},
+	"imageVolumes": runtimeMountsImages,
+}
+
+// runtimeOf is what node n's runtime has of each capability, by name.
+func runtimeOf(n *corev1.Node) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range needs.Capabilities {
+		if d := detectors[c.Name]; d != nil {
+			out[c.Name] = d(n)
+		}
+	}
+	return out
+}
 
 // What a node's runtime can do beyond user namespaces and recursive read-only mounts (those
 // are its default handler's features: userns.go), as the node's status says it.

@@ -70,13 +70,17 @@ type Need struct {
 	Harness bool
 }
 
-// table is every need: its label, and the reason it holds for c ("" when it does not).
-var table = []struct {
+// row is one need of the table: its label, whether the node half lacks it, whether volperm
+// cannot give it on any real cluster, and the reason it holds for a case ("" when it does not).
+type row struct {
 	label   string
 	node    bool
 	harness bool
 	of      func(c *framework.Case) string
-}{
+}
+
+// table is every need: its label, and the reason it holds for c ("" when it does not).
+var table = []row{
 	{HugePages, true, false, func(c *framework.Case) string {
 		if c.Pod != nil && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
 			return v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), "HugePages")

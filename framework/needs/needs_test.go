@@ -91,3 +91,25 @@ func TestNotOnClusters(t *testing.T) {
 		t.Error("a plain emptyDir is a case of every cluster")
 	}
 }
+
+// Every runtime feature a case may say its runtime lacks is a capability of the table, and each
+// capability's needs are rows of the needs table.
+func TestCapabilities(t *testing.T) {
+	names := map[string]bool{}
+	for _, c := range Capabilities {
+		names[c.Name] = true
+		for _, l := range []string{c.Has, c.Without} {
+			if l != "" && !slices.ContainsFunc(table, func(r row) bool { return r.label == l }) {
+				t.Errorf("capability %s: need %q is no row of the needs table", c.Name, l)
+			}
+		}
+	}
+	for _, f := range framework.RuntimeFeatures {
+		if !names[string(f)] {
+			t.Errorf("runtime feature %s (runtimeLacks) is no capability of needs.Capabilities", f)
+		}
+	}
+	if got := Met(func(c Capability) bool { return c.Containerd2 }); len(got) != len(Capabilities) {
+		t.Errorf("Met of containerd 2: %v, want one label per capability", got)
+	}
+}

@@ -94,19 +94,15 @@ func (t *Target) cgroupfsNeeded(ctx context.Context) (bool, error) {
 }
 
 // nodeNeeds are the needs of framework/needs' table that the node image meets beyond a stock
-// node: user namespaces, recursive read-only mounts and supplementalGroupsPolicy with containerd 2 (its runc handlers
-// report userNamespaces and recursiveReadOnlyMounts; the cluster's status.runtimeHandlers
-// decides once it exists, framework/cluster/userns.go), a runtime without either with
-// containerd 1.6 (--runtime debian: docs/spec.md [userns.runtime], [mounts.recursive-read-only]).
+// node: the runtime capabilities containerd 2 has (needs.Capabilities; the cluster's status
+// decides once it exists, framework/cluster runtime.go), or none of them with containerd 1.6
+// (--runtime debian: docs/spec.md [userns.runtime], [mounts.recursive-read-only]).
 func (t *Target) nodeNeeds() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	major, err := t.containerd(ctx)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil
-	case major >= 2:
-		return []string{needs.UserNamespaces, needs.RecursiveReadOnly, needs.SupplementalGroupsPolicy, needs.ImageVolumes, needs.RuntimeWithoutMountOptions}
 	}
-	return []string{needs.RuntimeWithoutUserNamespaces, needs.RuntimeWithoutRecursiveReadOnly, needs.RuntimeWithoutSupplementalGroupsPolicy, needs.RuntimeWithoutMountOptions}
+	return needs.Met(func(c needs.Capability) bool { return major >= 2 && c.Containerd2 })
 }
