@@ -73,7 +73,7 @@ func SELinuxFileLabel(o *corev1.SELinuxOptions) string {
 func MultipleSELinuxLabels(labels []string) string {
 	s := slices.Clone(labels)
 	slices.Sort(s)
-	return "multiple SELinux labels found: " + strings.Join(s, ",")
+	return MultipleSELinuxLabelsPrefix + strings.Join(s, ",")
 }
 
 // MultipleSELinuxLabelsPrefix starts MultipleSELinuxLabels' text: a target whose kubelet lists

@@ -52,14 +52,6 @@ func answer(op string, req *execproto.Request, version string) (any, error) {
 			n.stop()
 			return execproto.SetUpResponse{ProtocolVersion: version, Rejected: rej}, nil
 		}
-		if req.SELinux != nil {
-			// docs/spec.md "SELinux mount decisions": the volume manager decides first.
-			var err error
-			host := newVolumeHost(n.kubeletRoot, n.dirs, sourceObjects(n.pod, n.sources), nil)
-			if n.selinux, err = seLinuxDecide(req.SELinux, n.pod, n.gates, host); err != nil {
-				return nil, err
-			}
-		}
 		err := n.setUp()
 		n.stop() // the kubelet's process ends with the call
 		if err != nil {
@@ -116,9 +108,11 @@ type node struct {
 	// noMountOptions: the runtime applies no bind mount options (docs/spec.md
 	// [mounts.bind-mount-options]).
 	noMountOptions bool
-	// selinux is the volume manager's decision for each volume a container uses, on a node
-	// with SELinux on (request seLinux); nil otherwise.
-	selinux map[string]seLinuxDecision
+	// seLinuxNode is the node's SELinux side when it has SELinux on (request seLinux), and
+	// selinux its volume manager's decision for each volume a container uses (setUp); both nil
+	// otherwise.
+	seLinuxNode *execproto.SELinux
+	selinux     map[string]seLinuxDecision
 	// k is the running "kubelet process": its VolumeHost and plugins. A restart replaces it.
 	k *kubelet
 }
@@ -142,7 +136,8 @@ func newNode(req *execproto.Request) (*node, error) {
 		dirs: map[string]string{}, gates: req.KubeletGates, sources: req.Sources,
 		noUserNamespaces:           slices.Contains(req.RuntimeLacks, execproto.RuntimeUserNamespaces),
 		noSupplementalGroupsPolicy: slices.Contains(req.RuntimeLacks, execproto.RuntimeSupplementalGroupsPolicy),
-		noMountOptions:             slices.Contains(req.RuntimeLacks, execproto.RuntimeMountOptions)}
+		noMountOptions:             slices.Contains(req.RuntimeLacks, execproto.RuntimeMountOptions),
+		seLinuxNode:                req.SELinux}
 	for _, v := range req.Volumes {
 		n.dirs[v.Name] = v.Dir
 	}
@@ -248,16 +243,7 @@ func (n *node) start() error {
 		return err
 	}
 	host := newVolumeHost(n.kubeletRoot, n.dirs, sourceObjects(n.pod, n.sources), nodeAllocatable(mem))
-	var plugins []volume.VolumePlugin
-	plugins = append(plugins, emptydir.ProbeVolumePlugins()...)
-	plugins = append(plugins, hostpath.ProbeVolumePlugins(volume.VolumeConfig{})...)
-	plugins = append(plugins, secret.ProbeVolumePlugins()...)
-	plugins = append(plugins, configmap.ProbeVolumePlugins()...)
-	plugins = append(plugins, downwardapi.ProbeVolumePlugins()...)
-	plugins = append(plugins, projected.ProbeVolumePlugins()...)
-	// v1.37 cmd/kubelet/app/plugins.go registers it with the ImageVolume gate on (locked from
-	// v1.36): a stub, the runtime mounts the image (docs/spec.md [mounts.image-volume]).
-	plugins = append(plugins, imagevolume.ProbeVolumePlugins()...)
+	plugins := inlinePlugins()
 	var prober volume.DynamicPluginProber
 	if n.hasFlex() {
 		prober = &flexView{dir: n.flexDir()}
@@ -271,6 +257,21 @@ func (n *node) start() error {
 
 func (n *node) stop() { n.k = nil }
 
+// inlinePlugins are the real plugins of the inline volume types volperm sets up (emptyDir,
+// hostPath, secret, configMap, downwardAPI, projected, image), fresh for one plugin manager.
+func inlinePlugins() []volume.VolumePlugin {
+	var plugins []volume.VolumePlugin
+	plugins = append(plugins, emptydir.ProbeVolumePlugins()...)
+	plugins = append(plugins, hostpath.ProbeVolumePlugins(volume.VolumeConfig{})...)
+	plugins = append(plugins, secret.ProbeVolumePlugins()...)
+	plugins = append(plugins, configmap.ProbeVolumePlugins()...)
+	plugins = append(plugins, downwardapi.ProbeVolumePlugins()...)
+	plugins = append(plugins, projected.ProbeVolumePlugins()...)
+	// v1.37 cmd/kubelet/app/plugins.go registers it with the ImageVolume gate on (locked from
+	// v1.36): a stub, the runtime mounts the image (docs/spec.md [mounts.image-volume]).
+	return append(plugins, imagevolume.ProbeVolumePlugins()...)
+}
+
 // setUp is a kubelet (re)start followed by the volume manager's mount of every volume, in pod
 // order, with the kubelet gates in force (v1.37 operation_generator.go GenerateMountVolumeFunc:
 // NewMounter, then SetUp with the pod's fsGroup and fsGroupChangePolicy). One failing volume
@@ -279,6 +280,13 @@ func (n *node) setUp() error {
 	n.stop()
 	if err := n.start(); err != nil {
 		return err
+	}
+	if n.seLinuxNode != nil {
+		// docs/spec.md "SELinux mount decisions": the volume manager decides before it mounts.
+		var err error
+		if n.selinux, err = seLinuxDecide(n.seLinuxNode, n.pod, n.gates, n.k.host); err != nil {
+			return err
+		}
 	}
 	return withGates(n.gates, func() error {
 		for _, v := range n.volumes {

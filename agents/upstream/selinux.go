@@ -10,15 +10,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/cache"
 	"k8s.io/kubernetes/pkg/volume"
-	"k8s.io/kubernetes/pkg/volume/configmap"
-	"k8s.io/kubernetes/pkg/volume/downwardapi"
-	"k8s.io/kubernetes/pkg/volume/emptydir"
 	"k8s.io/kubernetes/pkg/volume/fc"
-	"k8s.io/kubernetes/pkg/volume/hostpath"
 	"k8s.io/kubernetes/pkg/volume/iscsi"
 	"k8s.io/kubernetes/pkg/volume/nfs"
-	"k8s.io/kubernetes/pkg/volume/projected"
-	"k8s.io/kubernetes/pkg/volume/secret"
 	volumeutil "k8s.io/kubernetes/pkg/volume/util"
 
 	"github.com/volperm/volperm/framework/execproto"
@@ -36,19 +30,13 @@ type seLinuxDecision struct {
 // the populator's order: the running pods, then the pod) with upstream's fake translator
 // (volperm's, docs/spec.md [selinux.label]) and the kubelet gates in force; for each volume of
 // pod a container uses (util.GetPodVolumeNames), AddPodToVolume's error or the label
-// GetVolumesToMount gives it. The real plugins decide their SELinux support (iscsi, fc, nfs and
+// GetVolumesToMount gives it. host is the kubelet's (setUp: the plugins' Init keeps it). The real plugins decide their SELinux support (iscsi, fc, nfs and
 // the inline ones); the CSI plugin, which needs an API server for its CSIDriver lister, is
 // played by csiSELinuxPlugin, the lines of csi_plugin.go SupportsSELinuxContextMount.
 func seLinuxDecide(s *execproto.SELinux, pod *corev1.Pod, gates map[string]bool, host volume.VolumeHost) (map[string]seLinuxDecision, error) {
 	out := map[string]seLinuxDecision{}
 	err := withGates(gates, func() error {
-		var plugins []volume.VolumePlugin
-		plugins = append(plugins, emptydir.ProbeVolumePlugins()...)
-		plugins = append(plugins, hostpath.ProbeVolumePlugins(volume.VolumeConfig{})...)
-		plugins = append(plugins, secret.ProbeVolumePlugins()...)
-		plugins = append(plugins, configmap.ProbeVolumePlugins()...)
-		plugins = append(plugins, downwardapi.ProbeVolumePlugins()...)
-		plugins = append(plugins, projected.ProbeVolumePlugins()...)
+		plugins := inlinePlugins()
 		plugins = append(plugins, iscsi.ProbeVolumePlugins()...)
 		plugins = append(plugins, fc.ProbeVolumePlugins()...)
 		plugins = append(plugins, nfs.ProbeVolumePlugins(volume.VolumeConfig{})...)

@@ -491,14 +491,11 @@ func (t *Target) Supports(c *framework.Case) (bool, string) { return t.pair.Supp
 // NotApplicable says why c is not a case of this cluster, "" when it is
 // (framework.NotApplicable; docs/certify.md "Not applicable"): a cell of releases it does not
 // run, a need of framework/needs its nodes do not meet (volperm cannot show it on a real
-// cluster, or it is a case of another kind of node: another side of a runtime capability, huge
-// pages), or a case whose answer only volperm's own node gives (runtime-defined).
+// cluster, runtime-defined hostPaths among them, or it is a case of another kind of node:
+// another side of a runtime capability, huge pages).
 func (t *Target) NotApplicable(c *framework.Case) string {
 	if why := framework.NotApplicable(t.pair, c); why != "" {
 		return why
-	}
-	if slices.Contains(c.Labels, needs.RuntimeDefined) {
-		return "runtime-defined: nothing at a hostPath, and what the container sees there is its runtime's choice (containerd makes a directory); the oracle answers for volperm's own node only"
 	}
 	if n, lacks := needs.NotOnClusters(c, t.met()...); lacks {
 		return n.Label + ": " + n.Reason

@@ -18,10 +18,10 @@ import (
 
 // The labels of the needs.
 const (
-	// RuntimeDefined is not a need but a label of the catalogue's: a hostPath case whose set-up
-	// succeeds with nothing at the path, where what a container sees is the runtime's choice
-	// (containerd creates a directory, Docker refuses the bind): the oracle answers for
-	// volperm's own node, a real cluster's runtime decides otherwise.
+	// RuntimeDefined: a hostPath case whose set-up succeeds with nothing at the path, where what
+	// a container sees is the runtime's choice (containerd creates a directory, Docker refuses
+	// the bind): the oracle answers for volperm's own node. Only the oracle's answer tells such
+	// a case, so the catalogue's hostPath generator labels it, and its row reads the label.
 	RuntimeDefined      = "runtime-defined"
 	HugePages           = "hugepages"
 	PreservePermissions = "preserve-permissions"
@@ -174,6 +174,12 @@ var table = []row{
 	{SELinux, true, true, func(c *framework.Case) string {
 		if c.SELinux != nil && c.Pod != nil && !c.AdmissionOnly {
 			return "a node with SELinux on and the PersistentVolumes of its claims: volperm observes the kubelet's SELinux mount decision in-process (reference, upstream, an exec agent with seLinuxMount) with its own label translator; this machine's kernel has SELinux off, so no node here mounts with a context"
+		}
+		return ""
+	}},
+	{RuntimeDefined, true, true, func(c *framework.Case) string {
+		if slices.Contains(c.Labels, RuntimeDefined) {
+			return "nothing at a hostPath, and what the container sees there is its runtime's choice (containerd makes a directory); the oracle answers for volperm's own node only"
 		}
 		return ""
 	}},

@@ -87,6 +87,9 @@ func TestNotOnClusters(t *testing.T) {
 	if n, lacks := NotOnClusters(&framework.Case{Pod: plain, RuntimeLacks: []framework.RuntimeFeature{framework.RuntimeUserNamespaces}}, UserNamespaces); !lacks || n.Label != RuntimeWithoutUserNamespaces {
 		t.Errorf("a case of a runtime without user namespaces on a cluster that has them: %+v %v", n, lacks)
 	}
+	if n, lacks := NotOnClusters(&framework.Case{Pod: plain, Labels: []string{RuntimeDefined}}, HugePages); !lacks || n.Label != RuntimeDefined || !n.Harness {
+		t.Errorf("a runtime-defined hostPath case: %+v %v, want the need %s", n, lacks, RuntimeDefined)
+	}
 	if _, lacks := NotOnClusters(&framework.Case{Pod: plain}); lacks {
 		t.Error("a plain emptyDir is a case of every cluster")
 	}

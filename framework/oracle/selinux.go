@@ -166,8 +166,8 @@ func seLinuxDecide(c *framework.Case, pod *corev1.Pod, t *tracer) map[string]seL
 			}
 			if i == len(pods)-1 {
 				out[v.Name] = seLinuxVolume{label: e.effective}
-				if p := seLinuxPolicy(p); p != "unknown" {
-					tr.hit(rule.SELinuxMount, append(conds, cond(rule.SELinuxPolicyDim, p), cond(rule.Decision, setOr(e.effective != "", "label", "none")))...)
+				if policy := seLinuxPolicy(p); policy != "unknown" {
+					tr.hit(rule.SELinuxMount, append(conds, cond(rule.SELinuxPolicyDim, policy), cond(rule.Decision, setOr(e.effective != "", "label", "none")))...)
 				}
 			}
 		}
