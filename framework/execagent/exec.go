@@ -335,7 +335,7 @@ func (p *agentPod) unmountRuntime() error {
 			errs = append(errs, fmt.Errorf("the runtime's mounts below %s: %w", dst, err))
 			continue
 		}
-		if err := unix.Unmount(dst, unix.UMOUNT_NOFOLLOW); err != nil && err != unix.EINVAL {
+		if err := mountinfo.Unmount(dst, unix.UMOUNT_NOFOLLOW); err != nil && err != unix.EINVAL {
 			errs = append(errs, fmt.Errorf("unmount the runtime's mount %s: %w", dst, err))
 			continue
 		}

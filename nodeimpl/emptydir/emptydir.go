@@ -4,15 +4,14 @@
 package emptydir
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 	"github.com/volperm/volperm/nodeimpl/mutant"
 	"github.com/volperm/volperm/nodeimpl/ownership"
 )
@@ -285,7 +284,7 @@ func TearDown(dir, readyDir string) error {
 		if i == maxStacked {
 			return fmt.Errorf("unmount %s: still a %s mount point after %d unmounts", dir, m.fsType, i)
 		}
-		if err := unmountRetrying(dir); err != nil {
+		if err := mountinfo.Unmount(dir, 0); err != nil {
 			return fmt.Errorf("unmount %s (%s): %w", dir, m.fsType, err)
 		}
 	}
@@ -293,22 +292,6 @@ func TearDown(dir, readyDir string) error {
 		return fmt.Errorf("remove emptyDir %s: %w", dir, err)
 	}
 	return nil
-}
-
-// unmountRetrying unmounts dir, trying again for up to a second while the kernel says it is
-// busy: seen twice in a session (2026-11-27) on a tmpfs of the reference node torn down while
-// other test processes made and left mount namespaces, and gone on the next try. A kubelet's
-// reconciler tries again on its next loop (100 ms) the same way; a mount still busy after that
-// is an error.
-func unmountRetrying(dir string) error {
-	var err error
-	for range 50 {
-		if err = unix.Unmount(dir, 0); !errors.Is(err, unix.EBUSY) {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return err
 }
 
 // ready is v1.37 pkg/volume/util IsReady: the marker is a regular file.

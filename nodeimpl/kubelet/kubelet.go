@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/nodeimpl/atomicwriter"
@@ -465,7 +464,7 @@ func (k *Kubelet) TearDown(p *Pod) error {
 		errs = append(errs, err)
 	}
 	for _, m := range mounts {
-		if err := unix.Unmount(m, 0); err != nil {
+		if err := mountinfo.Unmount(m, 0); err != nil {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
 		}
 	}

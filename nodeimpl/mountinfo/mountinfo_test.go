@@ -1,10 +1,12 @@
 package mountinfo
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/volperm/volperm/hostfeature"
 )
@@ -40,5 +42,35 @@ func TestAtAndAtOrBelow(t *testing.T) {
 	}
 	if none, _ := At(dir); none != nil {
 		t.Fatalf("At(%s) = %+v, want nil", dir, none)
+	}
+}
+
+// TestUnmountWhileBusy: a mount held busy by an open file (as a child forked into a new user
+// namespace holds one until it execs) comes off once the file closes; held past a second, the
+// kernel's EBUSY is the answer.
+func TestUnmountWhileBusy(t *testing.T) {
+	hostfeature.Need(t, hostfeature.Root) // mounting tmpfs needs root
+	mp := t.TempDir()
+	if err := syscall.Mount("tmpfs", mp, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(mp, syscall.MNT_DETACH) })
+	hold := func() *os.File {
+		f, err := os.Create(filepath.Join(mp, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f := hold()
+	if err := Unmount(mp, 0); !errors.Is(err, syscall.EBUSY) {
+		t.Fatalf("Unmount with a file open for longer than a second = %v, want EBUSY", err)
+	}
+	time.AfterFunc(200*time.Millisecond, func() { f.Close() })
+	if err := Unmount(mp, 0); err != nil {
+		t.Fatalf("Unmount with a file closed after 200 ms = %v, want nil", err)
+	}
+	if m, _ := At(mp); m != nil {
+		t.Fatalf("%s still mounted: %+v", mp, m)
 	}
 }
