@@ -72,6 +72,16 @@ func (m *Matrix) Supports(c *Case) (bool, string) {
 	return t.Supports(c)
 }
 
+// NotApplicable asks c's cell (a cell of a cluster's pools: the kinds of node they are); a case
+// of no cell is not run, Supports says why.
+func (m *Matrix) NotApplicable(c *Case) string {
+	t, _ := m.cell(c)
+	if t == nil {
+		return ""
+	}
+	return NotApplicable(t, c)
+}
+
 // HostNeeds asks c's cell.
 func (m *Matrix) HostNeeds(c *Case) []hostfeature.Feature {
 	t, _ := m.cell(c)

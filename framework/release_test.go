@@ -149,3 +149,29 @@ func TestMatrix(t *testing.T) {
 		t.Errorf("Supports(a cell the matrix lacks) = %v %q", ok, why)
 	}
 }
+
+// naCell is a cell that is not the implementation of cases named "restart" (a cluster's pools
+// without node control).
+type naCell struct{ cellTarget }
+
+func (c *naCell) NotApplicable(in *Case) string {
+	if in.Name == "restart" {
+		return "node-control: no control of the node"
+	}
+	return ""
+}
+
+// A matrix (a cluster's pools of two kubelet releases) says what its cells say is not
+// applicable: the cell a case is observed in answers.
+func TestMatrixNotApplicable(t *testing.T) {
+	v37, v36 := Releases{APIServer: "v1.37", Kubelet: "v1.37"}, Releases{APIServer: "v1.37", Kubelet: "v1.36"}
+	m := NewMatrix("m", []Releases{v37, v36}, map[Releases]Target{v37: &naCell{}, v36: &cellTarget{}}, nil)
+	restart := &Case{Name: "restart", Pod: podWithVolumes("v")}
+	if why := NotApplicable(m, restart); why != "node-control: no control of the node" {
+		t.Errorf("a case of the v1.37 cell its target is not: %q", why)
+	}
+	old := &Case{Name: "restart", Pod: podWithVolumes("v"), Releases: v36}
+	if why := NotApplicable(m, old); why != "" {
+		t.Errorf("the same case in the v1.36 cell, whose target runs it: %q", why)
+	}
+}

@@ -33,7 +33,7 @@ func TestInClusterRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	target, _ := hostPathCluster(t, ctx, kind.Options{NameTag: "incluster"})
+	target, probe := hostPathCluster(t, ctx, kind.Options{NameTag: "incluster"})
 	kubeconfig, name := target.Kubeconfig(), target.ClusterName()
 
 	start := time.Now()
@@ -114,7 +114,7 @@ func TestInClusterRun(t *testing.T) {
 	}
 	// The same runner image under hydrophone, on the same cluster (issue 34: one cluster, two
 	// stages).
-	hydrophoneRun(t, ctx, kubeconfig, name, client)
+	hydrophoneRun(t, ctx, kubeconfig, name, probe, client)
 }
 
 // hostPathCluster makes the kind cluster of opts (its images built or found in the cache), from

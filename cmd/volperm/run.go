@@ -36,6 +36,9 @@ type runFlags struct {
 	// implementation and claims make the run write the ConformanceReport (docs/certify.md).
 	implementation string
 	claims         string
+	// named is the implementation given another way than a file (the runner's
+	// E2E_EXTRA_ARGS --volperm-vendor=... under hydrophone); it wins over implementation.
+	named *certify.Implementation
 }
 
 func newRunCommand(s streams) *command {
@@ -83,9 +86,11 @@ func runRun(s streams, f *runFlags) int {
 		return fail(s, "run", usagef("--claim: %v", err))
 	}
 	var certifyCfg *suites.CertifyConfig
-	if f.implementation != "" || len(claims) > 0 {
+	if f.implementation != "" || f.named != nil || len(claims) > 0 {
 		certifyCfg = &suites.CertifyConfig{Claims: claims, CatalogueDigest: catalogue.Digest()}
-		if f.implementation != "" {
+		if f.named != nil {
+			certifyCfg.Implementation = *f.named
+		} else if f.implementation != "" {
 			if certifyCfg.Implementation, err = certify.LoadImplementation(f.implementation); err != nil {
 				return fail(s, "run", usagef("--implementation: %v", err))
 			}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/incluster"
 	"github.com/volperm/volperm/suites"
@@ -45,7 +47,7 @@ const (
 	// hydrophone copies e2e.log and junit_01.xml back; Sonobuoy's worker waits for done, which
 	// names the tarball of every result file (result-format junit reads its *.xml files).
 	runnerLog     = "e2e.log"
-	runnerJUnit   = "junit_01.xml"
+	runnerJUnit   = certify.RunnerJUnit
 	runnerTarball = "e2e.tar.gz"
 	runnerDone    = "done"
 	// runnerReleased ends a --hold (volperm runner --release, after volperm cluster retrieve
@@ -122,11 +124,13 @@ func runRunner(s streams, f *runFlags) int {
 	f.reportDir = dir
 	f.focus, f.skip = os.Getenv(envFocus), os.Getenv(envSkip)
 	if conformanceFocus[f.focus] {
-		filter := string(framework.ProfileConformance)
-		if f.labelFilter != "" {
-			filter += " && (" + f.labelFilter + ")"
+		// A profile, not a filter: a conformance run is a certification of the profile
+		// (`volperm report verify` refuses a run that left cases out by a filter). --profile,
+		// when given, is the more precise choice and stays.
+		if f.profiles == "" {
+			f.profiles = string(framework.ProfileConformance)
 		}
-		f.focus, f.labelFilter = "", filter
+		f.focus = ""
 	}
 	log, err := os.Create(filepath.Join(dir, runnerLog))
 	if err != nil {
@@ -168,7 +172,10 @@ func runnerEnv(s streams, f *runFlags) int {
 	if err != nil {
 		return fail(s, "runner", usagef("%s: %v", envExtraArgs, err))
 	}
-	if f.target == cluster.Name && f.targetOpts.opts.Flags[cluster.FlagProbeImage] == "" {
+	if extra.flexDriver && f.target == cluster.Name {
+		f.target = cluster.Name + ":flex-driver"
+	}
+	if framework.TargetName(f.target) == cluster.Name && f.targetOpts.opts.Flags[cluster.FlagProbeImage] == "" {
 		// Under hydrophone no flag reaches the runner: its probe pods run its own image
 		// (the runner image holds /volperm-probe).
 		img := extra.probeImage
@@ -178,6 +185,12 @@ func runnerEnv(s streams, f *runFlags) int {
 			}
 		}
 		f.targetOpts.opts.Flags[cluster.FlagProbeImage] = img
+	}
+	if extra.implementation != nil {
+		f.named = extra.implementation
+	}
+	if len(extra.claims) > 0 {
+		f.claims = strings.Join(append(slices.DeleteFunc([]string{f.claims}, func(c string) bool { return c == "" }), extra.claims...), ",")
 	}
 	if v := os.Getenv(envParallel); v != "" {
 		n, err := parallelPods(v)
@@ -318,6 +331,13 @@ func finishResults(dir string, needJUnit bool) error {
 	junit, err := os.ReadFile(filepath.Join(dir, suites.JUnitFile))
 	switch {
 	case err == nil:
+		// A certification run (a ConformanceReport was written) carries its hand-in in
+		// junit_01.xml, the file hydrophone copies back besides e2e.log.
+		if _, statErr := os.Stat(filepath.Join(dir, certify.File)); statErr == nil {
+			if junit, err = certify.EmbedHandIn(junit, dir); err != nil {
+				return err
+			}
+		}
 		if err := os.WriteFile(filepath.Join(dir, runnerJUnit), junit, 0o644); err != nil {
 			return err
 		}
@@ -391,22 +411,53 @@ func isVolpermImage(ref string) bool {
 }
 
 // runnerExtra is what E2E_EXTRA_ARGS gave the runner.
-type runnerExtra struct{ probeImage string }
+type runnerExtra struct {
+	probeImage string
+	// implementation is --volperm-vendor/product/version/url/contact, nil when none was given.
+	implementation *certify.Implementation
+	claims         []string
+	// flexDriver is --volperm-flex-driver=true: the cluster target installs the harness's
+	// flexVolume driver on the nodes (cluster:flex-driver), so that the flexVolume set-up
+	// cases run.
+	flexDriver bool
+}
+
+// implementationArgs are the E2E_EXTRA_ARGS naming the implementation certified, each setting
+// a field of --implementation's file (hydrophone passes no file into the runner's pod).
+var implementationArgs = map[string]func(*certify.Implementation, string){
+	"--volperm-vendor":  func(im *certify.Implementation, v string) { im.Vendor = v },
+	"--volperm-product": func(im *certify.Implementation, v string) { im.Product = v },
+	"--volperm-version": func(im *certify.Implementation, v string) { im.Version = v },
+	"--volperm-url":     func(im *certify.Implementation, v string) { im.URL = v },
+	"--volperm-contact": func(im *certify.Implementation, v string) { im.Contact = append(im.Contact, v) },
+}
 
 // extraArgs applies E2E_EXTRA_ARGS: --host=URL points client-go's in-cluster configuration at
 // URL's host and port (KUBERNETES_SERVICE_HOST/PORT, as rest.InClusterConfig reads them),
 // e2e.test's meaning of the flag; --volperm-probe-image=IMAGE is the probe image (the flag of
-// volperm's e2e binary). Each may also be written as two words. Anything else is refused, as
-// e2e.test refuses a flag it does not know.
+// volperm's e2e binary); --volperm-vendor, -product, -version, -url and -contact name the
+// implementation and --volperm-claim=FEATURE (repeated, or comma-separated) its claims, as
+// --implementation and --claim do; --volperm-flex-driver=true is the target cluster:flex-driver. --host and --volperm-probe-image may also be written as two
+// words. hydrophone joins its --extra-args with spaces, each starting with --: a word that does
+// not start with -- continues the value before it ("--volperm-product=kind v1.37.1"). Anything
+// else is refused, as e2e.test refuses a flag it does not know.
 func extraArgs(v string) (runnerExtra, error) {
 	var out runnerExtra
-	args := strings.Fields(v)
+	var args []string
+	for _, w := range strings.Fields(v) {
+		if n := len(args); n > 0 && !strings.HasPrefix(w, "--") && strings.Contains(args[n-1], "=") {
+			args[n-1] += " " + w
+			continue
+		}
+		args = append(args, w)
+	}
 	for i := 0; i < len(args); i++ {
 		name, value, hasValue := strings.Cut(args[i], "=")
 		if !hasValue && i+1 < len(args) && (name == "--host" || name == "--volperm-probe-image") {
 			value, hasValue = args[i+1], true
 			i++
 		}
+		set, names := implementationArgs[name]
 		switch {
 		case name == "--host" && hasValue:
 			u, err := url.Parse(value)
@@ -421,9 +472,21 @@ func extraArgs(v string) (runnerExtra, error) {
 			os.Setenv("KUBERNETES_SERVICE_PORT", port)
 		case name == "--volperm-probe-image" && hasValue && value != "":
 			out.probeImage = value
+		case names && hasValue && value != "":
+			if out.implementation == nil {
+				out.implementation = &certify.Implementation{}
+			}
+			set(out.implementation, value)
+		case name == "--volperm-claim" && hasValue && value != "":
+			out.claims = append(out.claims, value)
+		case name == "--volperm-flex-driver" && hasValue && (value == "true" || value == "false"):
+			out.flexDriver = value == "true"
 		default:
-			return out, fmt.Errorf("unknown argument %q: the runner takes --host=URL (the apiserver) and --volperm-probe-image=IMAGE only", args[i])
+			return out, fmt.Errorf("unknown argument %q: the runner takes --host=URL (the apiserver), --volperm-probe-image=IMAGE, --volperm-flex-driver=true, --volperm-vendor, --volperm-product, --volperm-version, --volperm-url, --volperm-contact and --volperm-claim only", args[i])
 		}
+	}
+	if im := out.implementation; im != nil && (im.Vendor == "" || im.Product == "" || im.Version == "") {
+		return out, errors.New("--volperm-vendor, --volperm-product and --volperm-version name the implementation together: give all three")
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
+	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/hostfeature"
 )
 
@@ -41,7 +44,8 @@ func TestRunnerContracts(t *testing.T) {
 		specs *regexp.Regexp // every spec run matches it
 		none  *regexp.Regexp // no spec run matches it
 	}{
-		{"hydrophone: RESULTS_DIR, E2E_FOCUS and E2E_SKIP", []string{"E2E_FOCUS=mode 0750", "E2E_SKIP=HugePages", "E2E_PARALLEL=y"},
+		{"hydrophone: RESULTS_DIR, E2E_FOCUS, E2E_SKIP and the implementation in E2E_EXTRA_ARGS", []string{"E2E_FOCUS=mode 0750", "E2E_SKIP=HugePages", "E2E_PARALLEL=y",
+			"E2E_EXTRA_ARGS=--volperm-vendor=volperm --volperm-product=reference node --volperm-version=test --volperm-claim=emptyDirVolumeMode"},
 			regexp.MustCompile(`mode 0750`), regexp.MustCompile(`HugePages`)},
 		{"sonobuoy: SONOBUOY_RESULTS_DIR and the conformance image's default focus", []string{`E2E_FOCUS=\[Conformance\]`, "E2E_SKIP=emptydir|fsgroup|atomicwriter"},
 			regexp.MustCompile(`^\[(` + strings.Join(areasBut("emptydir", "fsgroup", "atomicwriter"), "|") + `)\]`), regexp.MustCompile(`alpha|proposal`)},
@@ -108,7 +112,40 @@ func TestRunnerContracts(t *testing.T) {
 					t.Errorf("the tarball lacks %s: %v", want, names)
 				}
 			}
+			if strings.HasPrefix(tc.name, "hydrophone") {
+				hydrophoneCopy(t, dir)
+			}
 		})
+	}
+}
+
+// hydrophoneCopy: what hydrophone copies back of a certification run (e2e.log and junit_01.xml,
+// the hand-in inside) is verified as the results dir is, problem for problem (this run's focus
+// is one: a certification runs every case), with the implementation E2E_EXTRA_ARGS named.
+func hydrophoneCopy(t *testing.T, results string) {
+	t.Helper()
+	copied := t.TempDir()
+	for _, f := range []string{runnerLog, runnerJUnit} {
+		raw, err := os.ReadFile(filepath.Join(results, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(copied, f), raw, 0o644)
+	}
+	want, err := certify.Verify(results, catalogue.Digest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := certify.Verify(copied, catalogue.Digest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) || !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, `focus "mode 0750"`) }) {
+		t.Errorf("verify of hydrophone's copy: %q\nof the results dir: %q\nwant the same, the focus among them", got, want)
+	}
+	raw, _ := os.ReadFile(filepath.Join(results, certify.File))
+	if !strings.Contains(string(raw), "product: reference node") || !strings.Contains(string(raw), "- emptyDirVolumeMode") {
+		t.Errorf("%s lacks the implementation and the claim E2E_EXTRA_ARGS gave:\n%s", certify.File, raw)
 	}
 }
 
@@ -288,7 +325,13 @@ func TestRunnerExtraArgs(t *testing.T) {
 	if e, err := extraArgs("--volperm-probe-image volperm/volperm:abc --host=https://h:1"); err != nil || e.probeImage != "volperm/volperm:abc" {
 		t.Errorf("probe image: %+v, %v", e, err)
 	}
-	for _, v := range []string{"--provider=skeleton", "--host=http://x:1", "--host", "--volperm-probe-image="} {
+	// hydrophone's --extra-args joined with spaces: a value with spaces is one value.
+	e, err := extraArgs("--volperm-vendor=Example Corp --volperm-product=kind v1.37.1 --volperm-version=1 --volperm-claim=flexVolumeAllowlist --volperm-claim=volumeBindMountOptions --volperm-contact=a@example.com --volperm-flex-driver=true")
+	if want := (certify.Implementation{Vendor: "Example Corp", Product: "kind v1.37.1", Version: "1", Contact: certify.Contacts{"a@example.com"}}); err != nil || e.implementation == nil || !reflect.DeepEqual(*e.implementation, want) ||
+		!slices.Equal(e.claims, []string{"flexVolumeAllowlist", "volumeBindMountOptions"}) || !e.flexDriver {
+		t.Errorf("the implementation: %+v %v, %v", e.implementation, e.claims, err)
+	}
+	for _, v := range []string{"--provider=skeleton", "--host=http://x:1", "--host", "--volperm-probe-image=", "--volperm-vendor=V --volperm-product=P", "--volperm-claim=", "--volperm-flex-driver=yes"} {
 		if _, err := extraArgs(v); err == nil {
 			t.Errorf("%q: accepted", v)
 		}

@@ -374,3 +374,53 @@ func TestLoadImplementation(t *testing.T) {
 		}
 	}
 }
+
+// What hydrophone copies back (e2e.log and junit_01.xml, the hand-in carried inside) verifies
+// as the hand-in does; a junit_01.xml whose case differs from the hand-in's, a hand-in that does
+// not verify, and a junit_01.xml that carries none are each found.
+func TestVerifyRunnerJUnit(t *testing.T) {
+	specs := []types.SpecReport{
+		spec("secret volume", "conformance", types.SpecStatePassed),
+		spec("configMap volume", "conformance", types.SpecStatePassed),
+	}
+	copied := func(t *testing.T, tamper func(handIn string), embed bool) string {
+		t.Helper()
+		handIn := handIn(t, nil, specs...)
+		if tamper != nil {
+			tamper(handIn)
+		}
+		junit, err := os.ReadFile(filepath.Join(handIn, "junit.xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if embed {
+			if junit, err = EmbedHandIn(junit, handIn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "e2e.log"), []byte("Test Suite Passed\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, RunnerJUnit), junit, 0o644)
+		return dir
+	}
+	dir := copied(t, nil, true)
+	if problems := verify(t, dir); len(problems) > 0 {
+		t.Fatalf("an honest hydrophone hand-in: %q, want verified", problems)
+	}
+	outcomes, err := ReadJUnit(filepath.Join(dir, RunnerJUnit))
+	if err != nil || len(outcomes) != 2 {
+		t.Fatalf("junit_01.xml with the hand-in: %d cases, %v; want the 2 cases still read", len(outcomes), err)
+	}
+	// A case turned skipped in junit_01.xml only.
+	edit(t, dir, RunnerJUnit, `configMap volume [target=reference]" classname="volperm" status="passed" time="0.001">`,
+		`configMap volume [target=reference]" classname="volperm" status="skipped" time="0.001"><skipped message="x"></skipped>`)
+	wantProblems(t, verify(t, dir),
+		"junit_01.xml and the hand-in it carries disagree on the passed cases: only in junit_01.xml: []; only in the hand-in's junit.xml: [[atomicwriter] configMap volume [target=reference]]",
+		"junit_01.xml and the hand-in it carries disagree on the skipped cases")
+	// The hand-in inside is verified as a directory is.
+	dir = copied(t, func(handIn string) { edit(t, handIn, File, "vendor: Example Corp", "vendor: \"\"") }, true)
+	wantProblems(t, verify(t, dir), "the implementation needs a vendor, a product and a version")
+	// A run without the implementation carries none.
+	dir = copied(t, nil, false)
+	wantProblems(t, verify(t, dir), "junit_01.xml carries no hand-in")
+}

@@ -30,8 +30,14 @@ func (e *UnreadableError) Unwrap() error { return e.Err }
 // checks: the files are all there; the report is a ConformanceReport naming its implementation;
 // it ran this volperm's catalogue; junit.xml and summary.json agree case by case; the report's
 // results are what junit.xml gives for its claims; no required case failed or did not run;
-// the target and the releases agree between the files.
+// the target and the releases agree between the files. A directory of what hydrophone copied
+// back (RunnerJUnit, no conformance-report.yaml) is verified through the hand-in it carries.
 func Verify(dir, digest string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, File)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, RunnerJUnit)); err == nil {
+			return verifyRunnerJUnit(dir, digest)
+		}
+	}
 	var problems []string
 	for _, f := range Files {
 		if _, err := os.Stat(filepath.Join(dir, f)); errors.Is(err, os.ErrNotExist) {
@@ -91,10 +97,10 @@ func Verify(dir, digest string) ([]string, error) {
 		add("junit.xml has %d testcases, summary.json counts %d", len(outcomes), s.Totals.Total+s.NotSelected)
 	}
 	if sf := summaryNames(s.Failures); !slices.Equal(failed, sf) {
-		add("junit.xml and summary.json disagree on the failed cases: %s", diffNames(failed, sf))
+		add("junit.xml and summary.json disagree on the failed cases: %s", diffNames(failed, sf, "junit.xml", "summary.json"))
 	}
 	if sn := summaryNames(s.NotRun); !slices.Equal(skipped, sn) {
-		add("junit.xml and summary.json disagree on the cases not run: %s", diffNames(skipped, sn))
+		add("junit.xml and summary.json disagree on the cases not run: %s", diffNames(skipped, sn, "junit.xml", "summary.json"))
 	}
 
 	// The report's results, recomputed from junit.xml with its claims.
@@ -207,7 +213,7 @@ func summaryNames(rs []report.CaseResult) []string {
 }
 
 // diffNames words what a has and b lacks and the other way round.
-func diffNames(a, b []string) string {
+func diffNames(a, b []string, aName, bName string) string {
 	var onlyA, onlyB []string
 	for _, n := range a {
 		if !slices.Contains(b, n) {
@@ -219,7 +225,7 @@ func diffNames(a, b []string) string {
 			onlyB = append(onlyB, n)
 		}
 	}
-	return fmt.Sprintf("only in junit.xml: [%s]; only in summary.json: [%s]", joinNames(onlyA), joinNames(onlyB))
+	return fmt.Sprintf("only in %s: [%s]; only in %s: [%s]", aName, joinNames(onlyA), bName, joinNames(onlyB))
 }
 
 func findProfile(ps []ProfileResult, name string) *ProfileResult {

@@ -503,16 +503,6 @@ func (t *Target) NotApplicable(c *framework.Case) string {
 	return ""
 }
 
-// needsNodeControl says whether a step of c changes or restarts the kubelet.
-func needsNodeControl(c *framework.Case) bool {
-	for _, s := range c.After {
-		if s.RestartKubelet || (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) {
-			return true
-		}
-	}
-	return false
-}
-
 // GatesMismatch says how the gates c needs differ from the gates a cluster runs with ("" = none).
 func GatesMismatch(want, have framework.Gates) string {
 	for _, comp := range []struct {

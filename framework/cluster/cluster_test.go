@@ -131,7 +131,7 @@ func TestKubeletStepsNeedNodeControl(t *testing.T) {
 		{"kubelet gate flip", []framework.Step{{SetGates: &framework.Gates{Kubelet: map[string]bool{"EmptyDirVolumeMode": true}}}}, false},
 		{"kubelet restart", []framework.Step{{RestartKubelet: true}}, false},
 	} {
-		c := &framework.Case{After: tc.steps}
+		c := &framework.Case{Pod: &corev1.Pod{}, After: tc.steps}
 		if ok, why := (kubeletHalf{target}).SupportsNode(c, framework.Admitted{}); ok != tc.ok {
 			t.Errorf("%s: supported %v (%s), want %v", tc.name, ok, why, tc.ok)
 		}
@@ -230,4 +230,44 @@ func withRunAsUser(p *corev1.Pod, uid int64) *corev1.Pod {
 	p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
 	p.Spec.Containers = []corev1.Container{{Name: "app"}}
 	return p
+}
+
+// An image volume of the probe image is not run where the probe pods run the runner image
+// (volperm runner in the cluster without --probe-image): its files are not the probe image's.
+func TestRunnerAsImageVolume(t *testing.T) {
+	c := &framework.Case{Pod: &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "img", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: framework.ProbeImage}}}}}}}
+	for ref, refused := range map[string]bool{
+		"volperm/volperm:abc":                       true,
+		"registry.example:5000/volperm/volperm:abc": true,
+		"volperm/probe:abc":                         false,
+		"registry.example:5000/volperm/probe":       false,
+	} {
+		target := &Target{opts: Options{ProbeImage: ref}}
+		if why := target.runnerAsImageVolume(c); (why != "") != refused {
+			t.Errorf("probe image %s: %q, want refused %v", ref, why, refused)
+		}
+	}
+	if why := (&Target{opts: Options{ProbeImage: "volperm/volperm:abc"}}).runnerAsImageVolume(&framework.Case{Pod: &corev1.Pod{}}); why != "" {
+		t.Errorf("a pod without an image volume: %q", why)
+	}
+}
+
+// A cluster of two pools: a case is not applicable when it is no case of either pool (a kubelet
+// restart, which volperm cannot give a node it does not control), and applicable when one pool
+// is its kind of node (user namespaces on one pool's runtime only).
+func TestSpreadNotApplicable(t *testing.T) {
+	withUserns := &Target{runtime: map[string]bool{string(framework.RuntimeUserNamespaces): true}}
+	without := &Target{runtime: map[string]bool{}}
+	s := &Spread{pools: [][]*Target{{withUserns}, {without}}}
+	userns := &framework.Case{Pod: &corev1.Pod{Spec: corev1.PodSpec{HostUsers: ptrTo(false)}}}
+	if why := without.NotApplicable(userns); why == "" {
+		t.Fatal("a pod with hostUsers: false is applicable on a node without user namespaces")
+	}
+	if why := s.NotApplicable(userns); why != "" {
+		t.Errorf("a pod with hostUsers: false on a cluster one of whose pools has user namespaces: not applicable (%s)", why)
+	}
+	restart := &framework.Case{Pod: &corev1.Pod{}, After: []framework.Step{{RestartKubelet: true}}}
+	if why := s.NotApplicable(restart); !strings.HasPrefix(why, "node-control: ") {
+		t.Errorf("a kubelet restart on a cluster volperm does not control: %q, want not applicable (node-control)", why)
+	}
 }

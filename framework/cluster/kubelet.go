@@ -6,8 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/needs"
+	probeimage "github.com/volperm/volperm/framework/probe/image"
 )
 
 // kubeletHalf is the node's kubelet as the node half of the target's pair (framework.BatchNode,
@@ -65,10 +68,30 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 			}
 		}
 	}
-	if t.opts.NodeControl == nil && needsNodeControl(c) {
-		return false, "kubelet gate flips and restarts need control of the node (the kind target has it)"
+	if r := t.runnerAsImageVolume(c); r != "" {
+		return false, r
 	}
 	return settable(c, t.opts.InstallFlexDriver, t.met()...)
+}
+
+// runnerAsImageVolume says why c cannot run when its image volume of the probe image would be
+// the runner image ("" when it can): a run inside the cluster whose probe pods run the runner's
+// own image (volperm runner without --probe-image) mounts that image, whose files are not the
+// probe image's the case expects (docs/spec.md [mounts.image-volume]).
+func (t *Target) runnerAsImageVolume(c *framework.Case) string {
+	if c.Pod == nil || c.AdmissionOnly || !slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Image != nil && v.Image.Reference == framework.ProbeImage
+	}) {
+		return ""
+	}
+	repo, _, _ := strings.Cut(t.opts.ProbeImage, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	if repo != probeimage.RunnerRepo && !strings.HasSuffix(repo, "/"+probeimage.RunnerRepo) {
+		return ""
+	}
+	return fmt.Sprintf("an image volume of the probe image: this run's probe pods run the runner image %s, whose files are not the probe image's; give the probe image (--probe-image; under hydrophone --extra-args --volperm-probe-image=%s:TAG)", t.opts.ProbeImage, probeimage.Repo)
 }
 
 // met are the labels of the node needs (framework/needs) the cluster's nodes meet beyond a
@@ -81,6 +104,9 @@ func (t *Target) met() []string {
 	// them: containerd 2.4.2, 1.6); one that cannot meets neither side.
 	if !t.runtime[string(framework.RuntimeMountOptions)] && !t.gates.Kubelet[framework.GateVolumeBindMountOptions] && !t.opts.Reconfigure {
 		met = slices.DeleteFunc(met, func(l string) bool { return l == needs.RuntimeWithoutMountOptions })
+	}
+	if t.opts.NodeControl != nil {
+		met = append(met, needs.NodeControl)
 	}
 	return met
 }

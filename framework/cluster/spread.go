@@ -103,6 +103,23 @@ func (s *Spread) Supports(c *framework.Case) (bool, string) {
 	return true, ""
 }
 
+// NotApplicable is the reason c is no case of this cluster: every pool's, the first one's
+// words (docs/certify.md "Not applicable"). A case of some pools' kind of node only is the
+// cluster's: the pools that cannot run it say so in Supports.
+func (s *Spread) NotApplicable(c *framework.Case) string {
+	first := ""
+	for i, pool := range s.pools {
+		why := pool[0].NotApplicable(c)
+		if why == "" {
+			return ""
+		}
+		if i == 0 {
+			first = why
+		}
+	}
+	return first
+}
+
 // Releases are the first node's (the apiserver's and its kubelet's).
 func (s *Spread) Releases() framework.Releases { return s.first().Releases() }
 

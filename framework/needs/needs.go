@@ -53,6 +53,9 @@ const (
 	SELinux = "selinux-node"
 	// RuntimeWithoutSupplementalGroupsPolicy: the case needs a node whose runtime lacks it.
 	RuntimeWithoutSupplementalGroupsPolicy = "runtime-without-supplemental-groups-policy"
+	// NodeControl: a step restarts the kubelet or flips its gates, which volperm does only on a
+	// node it controls (kind's nodes: the cluster target's NodeControl).
+	NodeControl = "node-control"
 )
 
 // Need is one thing a case needs beyond a stock v1.37 cluster.
@@ -188,6 +191,14 @@ var table = []row{
 			return s.RestartKubelet || s.KubeletRelease != ""
 		}) {
 			return "a pod's user namespace across a kubelet restart: volperm reads it where it plays the runtime (reference, upstream, exec); a real node's running pod keeps the namespace it started with"
+		}
+		return ""
+	}},
+	{NodeControl, true, true, func(c *framework.Case) string {
+		if slices.ContainsFunc(c.After, func(s framework.Step) bool {
+			return s.RestartKubelet || (s.SetGates != nil && len(s.SetGates.Kubelet) > 0)
+		}) {
+			return "a kubelet restart or a flip of the kubelet's gates between its steps: volperm restarts a kubelet only on a node it controls (kind's); on a cluster reached through its apiserver it cannot"
 		}
 		return ""
 	}},

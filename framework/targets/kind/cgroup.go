@@ -94,7 +94,7 @@ func (t *Target) cgroupfsNeeded(ctx context.Context) (bool, error) {
 }
 
 // nodeNeeds are the needs of framework/needs' table that the node image meets beyond a stock
-// node: the runtime capabilities containerd 2 has (needs.Capabilities; the cluster's status
+// node: control of its kubelet, and the runtime capabilities containerd 2 has (needs.Capabilities; the cluster's status
 // decides once it exists, framework/cluster runtime.go), or none of them with containerd 1.6
 // (--runtime debian: docs/spec.md [userns.runtime], [mounts.recursive-read-only]).
 func (t *Target) nodeNeeds() []string {
@@ -104,5 +104,6 @@ func (t *Target) nodeNeeds() []string {
 	if err != nil {
 		return nil
 	}
-	return needs.Met(func(c needs.Capability) bool { return major >= 2 && c.Containerd2 })
+	// kind's nodes are volperm's: it restarts their kubelets and flips their gates.
+	return append(needs.Met(func(c needs.Capability) bool { return major >= 2 && c.Containerd2 }), needs.NodeControl)
 }
