@@ -14,7 +14,7 @@ import (
 // not, 2 unreadable or bad usage.
 func runReport(s streams, args []string) int {
 	if len(args) > 0 && (args[len(args)-1] == "-h" || args[len(args)-1] == "--help" || args[len(args)-1] == "-help") {
-		fmt.Fprintf(s.out, "volperm report verify DIR: check the hand-in in DIR (conformance-report.yaml, summary.json, summary.md, junit.xml, run.log: what volperm run --implementation FILE wrote): the files agree with each other and with this volperm's catalogue, the run left no case out, and every profile and claimed feature it certifies passed (docs/certify.md). Exit 0 verified, 1 not, 2 unreadable.\n")
+		fmt.Fprintf(s.out, "volperm report verify DIR: check the hand-in in DIR (conformance-report.yaml, summary.json, summary.md, junit.xml, run.log: what volperm run --implementation FILE wrote; or e2e.log and junit_01.xml, what hydrophone copied back of volperm runner, the hand-in inside): the files agree with each other and with this volperm's catalogue, the run left no case out, and every profile and claimed feature it certifies passed (docs/certify.md). Exit 0 verified, 1 not, 2 unreadable.\n")
 		return exitOK
 	}
 	if len(args) != 2 || args[0] != "verify" {
