@@ -437,10 +437,11 @@ var implementationArgs = map[string]func(*certify.Implementation, string){
 // e2e.test's meaning of the flag; --volperm-probe-image=IMAGE is the probe image (the flag of
 // volperm's e2e binary); --volperm-vendor, -product, -version, -url and -contact name the
 // implementation and --volperm-claim=FEATURE (repeated, or comma-separated) its claims, as
-// --implementation and --claim do; --volperm-flex-driver=true is the target cluster:flex-driver. --host and --volperm-probe-image may also be written as two
-// words. hydrophone joins its --extra-args with spaces, each starting with --: a word that does
-// not start with -- continues the value before it ("--volperm-product=kind v1.37.1"). Anything
-// else is refused, as e2e.test refuses a flag it does not know.
+// --implementation and --claim do; --volperm-flex-driver=true is the target
+// cluster:flex-driver. --host and --volperm-probe-image may also be written as two words.
+// hydrophone joins its --extra-args with spaces, each starting with --: a word that does not
+// start with -- continues the value before it ("--volperm-product=kind v1.37.1"). Anything else
+// is refused, as e2e.test refuses a flag it does not know.
 func extraArgs(v string) (runnerExtra, error) {
 	var out runnerExtra
 	var args []string
