@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/incluster"
+	probeimage "github.com/volperm/volperm/framework/probe/image"
 	"github.com/volperm/volperm/suites"
 )
 
@@ -190,7 +190,10 @@ func runnerEnv(s streams, f *runFlags) int {
 		f.named = extra.implementation
 	}
 	if len(extra.claims) > 0 {
-		f.claims = strings.Join(append(slices.DeleteFunc([]string{f.claims}, func(c string) bool { return c == "" }), extra.claims...), ",")
+		if f.claims != "" {
+			extra.claims = append([]string{f.claims}, extra.claims...)
+		}
+		f.claims = strings.Join(extra.claims, ",")
 	}
 	if v := os.Getenv(envParallel); v != "" {
 		n, err := parallelPods(v)
@@ -403,10 +406,7 @@ func tarDir(dir, tarball string) (err error) {
 // isVolpermImage: the image's repository is named volperm (volperm/volperm:TAG, as built, or
 // REGISTRY/PATH/volperm:TAG, retagged), not merely under a volperm/ path.
 func isVolpermImage(ref string) bool {
-	repo, _, _ := strings.Cut(ref, "@")
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
+	repo := probeimage.Repository(ref)
 	return repo == "volperm" || strings.HasSuffix(repo, "/volperm")
 }
 

@@ -84,11 +84,7 @@ func (t *Target) runnerAsImageVolume(c *framework.Case) string {
 	}) {
 		return ""
 	}
-	repo, _, _ := strings.Cut(t.opts.ProbeImage, "@")
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	if repo != probeimage.RunnerRepo && !strings.HasSuffix(repo, "/"+probeimage.RunnerRepo) {
+	if repo := probeimage.Repository(t.opts.ProbeImage); repo != probeimage.RunnerRepo && !strings.HasSuffix(repo, "/"+probeimage.RunnerRepo) {
 		return ""
 	}
 	return fmt.Sprintf("an image volume of the probe image: this run's probe pods run the runner image %s, whose files are not the probe image's; give the probe image (--probe-image; under hydrophone --extra-args --volperm-probe-image=%s:TAG)", t.opts.ProbeImage, probeimage.Repo)

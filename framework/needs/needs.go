@@ -65,8 +65,9 @@ type Need struct {
 	Reason string
 	// Node says that the node (kubelet half) is what lacks it; else the apiserver half.
 	Node bool
-	// Harness says that volperm itself cannot give it on any real cluster (an object it does
-	// not make, a field not in the v1 API, a timing it does not wait for); else it is what a
+	// Harness says that volperm itself cannot give it on a real cluster (an object it does
+	// not make, a field not in the v1 API, a timing it does not wait for, a kubelet restart on
+	// a node it does not control: a target that can lists it as met); else it is what a
 	// node is (its runtime's capabilities, its huge pages): a case of another kind of node.
 	// Either way a real cluster that lacks it is not the implementation the case is of
 	// (NotOnClusters, docs/certify.md "Not applicable").

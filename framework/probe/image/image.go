@@ -43,6 +43,16 @@ const (
 	RunnerPackage = "github.com/volperm/volperm/cmd/volperm"
 )
 
+// Repository is ref's repository: without its digest (@sha256:...) and tag (:TAG, not a
+// registry's :PORT).
+func Repository(ref string) string {
+	repo, _, _ := strings.Cut(ref, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return repo
+}
+
 // Image is the probe image of one binary, or the runner image (Runner set).
 type Image struct {
 	// Tag is Repo:<hash of Binary>, or RunnerRepo:<hash of Binary and Runner>.

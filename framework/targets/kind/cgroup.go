@@ -94,9 +94,10 @@ func (t *Target) cgroupfsNeeded(ctx context.Context) (bool, error) {
 }
 
 // nodeNeeds are the needs of framework/needs' table that the node image meets beyond a stock
-// node: control of its kubelet, and the runtime capabilities containerd 2 has (needs.Capabilities; the cluster's status
-// decides once it exists, framework/cluster runtime.go), or none of them with containerd 1.6
-// (--runtime debian: docs/spec.md [userns.runtime], [mounts.recursive-read-only]).
+// node: control of its kubelet, and the runtime capabilities containerd 2 has
+// (needs.Capabilities; the cluster's status decides once it exists, framework/cluster
+// runtime.go), or none of them with containerd 1.6 (--runtime debian: docs/spec.md
+// [userns.runtime], [mounts.recursive-read-only]).
 func (t *Target) nodeNeeds() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
