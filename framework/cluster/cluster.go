@@ -1,13 +1,3 @@
-// Package cluster runs cases on any Kubernetes cluster reached through a kubeconfig: the
-// machinery of the `cluster` target (framework/targets/cluster registers it) and of the kind
-// target, which runs it on the clusters it creates.
-// The target is a framework pair (apiserver.go, kubelet.go). The real apiserver admits each
-// case once (a server-side dry-run create: validation errors, dropped fields read back from the
-// pod it would store); the real kubelet sets up the admitted volumes
-// (Secrets and ConfigMaps created from Case.Sources) in pods whose probe container (the probe image, run as root) snapshots them and runs the
-// case's probes each as its user. hostPath set-up failures are read from the kubelet's
-// FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
-// installed on demand and bound once per allowlist. Many cases share one pod.
 package cluster
 
 import (

@@ -1,0 +1,29 @@
+// Package cluster runs cases on any Kubernetes cluster reached through a kubeconfig: the
+// machinery of the `cluster` target (framework/targets/cluster registers it) and of the kind
+// target, which runs it on the clusters it creates.
+// The target is a framework pair (apiserver.go, kubelet.go). The real apiserver admits each
+// case once (a server-side dry-run create: validation errors, dropped fields read back from the
+// pod it would store); the real kubelet sets up the admitted volumes
+// (Secrets and ConfigMaps created from Case.Sources) in pods whose probe container (the probe image, run as root) snapshots them and runs the
+// case's probes each as its user. hostPath set-up failures are read from the kubelet's
+// FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
+// installed on demand and bound once per allowlist. Many cases share one pod.
+//
+// Its files, by job: apiserver.go (the apiserver half: each case admitted once, by a dry-run
+// create in a namespace of the half's own, on the apiserver of the case's gates, endpoint.go;
+// the fields the apiserver dropped, by comparison: execproto.DroppedFields) and kubelet.go (the
+// kubelet half, a framework.BatchNode: what the node can set up, the admitted cases observed in
+// batches); batch.go (a node batch from namespace to answers); plan.go (the pure pod-packing
+// plan, packPods and podGroup); sources.go; fixtures.go (hostPath fixtures, the flexVolume
+// driver); pods.go (create, wait, FailedMount events); hostpath.go (a pod of hostPath cases that
+// did not run, split); observe.go, exec.go (snapshot and probes in the probe container);
+// namespaces.go, warnings.go, retry.go, podfate.go, policy.go, cleanup.go, sweep.go; nodes.go
+// (the nodes a run may use and their pools); spread.go (the target over several nodes: a pool's
+// cases split over its nodes, every pool asked, disagreements failed); runtime.go (what a node's
+// runtime reports it can do); kept.go (kind --per-cell's results).
+// Node control, which only a cluster volperm controls (kind) reaches: steps.go (a case's steps
+// through framework/lifecycle), rounds.go and stepgroups.go (a node-wide step several pods name
+// runs once for all of them), timeline.go (gate and kubelet-release histories), settle.go (after
+// a kubelet restart, until its pods and mounted volumes are back), reconfigure.go (gates in
+// place: the cells, an apiserver per gate setting, kubelet gates and releases).
+package cluster
