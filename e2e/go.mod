@@ -64,8 +64,8 @@ require (
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
-	k8s.io/controller-manager v0.37.2 // indirect
-	k8s.io/kubelet v0.37.2 // indirect
+	k8s.io/controller-manager v0.37.1 // indirect
+	k8s.io/kubelet v0.37.1 // indirect
 	k8s.io/streaming v0.37.2 // indirect
 )
 
@@ -113,13 +113,13 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/tools v0.47.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	k8s.io/api v0.37.2 // indirect
-	k8s.io/apimachinery v0.37.2 // indirect
-	k8s.io/apiserver v0.37.2 // indirect
-	k8s.io/cli-runtime v0.37.2 // indirect
-	k8s.io/client-go v0.37.2 // indirect
-	k8s.io/component-base v0.37.2 // indirect
-	k8s.io/component-helpers v0.37.2 // indirect
+	k8s.io/api v0.37.1 // indirect
+	k8s.io/apimachinery v0.37.1 // indirect
+	k8s.io/apiserver v0.37.1 // indirect
+	k8s.io/cli-runtime v0.37.1 // indirect
+	k8s.io/client-go v0.37.1 // indirect
+	k8s.io/component-base v0.37.1 // indirect
+	k8s.io/component-helpers v0.37.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/kubectl v0.0.0 // indirect
@@ -134,67 +134,67 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace k8s.io/api => k8s.io/api v0.37.2
+replace k8s.io/api => k8s.io/api v0.37.1
 
-replace k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2
+replace k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.1
 
-replace k8s.io/apimachinery => k8s.io/apimachinery v0.37.2
+replace k8s.io/apimachinery => k8s.io/apimachinery v0.37.1
 
-replace k8s.io/apiserver => k8s.io/apiserver v0.37.2
+replace k8s.io/apiserver => k8s.io/apiserver v0.37.1
 
-replace k8s.io/cli-runtime => k8s.io/cli-runtime v0.37.2
+replace k8s.io/cli-runtime => k8s.io/cli-runtime v0.37.1
 
-replace k8s.io/client-go => k8s.io/client-go v0.37.2
+replace k8s.io/client-go => k8s.io/client-go v0.37.1
 
-replace k8s.io/cloud-provider => k8s.io/cloud-provider v0.37.2
+replace k8s.io/cloud-provider => k8s.io/cloud-provider v0.37.1
 
-replace k8s.io/cluster-bootstrap => k8s.io/cluster-bootstrap v0.37.2
+replace k8s.io/cluster-bootstrap => k8s.io/cluster-bootstrap v0.37.1
 
-replace k8s.io/code-generator => k8s.io/code-generator v0.37.2
+replace k8s.io/code-generator => k8s.io/code-generator v0.37.1
 
-replace k8s.io/component-base => k8s.io/component-base v0.37.2
+replace k8s.io/component-base => k8s.io/component-base v0.37.1
 
-replace k8s.io/component-helpers => k8s.io/component-helpers v0.37.2
+replace k8s.io/component-helpers => k8s.io/component-helpers v0.37.1
 
-replace k8s.io/controller-manager => k8s.io/controller-manager v0.37.2
+replace k8s.io/controller-manager => k8s.io/controller-manager v0.37.1
 
-replace k8s.io/cri-api => k8s.io/cri-api v0.37.2
+replace k8s.io/cri-api => k8s.io/cri-api v0.37.1
 
-replace k8s.io/cri-client => k8s.io/cri-client v0.37.2
+replace k8s.io/cri-client => k8s.io/cri-client v0.37.1
 
-replace k8s.io/cri-streaming => k8s.io/cri-streaming v0.37.2
+replace k8s.io/cri-streaming => k8s.io/cri-streaming v0.37.1
 
-replace k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.37.2
+replace k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.37.1
 
-replace k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.37.2
+replace k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.37.1
 
-replace k8s.io/endpointslice => k8s.io/endpointslice v0.37.2
+replace k8s.io/endpointslice => k8s.io/endpointslice v0.37.1
 
-replace k8s.io/externaljwt => k8s.io/externaljwt v0.37.2
+replace k8s.io/externaljwt => k8s.io/externaljwt v0.37.1
 
-replace k8s.io/kms => k8s.io/kms v0.37.2
+replace k8s.io/kms => k8s.io/kms v0.37.1
 
-replace k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.37.2
+replace k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.37.1
 
-replace k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.37.2
+replace k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.37.1
 
-replace k8s.io/kube-proxy => k8s.io/kube-proxy v0.37.2
+replace k8s.io/kube-proxy => k8s.io/kube-proxy v0.37.1
 
-replace k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.37.2
+replace k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.37.1
 
-replace k8s.io/kubectl => k8s.io/kubectl v0.37.2
+replace k8s.io/kubectl => k8s.io/kubectl v0.37.1
 
-replace k8s.io/kubelet => k8s.io/kubelet v0.37.2
+replace k8s.io/kubelet => k8s.io/kubelet v0.37.1
 
-replace k8s.io/metrics => k8s.io/metrics v0.37.2
+replace k8s.io/metrics => k8s.io/metrics v0.37.1
 
-replace k8s.io/mount-utils => k8s.io/mount-utils v0.37.2
+replace k8s.io/mount-utils => k8s.io/mount-utils v0.37.1
 
-replace k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.37.2
+replace k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.37.1
 
-replace k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.37.2
+replace k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.37.1
 
-replace k8s.io/streaming => k8s.io/streaming v0.37.2
+replace k8s.io/streaming => k8s.io/streaming v0.37.1
 
 // The harness's packages the agent speaks through (execproto) come from this checkout.
 replace github.com/volperm/volperm => ../

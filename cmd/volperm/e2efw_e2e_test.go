@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/framework/targets/kind"
 )
@@ -34,8 +35,10 @@ func TestE2EFramework(t *testing.T) {
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "volperm-e2e.test")
 	start := time.Now()
-	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./volperm-e2e")
+	// Built as make e2e-binary builds it: Kubernetes code the one way (k8srelease.BuildFlags).
+	build := exec.CommandContext(ctx, "go", append(append([]string{"test"}, k8srelease.BuildFlags...), "-c", "-o", bin, "./volperm-e2e")...)
 	build.Dir = filepath.Join("..", "..", "e2e")
+	build.Env = append(os.Environ(), k8srelease.BuildEnv...)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build volperm-e2e.test: %v\n%s", err, out)
 	}

@@ -143,18 +143,19 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 	if log == nil {
 		log = os.Stderr
 	}
-	agentBin, err := Agent(ctx, release, log)
-	if err != nil {
-		return "", err
-	}
 	src, err := sourceRoot()
 	if err != nil {
 		return "", err
 	}
+	// Refused before anything is built (make test asks, and must not compile the agent).
 	if pinned, err := pinnedRelease(filepath.Join(src, AgentDir)); err != nil {
 		return "", err
 	} else if release == pinned {
 		return "", fmt.Errorf("kubelet %s: that is the kind node image's own kubelet, not built here", release)
+	}
+	agentBin, err := Agent(ctx, release, log)
+	if err != nil {
+		return "", err
 	}
 	dir := filepath.Dir(agentBin)
 	work := filepath.Join(dir, "src")
@@ -170,7 +171,7 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 		tmp := bin + ".tmp"
 		defer os.Remove(tmp)
 		if err := goCmd(ctx, work, log, "building the kubelet of Kubernetes "+release+" (its packages are mostly compiled for the agent: about a minute)",
-			"build", "-ldflags", "-s -w "+VersionLDFlags(release), "-o", tmp, "k8s.io/kubernetes/cmd/kubelet"); err != nil {
+			buildArgs("-ldflags", "-s -w "+VersionLDFlags(release), "-o", tmp, "k8s.io/kubernetes/cmd/kubelet")...); err != nil {
 			return err
 		}
 		if err := os.Rename(tmp, bin); err != nil {
@@ -198,7 +199,7 @@ func kubeletKey(work, release string) (string, error) {
 		return "", fmt.Errorf("kubelet %s: %w", release, err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "kubelet %s\ngo %s\n%s", release, bytes.TrimSpace(goVersion), sum)
+	fmt.Fprintf(h, "kubelet %s\ngo %s\nbuild %v %v\n%s", release, bytes.TrimSpace(goVersion), BuildEnv, BuildFlags, sum)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -261,7 +262,7 @@ func sourceKey(src, release string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the upstream target builds its agent with the go command: %w (install Go, or put it on PATH)", err)
 	}
-	fmt.Fprintf(h, "go %s\n", bytes.TrimSpace(goVersion))
+	fmt.Fprintf(h, "go %s\nbuild %v %v\n", bytes.TrimSpace(goVersion), BuildEnv, BuildFlags)
 	var files []string
 	for _, d := range []string{AgentDir, "framework", "nodeimpl", "hostfeature"} {
 		err := filepath.WalkDir(filepath.Join(src, d), func(p string, e fs.DirEntry, err error) error {
@@ -319,7 +320,7 @@ func build(ctx context.Context, src, release, work, bin string, log io.Writer) e
 	}
 	tmp := bin + ".tmp"
 	defer os.Remove(tmp)
-	args := []string{"build", "-o", tmp}
+	args := buildArgs("-o", tmp)
 	if tags := driftTags(release); tags != "" {
 		args = append(args, "-tags", tags)
 	}
@@ -564,6 +565,7 @@ func goCmd(ctx context.Context, dir string, log io.Writer, what string, args ...
 	fmt.Fprintf(log, "volperm: %s\n", what)
 	cmd := osexec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), BuildEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -116,9 +116,6 @@ func TestVersionLDFlags(t *testing.T) {
 
 // The node image's own kubelet is not built here: asking for it is a one-line error.
 func TestKubeletOfThePinnedRelease(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the v1.37.1 agent when it is not cached")
-	}
 	_, err := Kubelet(context.Background(), DefaultRelease, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "the kind node image's own kubelet") {
 		t.Errorf("Kubelet(%s) = %v, want a refusal", DefaultRelease, err)

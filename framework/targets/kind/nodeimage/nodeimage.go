@@ -368,8 +368,9 @@ func (b *builder) moduleKey(module string, extra ...string) (string, error) {
 }
 
 func (b *builder) goBuild(ctx context.Context, module, out, ldflags string, pkgs ...string) error {
-	args := append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", out}, pkgs...)
-	return b.run(ctx, module, []string{"CGO_ENABLED=0"}, "go", args...)
+	// Kubernetes' build configuration, shared with the agents and kubelets (k8srelease.BuildFlags).
+	args := append(append(append([]string{"build"}, k8srelease.BuildFlags...), "-ldflags", ldflags, "-o", out), pkgs...)
+	return b.run(ctx, module, k8srelease.BuildEnv, "go", args...)
 }
 
 func (b *builder) kubernetes(ctx context.Context) (bool, error) {
