@@ -17,7 +17,6 @@ import (
 	"github.com/volperm/volperm/framework/cluster"
 	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/report"
-	"github.com/volperm/volperm/framework/targets/kind"
 )
 
 // TestE2EFramework is issue 14's e2e-framework adapter for real: volperm-e2e.test (the e2e/
@@ -43,7 +42,7 @@ func TestE2EFramework(t *testing.T) {
 		t.Fatalf("build volperm-e2e.test: %v\n%s", err, out)
 	}
 	t.Logf("volperm-e2e.test built in %s", time.Since(start).Round(100*time.Millisecond))
-	target, probeImage := hostPathCluster(t, ctx, kind.Options{NameTag: "e2efw"})
+	target, probeImage := sharedHostPathCluster(t, ctx)
 	kubeconfig := target.Kubeconfig()
 
 	e2e := func(name string, args ...string) (dir, out string, code int) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +35,7 @@ func TestInClusterRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	target, probe := hostPathCluster(t, ctx, kind.Options{NameTag: "incluster"})
+	target, probe := sharedHostPathCluster(t, ctx)
 	kubeconfig, name := target.Kubeconfig(), target.ClusterName()
 
 	start := time.Now()
@@ -122,12 +124,7 @@ func TestInClusterRun(t *testing.T) {
 // the probe image.
 func hostPathCluster(t *testing.T, ctx context.Context, opts kind.Options) (*kind.Target, string) {
 	t.Helper()
-	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.NodeImage, opts.ProbeImage, opts.Log = images.Image, images.ProbeImage, os.Stderr
-	target, err := kind.New(opts)
+	target, probe, err := makeHostPathCluster(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +133,39 @@ func hostPathCluster(t *testing.T, ctx context.Context, opts kind.Options) (*kin
 			t.Error(err)
 		}
 	})
+	return target, probe
+}
+
+// sharedHostPathCluster is hostPathCluster's one-worker cluster, shared by every test of this
+// run that asks for it (issue 34: one cluster serves several stages; TestE2EFramework, then
+// TestInClusterRun and hydrophone): made by the first, deleted by TestMain after the last test, a
+// killed run's swept by the next (framework/sweep).
+func sharedHostPathCluster(t *testing.T, ctx context.Context) (*kind.Target, string) {
+	t.Helper()
+	sharedKind.Lock()
+	defer sharedKind.Unlock()
+	if c := sharedKind.cluster; c != nil {
+		t.Logf("kind cluster %s: made by an earlier test of this run", c.target.ClusterName())
+		return c.target, c.probe
+	}
+	target, probe, err := makeHostPathCluster(ctx, kind.Options{NameTag: "hostpath"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedKind.cluster = &sharedCluster{target, probe}
+	return target, probe
+}
+
+func makeHostPathCluster(ctx context.Context, opts kind.Options) (*kind.Target, string, error) {
+	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
+	if err != nil {
+		return nil, "", err
+	}
+	opts.NodeImage, opts.ProbeImage, opts.Log = images.Image, images.ProbeImage, os.Stderr
+	target, err := kind.New(opts)
+	if err != nil {
+		return nil, "", err
+	}
 	var cases []*framework.Case
 	for _, c := range catalogue.All() {
 		if c.Area == framework.AreaHostPath {
@@ -143,7 +173,30 @@ func hostPathCluster(t *testing.T, ctx context.Context, opts kind.Options) (*kin
 		}
 	}
 	if _, err := target.Cluster(ctx, cases); err != nil {
-		t.Fatal(err)
+		return nil, "", errors.Join(err, target.Close())
 	}
-	return target, images.ProbeImage
+	return target, images.ProbeImage, nil
+}
+
+type sharedCluster struct {
+	target *kind.Target
+	probe  string
+}
+
+// sharedKind holds sharedHostPathCluster's cluster until TestMain closes it.
+var sharedKind struct {
+	sync.Mutex
+	cluster *sharedCluster
+}
+
+// closeSharedClusters deletes sharedHostPathCluster's cluster, after the package's last test.
+func closeSharedClusters() error {
+	sharedKind.Lock()
+	defer sharedKind.Unlock()
+	if sharedKind.cluster == nil {
+		return nil
+	}
+	err := sharedKind.cluster.target.Close()
+	sharedKind.cluster = nil
+	return err
 }

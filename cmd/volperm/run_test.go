@@ -34,6 +34,10 @@ var binDir string
 func TestMain(m *testing.M) {
 	probe.MaybeRunChild()
 	code := m.Run()
+	if err := closeSharedClusters(); err != nil {
+		fmt.Fprintln(os.Stderr, "deleting the tests' kind clusters:", err)
+		code = 1
+	}
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
