@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 )
@@ -58,6 +59,21 @@ func UpstreamGates() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// RegisterGate adds a row to the gate table, for a gate a fork or a test binary adds without
+// editing this file (cmd/volperm/tinygate_test.go: the recipe of docs/architecture.md "Add a
+// gate or a release", proven). Call it from an init function, before any run; a name that is
+// already a gate, or a row without a name or first release, panics.
+func RegisterGate(g Gate) {
+	if g.Name == "" || ReleaseMinor(g.First) < 0 {
+		panic(fmt.Sprintf("framework.RegisterGate(%+v): a gate needs a name and a first release (v1.N)", g))
+	}
+	if _, dup := GateNamed(g.Name); dup {
+		panic("framework.RegisterGate: " + g.Name + " is a gate already")
+	}
+	gateTable = append(gateTable, g)
+	KnownGates[g.Name] = g.Default
 }
 
 // KnownGates maps every gate volperm understands to its default value (gateTable).

@@ -32,6 +32,16 @@ var Defaults = map[string]bool{
 	VolumeBindMountOptions:      false,
 }
 
+// Register adds a gate of the reference node with its default: the reference node's own row of
+// a gate that a fork or a test binary adds (its framework row: framework.RegisterGate). Call it
+// from an init function; a known name panics.
+func Register(name string, def bool) {
+	if _, dup := Defaults[name]; dup || name == "" {
+		panic(fmt.Sprintf("gates.Register(%q): empty, or a gate already", name))
+	}
+	Defaults[name] = def
+}
+
 // Set is the gates of one component; a gate missing from it has its default.
 type Set map[string]bool
 
