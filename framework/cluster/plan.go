@@ -31,8 +31,13 @@ func podGroup(c *framework.Case, pod *corev1.Pod, podPerCase bool) (string, erro
 	}
 	b, err := json.Marshal(pod.Spec.SecurityContext)
 	sc := string(b)
-	if framework.InUserNamespace(pod) {
-		sc += " hostUsers=false"
+	// What the needs table says a case needs of a node beyond a stock one shapes its pod (a user
+	// namespace, a runtime without a feature, ...): cases of different needs never share a pod,
+	// whatever need a new area adds (issue 35).
+	for _, n := range needs.Of(c) {
+		if n.Node {
+			sc += " need=" + n.Label
+		}
 	}
 	if needs.HasTokenProjection(pod) {
 		// The probe pod gives the token the case pod's FsUser (fsUserShape).

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/nodeimpl/atomicwriter"
 )
 
@@ -81,6 +82,13 @@ func TestPodGroup(t *testing.T) {
 	}
 	if max := podVolumes(64); max(h1) != hostPathPodVolumes || max(h2) != 64 {
 		t.Errorf("a pod of hostPath cases holds %d volumes, another %d; want %d (the kubelet's FailedMount events of one pod) and 64", max(h1), max(h2), hostPathPodVolumes)
+	}
+	// A need of the node (here a user namespace: hostUsers false) keeps a case's pod apart.
+	userns := emptyDir(nil)
+	userns.Spec.HostUsers = ptr.To(false)
+	u, _ := podGroup(&framework.Case{Pod: userns}, userns, false)
+	if p, _ := podGroup(&framework.Case{Pod: emptyDir(nil)}, emptyDir(nil), false); u == p || !strings.Contains(u, "need="+needs.UserNamespaces) {
+		t.Errorf("a pod in a user namespace shares its group with one that is not: %q and %q", u, p)
 	}
 	a, _ := podGroup(plain, emptyDir(ptr.To[int64](2000)), false)
 	b, _ := podGroup(plain, emptyDir(ptr.To[int64](3000)), false)
