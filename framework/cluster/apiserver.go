@@ -17,6 +17,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/execproto"
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
 // apiserverHalf is the cluster's apiserver as the admission half of the target's pair
@@ -137,7 +138,7 @@ func (h *apiserverHalf) admit(ctx context.Context, c *framework.Case) (framework
 
 // endpoint is the apiserver serving gates (the target's apiserverOf, once per setting).
 func (h *apiserverHalf) endpoint(ctx context.Context, gates map[string]bool) (string, error) {
-	key := cellKey(framework.Gates{APIServer: gates})
+	key := nodecontrol.CellKey(framework.Gates{APIServer: gates})
 	if ep, ok := h.serving[key]; ok {
 		return ep, nil
 	}

@@ -103,31 +103,6 @@ func ParseLabels(s string) (map[string]string, error) {
 	return set, nil
 }
 
-// NodeControl changes the node's kubelet, for the steps of a case (Case.After).
-type NodeControl interface {
-	// SetKubeletGates writes the kubelet's feature gates into its configuration; they take
-	// effect when the kubelet restarts.
-	SetKubeletGates(ctx context.Context, gates map[string]bool) error
-	// RestartKubelet restarts the kubelet (the target then waits until it answers).
-	RestartKubelet(ctx context.Context) error
-	// SetAPIServerGates gives the cluster an apiserver with these feature gates, without
-	// restarting the one the node's kubelet watches, and returns its endpoint (host:port; "" =
-	// the kubeconfig's server). The target sends its requests there from then on (endpoint.go)
-	// and waits until it reports the gates.
-	SetAPIServerGates(ctx context.Context, gates map[string]bool) (endpoint string, err error)
-}
-
-// KubeletReleaser is a NodeControl that can also replace the node's kubelet by one of another
-// release, for kubeletRelease steps (docs/spec.md [steps.kubelet-release]); kind@matrix's is.
-type KubeletReleaser interface {
-	// KubeletReleases are the releases ("v1.36") it can give the node.
-	KubeletReleases() []string
-	// SetKubeletRelease replaces the kubelet's binary by one of release, writes gates (only
-	// gates that release has) into its configuration and restarts it; it returns once the API
-	// reports the node's kubelet as that release.
-	SetKubeletRelease(ctx context.Context, release string, gates map[string]bool) error
-}
-
 // Target runs cases on a cluster.
 type Target struct {
 	opts   Options

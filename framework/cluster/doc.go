@@ -21,7 +21,9 @@
 // (the nodes a run may use and their pools); spread.go (the target over several nodes: a pool's
 // cases split over its nodes, every pool asked, disagreements failed); runtime.go (what a node's
 // runtime reports it can do); kept.go (kind --per-cell's results).
-// Node control, which only a cluster volperm controls (kind) reaches: steps.go (a case's steps
+// Node control, which only a cluster volperm controls (kind) reaches, planned in
+// framework/nodecontrol (the Control interface, cells, Timeline) and executed here
+// (nodecontrol.go names what this package takes from it): steps.go (a case's steps
 // through framework/lifecycle), rounds.go and stepgroups.go (a node-wide step several pods name
 // runs once for all of them), timeline.go (gate and kubelet-release histories), settle.go (after
 // a kubelet restart, until its pods and mounted volumes are back), reconfigure.go (gates in

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
 // In-place reconfiguration (Options.Reconfigure): one cluster serves every gate combination.
@@ -72,54 +72,32 @@ func (t *Target) fullGates(g framework.Gates) framework.Gates {
 	return framework.Gates{APIServer: fill(g.APIServer, t.gates.APIServer), Kubelet: fill(g.Kubelet, t.gates.Kubelet)}
 }
 
-// cellKey names a full set of gates.
-func cellKey(g framework.Gates) string {
-	word := func(m map[string]bool) string {
-		var parts []string
-		for _, k := range sortedKeys(m) {
-			parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
-		}
-		return strings.Join(parts, ",")
-	}
-	return "apiserver[" + word(g.APIServer) + "] kubelet[" + word(g.Kubelet) + "]"
-}
-
-// flips counts the components whose gates differ between a and b.
-func flips(a, b framework.Gates) int {
-	n := 0
-	if !maps.Equal(a.APIServer, b.APIServer) {
-		n++
-	}
-	if !maps.Equal(a.Kubelet, b.Kubelet) {
-		n++
-	}
-	return n
-}
-
 // observeReconfiguring runs the timelines, then the cells nearest first.
 func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
 	var plain, histories []*caseRun
 	for _, r := range runs {
 		switch {
 		case r.err != nil:
-		case (hasGateSteps(r.c) || framework.ChangesKubeletRelease(r.c)) && !hasChmodSteps(r.c):
+		case nodecontrol.IsHistory(r.c):
 			histories = append(histories, r)
 		default:
 			plain = append(plain, r)
 		}
 	}
-	sortByHistory(histories)
+	nodecontrol.SortByHistory(histories, caseOf)
 	var lines []*timeline
 	for _, r := range histories {
-		lines = attach(lines, r, t.fullGates(r.c.Gates))
+		lines = nodecontrol.Attach(lines, r, r.c, t.fullGates(r.c.Gates))
 	}
 	for len(lines) > 0 {
 		// Nearest start first, then in attach order.
-		sort.SliceStable(lines, func(i, j int) bool { return flips(t.gates, lines[i].start) < flips(t.gates, lines[j].start) })
+		sort.SliceStable(lines, func(i, j int) bool {
+			return nodecontrol.Flips(t.gates, lines[i].Start) < nodecontrol.Flips(t.gates, lines[j].Start)
+		})
 		tl := lines[0]
 		lines = lines[1:]
 		if err := t.runTimeline(ctx, tl); err != nil {
-			for _, r := range tl.runs() {
+			for _, r := range tl.Runs() {
 				if r.err == nil {
 					r.err = err
 				}
@@ -130,14 +108,16 @@ func (t *Target) observeReconfiguring(ctx context.Context, runs []*caseRun) {
 	gatesOf := map[string]framework.Gates{}
 	for _, r := range plain {
 		g := t.fullGates(r.c.Gates)
-		k := cellKey(g)
+		k := nodecontrol.CellKey(g)
 		cells[k] = append(cells[k], r)
 		gatesOf[k] = g
 	}
 	for len(cells) > 0 {
 		// Nearest cell first (fewest components to flip), then by name.
 		keys := sortedKeys(cells)
-		sort.SliceStable(keys, func(i, j int) bool { return flips(t.gates, gatesOf[keys[i]]) < flips(t.gates, gatesOf[keys[j]]) })
+		sort.SliceStable(keys, func(i, j int) bool {
+			return nodecontrol.Flips(t.gates, gatesOf[keys[i]]) < nodecontrol.Flips(t.gates, gatesOf[keys[j]])
+		})
 		k := keys[0]
 		cell := cells[k]
 		delete(cells, k)
@@ -187,7 +167,7 @@ func (t *Target) setKubeletRelease(ctx context.Context, release string, gates ma
 			return err
 		}
 	}
-	t.logf("kubelet of node %s replaced by %s with %s in %s", t.node, release, cellKey(framework.Gates{Kubelet: gates}), time.Since(begin).Round(100*time.Millisecond))
+	t.logf("kubelet of node %s replaced by %s with %s in %s", t.node, release, nodecontrol.CellKey(framework.Gates{Kubelet: gates}), time.Since(begin).Round(100*time.Millisecond))
 	return nil
 }
 
@@ -209,7 +189,7 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 		if ep != "" {
 			where = "the apiserver at " + ep
 		}
-		t.logf("%s serves %s, in %s", where, cellKey(framework.Gates{APIServer: want.APIServer}), time.Since(start).Round(100*time.Millisecond))
+		t.logf("%s serves %s, in %s", where, nodecontrol.CellKey(framework.Gates{APIServer: want.APIServer}), time.Since(start).Round(100*time.Millisecond))
 	}
 	if !maps.Equal(want.Kubelet, t.gates.Kubelet) {
 		start := time.Now()
@@ -224,7 +204,7 @@ func (t *Target) reconfigure(ctx context.Context, want framework.Gates, idle boo
 			return err
 		}
 		t.gates.Kubelet = maps.Clone(want.Kubelet)
-		t.logf("kubelet restarted with %s in %s", cellKey(framework.Gates{Kubelet: want.Kubelet}), time.Since(start).Round(100*time.Millisecond))
+		t.logf("kubelet restarted with %s in %s", nodecontrol.CellKey(framework.Gates{Kubelet: want.Kubelet}), time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
 }
@@ -239,7 +219,7 @@ func (t *Target) apiserverOf(ctx context.Context, gates map[string]bool) (string
 		return "", err
 	}
 	ectx := withEndpoint(ctx, ep)
-	err = waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+cellKey(framework.Gates{APIServer: gates}), func() (bool, error) {
+	err = waitFor(ctx, 3*time.Minute, 500*time.Millisecond, "apiserver with gates "+nodecontrol.CellKey(framework.Gates{APIServer: gates}), func() (bool, error) {
 		got, err := t.featureGatesOnce(ectx, "/metrics")
 		if err != nil || GatesMismatch(framework.Gates{APIServer: gates}, framework.Gates{APIServer: got}) != "" {
 			return false, nil // starting, or not serving those gates yet

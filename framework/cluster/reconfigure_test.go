@@ -5,6 +5,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
 // TestTimelinesOfTheSkewArea: the skew area's gate-step cases merge into shared histories. The
@@ -22,27 +23,27 @@ func TestTimelinesOfTheSkewArea(t *testing.T) {
 	var lines []*timeline
 	var histories []*caseRun
 	for i, c := range catalogue.All() {
-		if c.Area == framework.AreaSkew && hasGateSteps(c) && !hasChmodSteps(c) {
+		if c.Area == framework.AreaSkew && nodecontrol.HasGateSteps(c) && !nodecontrol.HasChmodSteps(c) {
 			histories = append(histories, &caseRun{id: i, c: c})
 		}
 	}
 	if len(histories) == 0 {
 		t.Fatal("no skew case has gate steps")
 	}
-	sortByHistory(histories)
+	nodecontrol.SortByHistory(histories, caseOf)
 	for _, r := range histories {
-		lines = attach(lines, r, tg.fullGates(r.c.Gates))
+		lines = nodecontrol.Attach(lines, r, r.c, tg.fullGates(r.c.Gates))
 	}
 	var created []int
 	total := 0
 	for _, tl := range lines {
 		n := 0
-		for k, rs := range tl.created {
+		for k, rs := range tl.Created {
 			n += len(rs)
 			for _, r := range rs {
 				// Every case starts where the history is in its own gates, with its own steps left.
-				g, _, settled := tl.at(k)
-				if !settled || cellKey(g) != cellKey(tg.fullGates(r.c.Gates)) || stepsKey(tl.steps[k:]) != stepsKey(r.c.After) {
+				g, _, settled := tl.At(k)
+				if !settled || nodecontrol.CellKey(g) != nodecontrol.CellKey(tg.fullGates(r.c.Gates)) || nodecontrol.StepsKey(tl.Steps[k:]) != nodecontrol.StepsKey(r.c.After) {
 					t.Errorf("case %q attached at step %d of a timeline that is elsewhere", r.c.Name, k)
 				}
 			}
@@ -61,24 +62,6 @@ func TestTimelinesOfTheSkewArea(t *testing.T) {
 	for n, k := range want {
 		if got[n] != k {
 			t.Errorf("timelines with %d cases: %d, want %d (all: %v)", n, got[n], k, created)
-		}
-	}
-}
-
-func TestTimelineAt(t *testing.T) {
-	off := map[string]bool{"G": false}
-	on := map[string]bool{"G": true}
-	tl := &timeline{start: framework.Gates{APIServer: off, Kubelet: off}, steps: []framework.Step{
-		{SetGates: &framework.Gates{APIServer: on}},
-		{SetGates: &framework.Gates{Kubelet: on}},
-		{RestartKubelet: true},
-	}}
-	for k, want := range []struct {
-		api, kubelet, settled bool
-	}{{false, false, true}, {true, false, true}, {true, false, false}, {true, true, true}} {
-		g, _, settled := tl.at(k)
-		if g.APIServer["G"] != want.api || g.Kubelet["G"] != want.kubelet || settled != want.settled {
-			t.Errorf("at(%d) = %v settled %v, want apiserver %v kubelet %v settled %v", k, g, settled, want.api, want.kubelet, want.settled)
 		}
 	}
 }
@@ -122,22 +105,22 @@ func TestTimelinesOfKubeletReleases(t *testing.T) {
 	if len(histories) != 12 {
 		t.Fatalf("%d kubelet-release cases, want 12 (3 older releases x 2 media x created before and after the downgrade)", len(histories))
 	}
-	sortByHistory(histories)
+	nodecontrol.SortByHistory(histories, caseOf)
 	var lines []*timeline
 	for _, r := range histories {
-		lines = attach(lines, r, tg.fullGates(r.c.Gates))
+		lines = nodecontrol.Attach(lines, r, r.c, tg.fullGates(r.c.Gates))
 	}
 	if len(lines) != 3 {
 		t.Fatalf("%d timelines, want 3", len(lines))
 	}
 	for _, tl := range lines {
-		if tl.release != framework.NewestRelease || len(tl.steps) != 2 || len(tl.created[0]) != 2 || len(tl.created[1]) != 2 {
-			t.Errorf("timeline from kubelet %s through %d steps, created %d/%d/%d", tl.release, len(tl.steps), len(tl.created[0]), len(tl.created[1]), len(tl.created[2]))
+		if tl.Release != framework.NewestRelease || len(tl.Steps) != 2 || len(tl.Created[0]) != 2 || len(tl.Created[1]) != 2 {
+			t.Errorf("timeline from kubelet %s through %d steps, created %d/%d/%d", tl.Release, len(tl.Steps), len(tl.Created[0]), len(tl.Created[1]), len(tl.Created[2]))
 			continue
 		}
-		g, release, settled := tl.at(1)
-		if !settled || release != tl.steps[0].KubeletRelease || len(g.Kubelet) != 0 || tl.created[1][0].c.Releases.Kubelet != release {
-			t.Errorf("after the downgrade: kubelet %s, gates %v, settled %v; created there under %s", release, g.Kubelet, settled, tl.created[1][0].c.Releases.Kubelet)
+		g, release, settled := tl.At(1)
+		if !settled || release != tl.Steps[0].KubeletRelease || len(g.Kubelet) != 0 || tl.Created[1][0].c.Releases.Kubelet != release {
+			t.Errorf("after the downgrade: kubelet %s, gates %v, settled %v; created there under %s", release, g.Kubelet, settled, tl.Created[1][0].c.Releases.Kubelet)
 		}
 	}
 }

@@ -2,112 +2,15 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/lifecycle"
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
-
-// sortByHistory puts the longest histories first, for attach.
-func sortByHistory(runs []*caseRun) {
-	sort.SliceStable(runs, func(i, j int) bool { return len(runs[i].c.After) > len(runs[j].c.After) })
-}
-
-func hasGateSteps(c *framework.Case) bool {
-	for _, s := range c.After {
-		if s.SetGates != nil {
-			return true
-		}
-	}
-	return false
-}
-
-func hasChmodSteps(c *framework.Case) bool {
-	for _, s := range c.After {
-		if s.Chmod != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// timeline is one gate history: start (the gates, and the kubelet's release, "v1.N"), then
-// steps; created[k] are the cases whose pods are created before steps[k] (created[len(steps)]:
-// at the end).
-type timeline struct {
-	start   framework.Gates
-	release string
-	steps   []framework.Step
-	created [][]*caseRun
-}
-
-func (tl *timeline) runs() []*caseRun {
-	var out []*caseRun
-	for _, c := range tl.created {
-		out = append(out, c...)
-	}
-	return out
-}
-
-// at is the gates in force and the kubelet's release before steps[k], and whether the kubelet's
-// configuration is the one it runs (a kubelet gate set but not yet restarted is not a point a
-// case can start at).
-func (tl *timeline) at(k int) (framework.Gates, string, bool) {
-	g := framework.Gates{APIServer: maps.Clone(tl.start.APIServer), Kubelet: maps.Clone(tl.start.Kubelet)}
-	configured := maps.Clone(g.Kubelet)
-	release := tl.release
-	for _, s := range tl.steps[:k] {
-		switch {
-		case s.SetGates != nil:
-			maps.Copy(g.APIServer, s.SetGates.APIServer)
-			maps.Copy(configured, s.SetGates.Kubelet)
-		case s.RestartKubelet:
-			g.Kubelet = maps.Clone(configured)
-		case s.KubeletRelease != "":
-			release = s.KubeletRelease
-			configured = framework.GatesOfRelease(configured, release)
-			g.Kubelet = maps.Clone(configured)
-		}
-	}
-	return g, release, maps.Equal(configured, g.Kubelet)
-}
-
-// pointKey names a point of a history: the kubelet's release and the gates in force, of the
-// kubelet only those its release has.
-func pointKey(g framework.Gates, release string) string {
-	return release + " " + cellKey(framework.Gates{APIServer: g.APIServer, Kubelet: framework.GatesOfRelease(g.Kubelet, release)})
-}
-
-// attach puts r into the first timeline of which it is a later part (the same remaining steps
-// from a point where the gates and the kubelet's release are the ones r is created with), or
-// starts a new one. Longer histories should be attached first.
-func attach(lines []*timeline, r *caseRun, gates framework.Gates) []*timeline {
-	want := stepsKey(r.c.After)
-	created := r.c.Releases.Of(false)
-	for _, tl := range lines {
-		k := len(tl.steps) - len(r.c.After)
-		if k < 0 || stepsKey(tl.steps[k:]) != want {
-			continue
-		}
-		if g, release, settled := tl.at(k); settled && pointKey(g, release) == pointKey(gates, created) {
-			tl.created[k] = append(tl.created[k], r)
-			return lines
-		}
-	}
-	tl := &timeline{start: gates, release: created, steps: r.c.After, created: make([][]*caseRun, len(r.c.After)+1)}
-	tl.created[0] = []*caseRun{r}
-	return append(lines, tl)
-}
-
-func stepsKey(s []framework.Step) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
 
 // runTimeline goes through tl on the cluster: pods are created (and seen running or failing
 // to mount) at their point, and each running pod goes through its case's steps, the timeline's
@@ -119,17 +22,17 @@ func stepsKey(s []framework.Step) string {
 func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 	start := time.Now()
 	home := framework.MinorRelease(t.kubeletVersion)
-	if tl.release != home {
+	if tl.Release != home {
 		// Created under another kubelet: the apiserver first, then that kubelet with the
 		// start's gates it has. The history ends on the node's own release (a matrix routes a
 		// case to the node of its last kubelet release); if it does not, the node gets it back.
-		if err := t.reconfigure(ctx, framework.Gates{APIServer: tl.start.APIServer, Kubelet: t.gates.Kubelet}, true); err != nil {
+		if err := t.reconfigure(ctx, framework.Gates{APIServer: tl.Start.APIServer, Kubelet: t.gates.Kubelet}, true); err != nil {
 			return err
 		}
-		if err := t.setKubeletRelease(ctx, tl.release, framework.GatesOfRelease(tl.start.Kubelet, tl.release), false); err != nil {
+		if err := t.setKubeletRelease(ctx, tl.Release, framework.GatesOfRelease(tl.Start.Kubelet, tl.Release), false); err != nil {
 			return err
 		}
-	} else if err := t.reconfigure(ctx, tl.start, true); err != nil {
+	} else if err := t.reconfigure(ctx, tl.Start, true); err != nil {
 		return err
 	}
 	defer func() {
@@ -156,8 +59,8 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 		}
 	}()
 	var kubeletSteps []int
-	for k, s := range tl.steps {
-		if isKubeletStep(s) {
+	for k, s := range tl.Steps {
+		if nodecontrol.IsKubeletStep(s) {
 			kubeletSteps = append(kubeletSteps, k)
 		}
 	}
@@ -170,7 +73,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 			return err
 		}
 		k := kubeletSteps[i]
-		if err := t.applyKubeletStep(ctx, tl.steps[k], configured); err != nil {
+		if err := t.applyKubeletStep(ctx, tl.Steps[k], configured); err != nil {
 			return fmt.Errorf("step %d: %w", k, err)
 		}
 		return nil
@@ -191,9 +94,9 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 		driverDone()
 		return err
 	}
-	for k := 0; k <= len(tl.steps); k++ {
-		if len(tl.created[k]) > 0 {
-			ps, err := t.setUp(ctx, ns, fmt.Sprintf("t%d", k), tl.created[k])
+	for k := 0; k <= len(tl.Steps); k++ {
+		if len(tl.Created[k]) > 0 {
+			ps, err := t.setUp(ctx, ns, fmt.Sprintf("t%d", k), tl.Created[k])
 			if err != nil {
 				return abort(err)
 			}
@@ -210,7 +113,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 				}
 				r.join()
 				wg.Add(1)
-				i, hp := len(errs)-1, &historyPod{vols: caseVolumes(p), steps: tl.steps, next: k, r: r}
+				i, hp := len(errs)-1, &historyPod{vols: caseVolumes(p), steps: tl.Steps, next: k, r: r}
 				go func() {
 					defer wg.Done()
 					_, errs[i] = lifecycle.Steps(pctx, p.runs[0].c, hp)
@@ -218,10 +121,10 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 				}()
 			}
 		}
-		if k == len(tl.steps) {
+		if k == len(tl.Steps) {
 			break
 		}
-		s := tl.steps[k]
+		s := tl.Steps[k]
 		if s.SetGates != nil && len(s.SetGates.APIServer) > 0 {
 			g := framework.Gates{APIServer: maps.Clone(t.gates.APIServer), Kubelet: t.gates.Kubelet}
 			maps.Copy(g.APIServer, s.SetGates.APIServer)
@@ -229,7 +132,7 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 				return abort(fmt.Errorf("step %d: %w", k, err))
 			}
 		}
-		if isKubeletStep(s) {
+		if nodecontrol.IsKubeletStep(s) {
 			if err := r.arrive(ctx); err != nil {
 				return abort(err)
 			}
@@ -243,15 +146,8 @@ func (t *Target) runTimeline(ctx context.Context, tl *timeline) error {
 		}
 		p.fail(t.explain(ctx, p, err))
 	}
-	t.logf("timeline of %d cases through %d steps in %s", len(tl.runs()), len(tl.steps), time.Since(start).Round(100*time.Millisecond))
+	t.logf("timeline of %d cases through %d steps in %s", len(tl.Runs()), len(tl.Steps), time.Since(start).Round(100*time.Millisecond))
 	return nil
-}
-
-// isKubeletStep says whether s acts on the kubelet, every pod of the node (a round of a timeline):
-// a setGates step with kubelet gates, a restart or a kubelet release. framework/lifecycle calls
-// a Pod for exactly these.
-func isKubeletStep(s framework.Step) bool {
-	return (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) || s.RestartKubelet || s.KubeletRelease != ""
 }
 
 // applyKubeletStep applies s, a kubelet step of a timeline, to the node: kubelet gates written into
@@ -268,7 +164,7 @@ func (t *Target) applyKubeletStep(ctx context.Context, s framework.Step, configu
 			return err
 		}
 		t.gates.Kubelet = maps.Clone(configured)
-		t.logf("kubelet restarted with %s in %s", cellKey(framework.Gates{Kubelet: configured}), time.Since(begin).Round(100*time.Millisecond))
+		t.logf("kubelet restarted with %s in %s", nodecontrol.CellKey(framework.Gates{Kubelet: configured}), time.Since(begin).Round(100*time.Millisecond))
 		return nil
 	case s.KubeletRelease != "":
 		// [steps.kubelet-release]: the gates that release lacks leave the configuration.
@@ -313,7 +209,7 @@ func (h *historyPod) TearDown(context.Context) error { return nil }
 // arrive is the pod reaching its next kubelet step, which must be what framework/lifecycle asks
 // for (what): it waits for the step's round.
 func (h *historyPod) arrive(ctx context.Context, what string, is func(framework.Step) bool) error {
-	for h.next < len(h.steps) && !isKubeletStep(h.steps[h.next]) {
+	for h.next < len(h.steps) && !nodecontrol.IsKubeletStep(h.steps[h.next]) {
 		h.next++
 	}
 	if h.next == len(h.steps) || !is(h.steps[h.next]) {
