@@ -171,7 +171,7 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 		tmp := bin + ".tmp"
 		defer os.Remove(tmp)
 		if err := goCmd(ctx, work, log, "building the kubelet of Kubernetes "+release+" (its packages are mostly compiled for the agent: about a minute)",
-			buildArgs("-ldflags", "-s -w "+VersionLDFlags(release), "-o", tmp, "k8s.io/kubernetes/cmd/kubelet")...); err != nil {
+			BuildArgs("-ldflags", "-s -w "+VersionLDFlags(release), "-o", tmp, "k8s.io/kubernetes/cmd/kubelet")...); err != nil {
 			return err
 		}
 		if err := os.Rename(tmp, bin); err != nil {
@@ -320,7 +320,7 @@ func build(ctx context.Context, src, release, work, bin string, log io.Writer) e
 	}
 	tmp := bin + ".tmp"
 	defer os.Remove(tmp)
-	args := buildArgs("-o", tmp)
+	args := BuildArgs("-o", tmp)
 	if tags := driftTags(release); tags != "" {
 		args = append(args, "-tags", tags)
 	}

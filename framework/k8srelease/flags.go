@@ -13,7 +13,7 @@ var (
 	BuildFlags = []string{"-trimpath"}
 )
 
-// buildArgs is `go build` with BuildFlags, then args.
-func buildArgs(args ...string) []string {
+// BuildArgs is `go build` with BuildFlags, then args.
+func BuildArgs(args ...string) []string {
 	return append(append([]string{"build"}, BuildFlags...), args...)
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,13 +47,8 @@ type KubeletReleaser interface {
 // CellKey names a full set of gates: a cell of the skew matrix.
 func CellKey(g framework.Gates) string {
 	word := func(m map[string]bool) string {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var parts []string
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
 		}
 		return strings.Join(parts, ",")

@@ -369,8 +369,7 @@ func (b *builder) moduleKey(module string, extra ...string) (string, error) {
 
 func (b *builder) goBuild(ctx context.Context, module, out, ldflags string, pkgs ...string) error {
 	// Kubernetes' build configuration, shared with the agents and kubelets (k8srelease.BuildFlags).
-	args := append(append(append([]string{"build"}, k8srelease.BuildFlags...), "-ldflags", ldflags, "-o", out), pkgs...)
-	return b.run(ctx, module, k8srelease.BuildEnv, "go", args...)
+	return b.run(ctx, module, k8srelease.BuildEnv, "go", k8srelease.BuildArgs(append([]string{"-ldflags", ldflags, "-o", out}, pkgs...)...)...)
 }
 
 func (b *builder) kubernetes(ctx context.Context) (bool, error) {
