@@ -21,6 +21,11 @@ var generators = []func() []*framework.Case{
 	emptyDirCases, hostPathCases, fsGroupCases, atomicWriterCases, ownerCases, flexVolumeCases, skewCases, conditionCases, ruleCases, userPainCases, fsUserCases, absentObjectCases, nestedMountCases, boundaryCases, usernsCases, usernsNodeCases, mountCases, readOnlyCases, groupsCases, imageVolumeCases, bindMountCases, seLinuxCases,
 }
 
+// RegisterGenerator adds the generated cases of an area a fork or a test binary adds without
+// editing this file (framework.RegisterArea; cmd/volperm/tinyarea_test.go). Call it before any
+// run.
+func RegisterGenerator(g func() []*framework.Case) { generators = append(generators, g) }
+
 // All returns the whole catalogue, each case Complete()d, names unique: per area (in
 // framework.Areas order) the canonical manifests first, then the generated cases. Every call
 // builds fresh cases, so callers may change them.
