@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
-
-	"github.com/volperm/volperm/hostfeature"
 )
 
 // Matrix is a target made of one target per release cell (kube-apiserver release x kubelet
 // release): `upstream@matrix` is every cell the version-skew policy allows, each the real code
 // of its two releases. A case that names no releases runs in every cell its gates can exist in
 // (RunAsReleases: one spec per cell); a case naming its releases runs in that cell. Each case
-// goes to its cell's target; Prepare hands each cell its cases.
+// goes to its cell's target (Route: framework.Ask asks the cell, so the matrix answers no
+// question of a case itself); Prepare hands each cell its cases.
 type Matrix struct {
 	name  string
 	cells []Releases
@@ -63,6 +61,9 @@ func (m *Matrix) Info() TargetInfo {
 	return info
 }
 
+// Route is c's cell (Router): framework.Ask asks it every question of c.
+func (m *Matrix) Route(c *Case) (Target, string) { return m.cell(c) }
+
 // Supports asks c's cell.
 func (m *Matrix) Supports(c *Case) (bool, string) {
 	t, why := m.cell(c)
@@ -70,25 +71,6 @@ func (m *Matrix) Supports(c *Case) (bool, string) {
 		return false, why
 	}
 	return t.Supports(c)
-}
-
-// NotApplicable asks c's cell (a cell of a cluster's pools: the kinds of node they are); a case
-// of no cell is not run, Supports says why.
-func (m *Matrix) NotApplicable(c *Case) string {
-	t, _ := m.cell(c)
-	if t == nil {
-		return ""
-	}
-	return NotApplicable(t, c)
-}
-
-// HostNeeds asks c's cell.
-func (m *Matrix) HostNeeds(c *Case) []hostfeature.Feature {
-	t, _ := m.cell(c)
-	if hn, ok := t.(HostNeeds); ok {
-		return hn.HostNeeds(c)
-	}
-	return nil
 }
 
 // Observe has c's cell observe it.
@@ -141,44 +123,6 @@ func (m *Matrix) Prepare(ctx context.Context, cases []*Case) error {
 	return errors.Join(errs...)
 }
 
-// ObserveTime asks c's cell (ObserveTimer).
-func (m *Matrix) ObserveTime(c *Case) (time.Duration, bool) {
-	t, _ := m.cell(c)
-	if ot, ok := t.(ObserveTimer); ok {
-		return ot.ObserveTime(c)
-	}
-	return 0, false
-}
-
-// NodeOf asks c's cell (NodeReporter: the cluster target's cells of node pools).
-func (m *Matrix) NodeOf(c *Case) string {
-	if t, _ := m.cell(c); t != nil {
-		if nr, ok := t.(NodeReporter); ok {
-			return nr.NodeOf(c)
-		}
-	}
-	return ""
-}
-
-// ObservePools asks c's cell (PoolObserver: the cluster target's cells of node pools).
-func (m *Matrix) ObservePools(ctx context.Context, c *Case) ([]PoolObservation, bool) {
-	if t, _ := m.cell(c); t != nil {
-		if po, ok := t.(PoolObserver); ok {
-			return po.ObservePools(ctx, c)
-		}
-	}
-	return nil, false
-}
-
-// KnownDifference asks c's cell.
-func (m *Matrix) KnownDifference(c *Case) (string, bool) {
-	t, _ := m.cell(c)
-	if kd, ok := t.(KnownDifferences); ok {
-		return kd.KnownDifference(c)
-	}
-	return "", false
-}
-
 // Close closes what the cells share.
 func (m *Matrix) Close() error {
 	var errs []error
@@ -189,8 +133,6 @@ func (m *Matrix) Close() error {
 }
 
 var (
-	_ Batcher          = (*Matrix)(nil)
-	_ HostNeeds        = (*Matrix)(nil)
-	_ KnownDifferences = (*Matrix)(nil)
-	_ ObserveTimer     = (*Matrix)(nil)
+	_ Batcher = (*Matrix)(nil)
+	_ Router  = (*Matrix)(nil)
 )

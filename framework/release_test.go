@@ -167,11 +167,11 @@ func TestMatrixNotApplicable(t *testing.T) {
 	v37, v36 := Releases{APIServer: "v1.37", Kubelet: "v1.37"}, Releases{APIServer: "v1.37", Kubelet: "v1.36"}
 	m := NewMatrix("m", []Releases{v37, v36}, map[Releases]Target{v37: &naCell{}, v36: &cellTarget{}}, nil)
 	restart := &Case{Name: "restart", Pod: podWithVolumes("v")}
-	if why := NotApplicable(m, restart); why != "node-control: no control of the node" {
+	if why := Reasons(m, restart).NotApplicable; why != "node-control: no control of the node" {
 		t.Errorf("a case of the v1.37 cell its target is not: %q", why)
 	}
 	old := &Case{Name: "restart", Pod: podWithVolumes("v"), Releases: v36}
-	if why := NotApplicable(m, old); why != "" {
+	if why := Reasons(m, old).NotApplicable; why != "" {
 		t.Errorf("the same case in the v1.36 cell, whose target runs it: %q", why)
 	}
 }

@@ -32,51 +32,14 @@ type Batcher interface {
 	Prepare(ctx context.Context, cases []*Case) error
 }
 
-// NodeReporter is implemented by a target that runs cases on several nodes (the cluster target
-// spread over a cluster's nodes): the node that observed c, for the reports (report.NodeEntry).
-type NodeReporter interface {
-	NodeOf(c *Case) string
-}
-
-// PoolObserver is implemented by a target that observes each case on several kinds of node at
-// once (the cluster target over node pools: framework/cluster/spread.go): what each pool saw,
-// for the suites to compare each with the oracle and the reports to give a verdict per pool
-// (report.PoolsEntry). pooled is false when c is not observed that way (Observe then).
-type PoolObserver interface {
-	ObservePools(ctx context.Context, c *Case) (obs []PoolObservation, pooled bool)
-}
-
-// PoolObservation is what one pool of nodes observed of a case.
-type PoolObservation struct {
-	// Pool names the pool by what its nodes share: "kubelet v1.37.1, Debian GNU/Linux 12,
-	// containerd://2.1.1"; Kubelet is its kubelet's release.
-	Pool    string
-	Kubelet string
-	// Node is the node of the pool that observed the case.
-	Node        string
-	Observation *Observation
-	// Err is why the pool has no Observation.
-	Err error
-}
-
 // HostNeeds is implemented by a target whose cases need features of this machine (root, a huge
-// page size, a container engine): the suites ask it before Supports, so that a case this machine
+// page size, a container engine): framework.Ask asks it before Supports, so that a case this machine
 // cannot run is "not run" with the feature named, or a failure when the run requires that feature
 // (hostfeature.Required), whatever the target.
 type HostNeeds interface {
 	// HostNeeds lists the features of this machine c needs on the target; none for a case that
 	// never reaches a node here.
 	HostNeeds(c *Case) []hostfeature.Feature
-}
-
-// MissingHostFeature returns the first feature of this machine that t needs for c and that the
-// machine lacks, nil when there is none (or t needs none).
-func MissingHostFeature(t Target, c *Case) *hostfeature.Missing {
-	hn, ok := t.(HostNeeds)
-	if !ok {
-		return nil
-	}
-	return hostfeature.First(hn.HostNeeds(c))
 }
 
 // KnownDifferences is implemented by a target that is expected to disagree with the spec in

@@ -433,16 +433,11 @@ func runAgent(ctx context.Context, n mutant.Name, cases []*framework.Case, expec
 	return failing, reached, len(sel), nil
 }
 
-// notRunHere says why c cannot run on t on this machine (a host feature it lacks, or a case
-// the target does not support).
+// notRunHere says why c cannot run on t on this machine (not applicable, a host feature it
+// lacks, or a case the target does not support: framework.Reasons).
 func notRunHere(t framework.Target, c *framework.Case) (string, bool) {
-	if m := suites.MissingHostFeature(t, c); m != nil {
-		return m.Error(), true
-	}
-	if ok, why := t.Supports(c); !ok {
-		return why, true
-	}
-	return "", false
+	why := framework.Reasons(t, c, suites.Assumes(c)...).NotRun()
+	return why, why != ""
 }
 
 // runMutant runs the cases sel with mutant n active in this process and returns the indices of

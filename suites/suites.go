@@ -6,7 +6,6 @@
 package suites
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -230,127 +228,84 @@ func WriteConformanceReport(cfg *Config, s *report.Summary) error {
 	return certify.Build(outcomes, o).Write(cfg.ReportDir)
 }
 
-// MissingHostFeature is framework.MissingHostFeature with what the spec assumes of this
-// machine's kernel for c: fs.protected_symlinks=1 when the expected Observation depends on it
-// (oracle.AssumesProtectedSymlinks). Every target but cluster probes on this kernel; for a
+// Assumes are the features of this machine the spec assumes for c, besides what the target
+// needs (framework.Ask's assumes): fs.protected_symlinks=1 when the expected Observation depends
+// on it (oracle.AssumesProtectedSymlinks). Every target but cluster probes on this kernel; for a
 // cluster this machine's setting stands in for its nodes' (systemd gives them 1).
-func MissingHostFeature(t framework.Target, c *framework.Case) *hostfeature.Missing {
-	if m := framework.MissingHostFeature(t, c); m != nil {
-		return m
-	}
+func Assumes(c *framework.Case) []hostfeature.Feature {
 	if oracle.AssumesProtectedSymlinks(c) {
-		return hostfeature.Check(hostfeature.ProtectedSymlinks)
+		return []hostfeature.Feature{hostfeature.ProtectedSymlinks}
 	}
 	return nil
 }
 
-// runCase is one spec: skip (or fail) what the target cannot run, else compare the target's
+// runCase is one spec: the target's Answer of c (framework.Ask, the one question a target is
+// asked per case), then skip (or fail) what the target did not run, else compare the target's
 // Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
-	na := framework.NotApplicable(cfg.Target, c)
+	a := framework.Ask(ctx, cfg.Target, c, Assumes(c)...)
 	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile),
 		APIServerRelease: c.Releases.Of(true), KubeletRelease: c.Releases.Of(false), Gates: report.GatesWords(c.Gates),
-		Features: framework.CaseFeatures(c), NotApplicable: na}, ginkgo.ReportEntryVisibilityNever)
-	if na != "" {
-		ginkgo.Skip(na) // not the target's failure: its releases cannot have the case
-	}
-	if m := MissingHostFeature(cfg.Target, c); m != nil {
-		if hostfeature.Required(m.Feature) {
-			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, m, m.Feature, hostfeature.EnvRequire))
+		Features: framework.CaseFeatures(c), NotApplicable: a.NotApplicable}, ginkgo.ReportEntryVisibilityNever)
+	switch {
+	case a.NotApplicable != "":
+		ginkgo.Skip(a.NotApplicable) // not the target's failure: its releases cannot have the case
+	case a.Missing != nil:
+		if hostfeature.Required(a.Missing.Feature) {
+			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %v (this run requires %s: CI=true or %s names it)", name, a.Missing, a.Missing.Feature, hostfeature.EnvRequire))
 		}
-		ginkgo.Skip(m.Error())
-	}
-	if ok, reason := cfg.Target.Supports(c); !ok {
+		ginkgo.Skip(a.Missing.Error())
+	case a.Unsupported != "":
 		if cfg.Require {
-			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %s (this run requires every case: CI=true or %s names cases)", name, reason, hostfeature.EnvRequire))
+			ginkgo.Fail(fmt.Sprintf("cannot run on target %s: %s (this run requires every case: CI=true or %s names cases)", name, a.Unsupported, hostfeature.EnvRequire))
 		}
-		ginkgo.Skip(reason)
+		ginkgo.Skip(a.Unsupported)
+	}
+	if n := a.Node(); n != "" {
+		ginkgo.AddReportEntry(report.NodeEntry, n, ginkgo.ReportEntryVisibilityNever)
+	}
+	if slices.Contains(c.Labels, framework.LabelTimed) && a.Timed {
+		ginkgo.AddReportEntry(report.ObserveTimeEntry, a.Took.Seconds(), ginkgo.ReportEntryVisibilityNever)
 	}
 	expected := oracle.Expect(c)
-	start := time.Now()
-	observed, err := observe(ctx, cfg.Target, c, expected)
-	if nr, ok := cfg.Target.(framework.NodeReporter); ok {
-		if n := nr.NodeOf(c); n != "" {
-			ginkgo.AddReportEntry(report.NodeEntry, n, ginkgo.ReportEntryVisibilityNever)
-		}
-	}
-	if slices.Contains(c.Labels, framework.LabelTimed) {
-		if took, ok := observeTime(cfg.Target, c, time.Since(start)); ok {
-			ginkgo.AddReportEntry(report.ObserveTimeEntry, took.Seconds(), ginkgo.ReportEntryVisibilityNever)
-		}
+	observed, err := a.Observation, a.Err
+	if len(a.Pools) > 0 {
+		observed, err = judgePools(a.Pools, expected)
 	}
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("target %s failed on case %q: %v", name, c.Name, err))
 	}
 	if diff := framework.Diff(expected, observed); len(diff) > 0 {
 		ginkgo.AddReportEntry(report.DifferenceEntry, diff[0], ginkgo.ReportEntryVisibilityNever)
-		if kd, ok := cfg.Target.(framework.KnownDifferences); ok {
-			if why, known := kd.KnownDifference(c); known {
-				// Short: a known difference is explained once in the summary, not dumped per case.
-				ginkgo.AddReportEntry(report.KnownDifferenceEntry, why, ginkgo.ReportEntryVisibilityNever)
-				ginkgo.Fail(fmt.Sprintf("%s\n\nknown difference of target %s: %s\n  %s", diff[0], name, why, strings.Join(diff, "\n  ")))
-			}
+		if why := a.KnownDifference; why != "" {
+			// Short: a known difference is explained once in the summary, not dumped per case.
+			ginkgo.AddReportEntry(report.KnownDifferenceEntry, why, ginkgo.ReportEntryVisibilityNever)
+			ginkgo.Fail(fmt.Sprintf("%s\n\nknown difference of target %s: %s\n  %s", diff[0], name, why, strings.Join(diff, "\n  ")))
 		}
 		ginkgo.Fail(mismatch(name, diff, expected, observed))
 	}
 }
 
-// observe is the target's Observation of c. A target that observes c on several node pools
-// (framework.PoolObserver) gives each pool's: each is compared with expected and the verdicts go
-// to the reports (report.PoolsEntry); when every pool saw the same, that is the Observation,
-// compared as any other; when they saw differently, the case fails naming what each pool saw.
-func observe(ctx context.Context, t framework.Target, c *framework.Case, expected *framework.Observation) (*framework.Observation, error) {
-	po, ok := t.(framework.PoolObserver)
-	if !ok {
-		return t.Observe(ctx, c)
-	}
-	pools, pooled := po.ObservePools(ctx, c)
-	if !pooled || len(pools) == 0 {
-		return t.Observe(ctx, c)
-	}
-	verdicts := make([]report.PoolVerdict, len(pools))
-	var errs, words []string
-	same := true
-	for i, p := range pools {
-		v := report.PoolVerdict{Pool: p.Pool, Kubelet: p.Kubelet, Node: p.Node, State: report.PoolPassed}
-		if p.Err != nil {
-			v.State, v.Message = report.PoolFailed, p.Err.Error()
-			errs = append(errs, fmt.Sprintf("node %s (pool %d): %v", p.Node, i+1, p.Err))
-		} else if d := framework.Diff(expected, p.Observation); len(d) > 0 {
-			v.State, v.Message = report.PoolFailed, d[0]
+// judgePools judges each pool of a case observed on several node pools against the oracle
+// (framework.Judge), gives the reports each pool's verdict (report.PoolsEntry), and returns the
+// Observation of them all, or why the case fails: a pool failed, or the pools disagree (each
+// named with what it saw).
+func judgePools(pools []framework.PoolObservation, expected *framework.Observation) (*framework.Observation, error) {
+	judged, obs, err := framework.Judge(pools, expected)
+	verdicts := make([]report.PoolVerdict, len(judged))
+	for i, j := range judged {
+		v := report.PoolVerdict{Pool: j.Pool, Kubelet: j.Kubelet, Node: j.Node, State: report.PoolPassed}
+		switch {
+		case j.Err != nil:
+			v.State, v.Message = report.PoolFailed, j.Err.Error()
+		case j.Difference != "":
+			v.State, v.Message = report.PoolFailed, j.Difference
 		}
-		if i > 0 && p.Err == nil && pools[0].Err == nil && len(framework.Diff(pools[0].Observation, p.Observation)) > 0 {
-			same = false
-		}
-		verdict := "as the oracle expects"
-		if v.State != report.PoolPassed {
-			verdict = v.Message
-		}
-		words = append(words, fmt.Sprintf("pool %d (%s) on node %s: %s", i+1, p.Pool, p.Node, verdict))
 		verdicts[i] = v
 	}
 	ginkgo.AddReportEntry(report.PoolsEntry, verdicts, ginkgo.ReportEntryVisibilityNever)
-	switch {
-	case len(errs) > 0:
-		return nil, errors.New(strings.Join(errs, "; "))
-	case !same:
-		return nil, fmt.Errorf("node pools disagree: %s", strings.Join(words, " | "))
-	}
-	return pools[0].Observation, nil
-}
-
-// observeTime is how long t took to observe c: what the target measured when it observed c
-// before the spec (framework.ObserveTimer), measured otherwise; unknown for any other batching
-// target, whose Observe only hands out what it prepared.
-func observeTime(t framework.Target, c *framework.Case, measured time.Duration) (time.Duration, bool) {
-	if ot, ok := t.(framework.ObserveTimer); ok {
-		return ot.ObserveTime(c)
-	}
-	if _, batched := t.(framework.Batcher); batched {
-		return 0, false
-	}
-	return measured, true
+	return obs, err
 }
 
 // mismatch is a failure message whose first line is the first difference (what the reports

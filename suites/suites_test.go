@@ -92,23 +92,32 @@ func fakeCase(name string, area framework.Area, profile framework.Profile) *fram
 	return c
 }
 
-// pooledTarget is fakeTarget on two node pools (framework.PoolObserver): both pools observe as
+// pooledTarget is fakeTarget on two node pools (framework.PoolRouter): both pools observe as
 // fakeTarget does, except that pool B also fails "errs" and alone differs on "pool-b-differs".
 type pooledTarget struct{ fakeTarget }
 
-func (p pooledTarget) ObservePools(ctx context.Context, c *framework.Case) ([]framework.PoolObservation, bool) {
-	var out []framework.PoolObservation
-	for i, pool := range []string{"pool A", "pool B"} {
-		obs, err := p.fakeTarget.Observe(ctx, c)
-		if i == 0 && c.Name == "errs" {
-			obs, err = p.fakeTarget.Observe(ctx, fakeCase("passes", c.Area, c.Profile))
-		}
-		if i == 1 && c.Name == "pool-b-differs" {
-			obs.Admission.Allowed = !obs.Admission.Allowed
-		}
-		out = append(out, framework.PoolObservation{Pool: pool, Kubelet: "v1.37.1", Node: fmt.Sprintf("%c1", 'a'+i), Observation: obs, Err: err})
+func (p pooledTarget) RoutePools(*framework.Case) []framework.PoolRoute {
+	return []framework.PoolRoute{
+		{Pool: "pool A", Kubelet: "v1.37.1", Node: "a1", Target: poolTarget{p.fakeTarget, 0}},
+		{Pool: "pool B", Kubelet: "v1.37.1", Node: "b1", Target: poolTarget{p.fakeTarget, 1}},
 	}
-	return out, true
+}
+
+// poolTarget is pool i of pooledTarget.
+type poolTarget struct {
+	fakeTarget
+	i int
+}
+
+func (p poolTarget) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
+	if p.i == 0 && c.Name == "errs" {
+		return p.fakeTarget.Observe(ctx, fakeCase("passes", c.Area, c.Profile))
+	}
+	obs, err := p.fakeTarget.Observe(ctx, c)
+	if p.i == 1 && c.Name == "pool-b-differs" {
+		obs.Admission.Allowed = !obs.Admission.Allowed
+	}
+	return obs, err
 }
 
 // runFakeSuite is the child's side of TestSpecOutcomes and TestPoolOutcomes.

@@ -83,17 +83,17 @@ func runDiff(s streams, f *diffFlags) int {
 		var obs [2]*framework.Observation
 		skip := ""
 		for i, t := range targets {
-			if ok, reason := t.Supports(c); !ok {
-				skip = fmt.Sprintf("%s: %s", refs[i], reason)
+			a := framework.Ask(ctx, t, c)
+			if why := a.NotRun(); why != "" {
+				skip = fmt.Sprintf("%s: %s", refs[i], why)
 				break
 			}
-			o, err := t.Observe(ctx, c)
-			if err != nil {
-				skip = fmt.Sprintf("%s failed: %v", refs[i], err)
+			if a.Err != nil {
+				skip = fmt.Sprintf("%s failed: %v", refs[i], a.Err)
 				errs = append(errs, fmt.Errorf("case %q: %s", c.Name, skip))
 				break
 			}
-			obs[i] = o
+			obs[i] = a.Observation
 		}
 		if skip != "" {
 			notRun = append(notRun, fmt.Sprintf("%s (%s)", c.Name, skip))

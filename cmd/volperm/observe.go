@@ -67,14 +67,14 @@ func observeAll(ctx context.Context, target framework.Target, cases []*framework
 	name := target.Info().Name
 	var obs []*framework.Observation
 	for _, c := range cases {
-		if ok, reason := target.Supports(c); !ok {
-			return nil, fmt.Errorf("case %q: target %s cannot run it here: %s", c.Name, name, reason)
+		a := framework.Ask(ctx, target, c)
+		if why := a.NotRun(); why != "" {
+			return nil, fmt.Errorf("case %q: target %s cannot run it here: %s", c.Name, name, why)
 		}
-		o, err := target.Observe(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("case %q: target %s: %w", c.Name, name, err)
+		if a.Err != nil {
+			return nil, fmt.Errorf("case %q: target %s: %w", c.Name, name, a.Err)
 		}
-		obs = append(obs, o)
+		obs = append(obs, a.Observation)
 	}
 	return obs, nil
 }

@@ -7,6 +7,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -183,10 +184,7 @@ func runSide(ctx context.Context, side Side, sample []*framework.Case, workDir s
 	runnable := make([]bool, len(sample))
 	byArea := map[framework.Area][]*framework.Case{}
 	for i, c := range sample {
-		if suites.MissingHostFeature(t, c) != nil {
-			continue
-		}
-		if ok, _ := t.Supports(c); !ok {
+		if framework.Reasons(t, c, suites.Assumes(c)...).NotRun() != "" {
 			continue
 		}
 		runnable[i] = true
@@ -203,7 +201,11 @@ func runSide(ctx context.Context, side Side, sample []*framework.Case, workDir s
 			if c.Area != a || !runnable[i] {
 				continue
 			}
-			obs, err := t.Observe(ctx, c)
+			a := framework.Ask(ctx, t, c, suites.Assumes(c)...)
+			obs, err := a.Observation, a.Err
+			if why := a.NotRun(); why != "" {
+				err = errors.New(why)
+			}
 			if err != nil {
 				st.errors++
 				continue

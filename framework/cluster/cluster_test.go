@@ -255,19 +255,42 @@ func TestRunnerAsImageVolume(t *testing.T) {
 // A cluster of two pools: a case is not applicable when it is no case of either pool (a kubelet
 // restart, which volperm cannot give a node it does not control), and applicable when one pool
 // is its kind of node (user namespaces on one pool's runtime only).
+// refusingAPI is an apiserver half that supports no case.
+type refusingAPI struct{}
+
+func (refusingAPI) SupportsAdmission(*framework.Case) (bool, string) { return false, "refuses" }
+func (refusingAPI) Admit(context.Context, *framework.Case) (framework.Admitted, error) {
+	return framework.Admitted{}, errors.New("refuses")
+}
+func (refusingAPI) Info() framework.TargetInfo { return framework.TargetInfo{Name: "refusing"} }
+
+// refusingNode is a kubelet half that supports no case.
+type refusingNode struct{}
+
+func (refusingNode) SupportsNode(*framework.Case, framework.Admitted) (bool, string) {
+	return false, "refuses"
+}
+func (refusingNode) ObserveNode(context.Context, *framework.Case, framework.Admitted) framework.NodeResult {
+	return framework.NodeResult{Err: errors.New("refuses")}
+}
+func (refusingNode) Info() framework.TargetInfo { return framework.TargetInfo{Name: "refusing"} }
+func (refusingNode) Close() error               { return nil }
+
 func TestSpreadNotApplicable(t *testing.T) {
-	withUserns := &Target{runtime: map[string]bool{string(framework.RuntimeUserNamespaces): true}}
-	without := &Target{runtime: map[string]bool{}}
-	s := &Spread{pools: [][]*Target{{withUserns}, {without}}}
+	// Both nodes' apiserver supports nothing: framework.Reasons asks it after NotApplicable.
+	stub := framework.NewPair(Name, refusingAPI{}, refusingNode{})
+	withUserns := &Target{runtime: map[string]bool{string(framework.RuntimeUserNamespaces): true}, pair: stub}
+	without := &Target{runtime: map[string]bool{}, pair: stub}
+	s := &Spread{pools: [][]*Target{{withUserns}, {without}}, infos: [][]NodeInfo{{{Name: "a"}}, {{Name: "b"}}}}
 	userns := &framework.Case{Pod: &corev1.Pod{Spec: corev1.PodSpec{HostUsers: ptrTo(false)}}}
 	if why := without.NotApplicable(userns); why == "" {
 		t.Fatal("a pod with hostUsers: false is applicable on a node without user namespaces")
 	}
-	if why := s.NotApplicable(userns); why != "" {
+	if why := framework.Reasons(s, userns).NotApplicable; why != "" {
 		t.Errorf("a pod with hostUsers: false on a cluster one of whose pools has user namespaces: not applicable (%s)", why)
 	}
 	restart := &framework.Case{Pod: &corev1.Pod{}, After: []framework.Step{{RestartKubelet: true}}}
-	if why := s.NotApplicable(restart); !strings.HasPrefix(why, "node-control: ") {
+	if why := framework.Reasons(s, restart).NotApplicable; !strings.HasPrefix(why, "node-control: ") {
 		t.Errorf("a kubelet restart on a cluster volperm does not control: %q, want not applicable (node-control)", why)
 	}
 }

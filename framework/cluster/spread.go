@@ -15,7 +15,8 @@ import (
 // and runs every node's batch at once; each case is observed on one node of every pool. When
 // the pools observe a case differently, the case fails with what each pool saw: a node pool
 // that sets volumes up otherwise than the others is what a vendor must hear about. Which node
-// observed a case is in the reports (NodeOf).
+// observed a case is in the reports (framework.Answer's Pools: Spread is a PoolRouter, and
+// answers no question of a case but Supports itself).
 type Spread struct {
 	pools [][]*Target
 	infos [][]NodeInfo
@@ -54,9 +55,9 @@ func NewSpread(ctx context.Context, opts Options, pools [][]NodeInfo) (*Spread, 
 }
 
 var (
-	_ framework.Target       = (*Spread)(nil)
-	_ framework.Batcher      = (*Spread)(nil)
-	_ framework.PoolObserver = (*Spread)(nil)
+	_ framework.Target     = (*Spread)(nil)
+	_ framework.Batcher    = (*Spread)(nil)
+	_ framework.PoolRouter = (*Spread)(nil)
 )
 
 // first is the first node's target, which speaks for all in what does not depend on a node.
@@ -103,30 +104,8 @@ func (s *Spread) Supports(c *framework.Case) (bool, string) {
 	return true, ""
 }
 
-// NotApplicable is the reason c is no case of this cluster: every pool's, the first one's
-// words (docs/certify.md "Not applicable"). A case of some pools' kind of node only is the
-// cluster's: the pools that cannot run it say so in Supports.
-func (s *Spread) NotApplicable(c *framework.Case) string {
-	first := ""
-	for i, pool := range s.pools {
-		why := pool[0].NotApplicable(c)
-		if why == "" {
-			return ""
-		}
-		if i == 0 {
-			first = why
-		}
-	}
-	return first
-}
-
 // Releases are the first node's (the apiserver's and its kubelet's).
 func (s *Spread) Releases() framework.Releases { return s.first().Releases() }
-
-// KnownDifference is the first node's (the cluster target's).
-func (s *Spread) KnownDifference(c *framework.Case) (string, bool) {
-	return s.first().KnownDifference(c)
-}
 
 // split deals cases to n nodes in contiguous runs (neighbours share pods best: plan.go packs
 // them in order).
@@ -197,51 +176,23 @@ func (s *Spread) node(c *framework.Case, p int) (*Target, NodeInfo) {
 	return s.pools[p][k], s.infos[p][k]
 }
 
-// ObservePools is what one node of every pool observed of c, pool by pool; the suites compare
-// each with the oracle (framework.PoolObserver).
-func (s *Spread) ObservePools(ctx context.Context, c *framework.Case) ([]framework.PoolObservation, bool) {
-	out := make([]framework.PoolObservation, len(s.pools))
+// RoutePools is the node of every pool that observes c (framework.PoolRouter): framework.Ask
+// asks each whether c is its case and what it observed, and judges the pools together.
+func (s *Spread) RoutePools(c *framework.Case) []framework.PoolRoute {
+	out := make([]framework.PoolRoute, len(s.pools))
 	for p := range s.pools {
 		t, n := s.node(c, p)
-		obs, err := t.Observe(ctx, c)
-		out[p] = framework.PoolObservation{Pool: n.Pool(), Kubelet: n.Kubelet, Node: n.Name, Observation: obs, Err: err}
+		out[p] = framework.PoolRoute{Pool: n.Pool(), Kubelet: n.Kubelet, Node: n.Name, Target: t}
 	}
-	return out, true
+	return out
 }
 
 // Observe has one node of every pool observe c; pools that disagree fail the case with what each
-// saw. (The suites ask ObservePools instead, and compare each pool with the oracle.)
+// saw (framework.Judge). The suites ask framework.Ask instead, and judge each pool against the
+// oracle.
 func (s *Spread) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
-	t, n := s.node(c, 0)
-	first, err := t.Observe(ctx, c)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", n.Name, err)
-	}
-	var disagree []string
-	for p := 1; p < len(s.pools); p++ {
-		t, m := s.node(c, p)
-		obs, err := t.Observe(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("node %s (pool %d): %w", m.Name, p+1, err)
-		}
-		if d := framework.Diff(first, obs); len(d) > 0 {
-			disagree = append(disagree, fmt.Sprintf("pool %d, node %s (%s), where pool 1, node %s (%s) saw otherwise: %s", p+1, m.Name, m.Pool(), n.Name, n.Pool(), strings.Join(d, "; ")))
-		}
-	}
-	if len(disagree) > 0 {
-		return nil, fmt.Errorf("node pools disagree: %s", strings.Join(disagree, " | "))
-	}
-	return first, nil
-}
-
-// NodeOf names the node that observed c (of every pool, "; "-separated) for the reports.
-func (s *Spread) NodeOf(c *framework.Case) string {
-	var out []string
-	for p := range s.pools {
-		_, n := s.node(c, p)
-		out = append(out, n.Name)
-	}
-	return strings.Join(out, "; ")
+	_, obs, err := framework.Judge(framework.ObservePools(ctx, s.RoutePools(c), c), nil)
+	return obs, err
 }
 
 // Close closes every node's target.

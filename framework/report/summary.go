@@ -221,11 +221,11 @@ type ReleaseCell struct {
 const DifferenceEntry = "first-difference"
 
 // NodeEntry is the Ginkgo report entry a spec adds when its target names the node that observed
-// the case (framework.NodeReporter: the cluster target on several nodes).
+// the case (framework.Answer's Node: the cluster target on several nodes).
 const NodeEntry = "node"
 
 // PoolsEntry is the Ginkgo report entry a spec adds when its target observed the case on
-// several node pools (framework.PoolObserver): each pool's verdict ([]PoolVerdict). It is also
+// several node pools (framework.PoolRouter): each pool's verdict ([]PoolVerdict). It is also
 // a property of the case in the JUnit file, which the ConformanceReport reads.
 const PoolsEntry = "volperm-pools"
 

@@ -9,12 +9,9 @@ import (
 	"github.com/volperm/volperm/framework/targets/kind"
 )
 
-// questions are the optional questions the suites and the reports ask a target of each case,
-// besides Supports and Observe (suites/suites.go, framework.NotApplicable, framework.RunAsReleases).
+// questions are the questions framework.Ask puts to a target of each case, besides Supports
+// and Observe (framework/answer.go), and the releases RunAsReleases asks.
 var questions = map[string]reflect.Type{
-	"Batcher":          reflect.TypeFor[framework.Batcher](),
-	"NodeReporter":     reflect.TypeFor[framework.NodeReporter](),
-	"PoolObserver":     reflect.TypeFor[framework.PoolObserver](),
 	"ObserveTimer":     reflect.TypeFor[framework.ObserveTimer](),
 	"HostNeeds":        reflect.TypeFor[framework.HostNeeds](),
 	"KnownDifferences": reflect.TypeFor[framework.KnownDifferences](),
@@ -22,37 +19,40 @@ var questions = map[string]reflect.Type{
 	"Releases":         reflect.TypeFor[interface{ Releases() framework.Releases }](),
 }
 
-// TestWrappersForwardEveryQuestion: a target that hands cases to other targets (a cluster's
-// nodes, kind's cluster, a matrix's cells) answers every optional question the targets it wraps
-// answer. A question it does not forward is never asked of them, and the verdict changes without
-// a word: Spread and Matrix did not forward NotApplicable until 2026-11-27 (issue 35: until a
-// target answers each case once, this list is the guard). A wrapper that does not forward a
-// question says why here.
-func TestWrappersForwardEveryQuestion(t *testing.T) {
-	for _, w := range []struct {
-		name           string
-		wrapper, inner reflect.Type
-		not            map[string]string // question -> why the wrapper does not forward it
+// TestRoutersAnswerNoQuestion: a target that hands cases to other targets (a matrix's cells, a
+// cluster's pools) routes them (framework.Router, framework.PoolRouter) and answers none of the
+// questions of a case itself, so framework.Ask asks the target that runs the case and no
+// forwarder can forget a question: Spread and Matrix did not forward NotApplicable until
+// 2026-11-27, and a case not applicable on a one-node cluster was "not run" on two (issue 35).
+// The kind target is its cluster's target, not a router: it answers what its cluster's answers.
+func TestRoutersAnswerNoQuestion(t *testing.T) {
+	for _, r := range []struct {
+		name   string
+		router reflect.Type
+		routes reflect.Type
+		// allowed: the questions the router answers itself, and why.
+		allowed map[string]string
 	}{
-		{"cluster.Spread over its nodes' cluster.Target", reflect.TypeFor[*cluster.Spread](), reflect.TypeFor[*cluster.Target](), nil},
-		{"kind.Target over its cluster's cluster.Target", reflect.TypeFor[*kind.Target](), reflect.TypeFor[*cluster.Target](), nil},
-		// A matrix's cells may be any target: it forwards every question.
-		{"framework.Matrix over its cells", reflect.TypeFor[*framework.Matrix](), nil, map[string]string{
-			"Releases": "a matrix is every cell's releases: RunAsReleases asks its Cells instead"}},
+		{"framework.Matrix", reflect.TypeFor[*framework.Matrix](), reflect.TypeFor[framework.Router](), nil},
+		{"cluster.Spread", reflect.TypeFor[*cluster.Spread](), reflect.TypeFor[framework.PoolRouter](), map[string]string{
+			"Releases": "the releases its cases are cells of (RunAsReleases), before any case is routed"}},
 	} {
+		if !r.router.Implements(r.routes) {
+			t.Errorf("%s does not route its cases (%s)", r.name, r.routes)
+		}
 		for name, q := range questions {
-			if w.inner != nil && !w.inner.Implements(q) {
+			if _, ok := r.allowed[name]; ok {
 				continue
 			}
-			if why, ok := w.not[name]; ok {
-				if w.wrapper.Implements(q) {
-					t.Errorf("%s answers %s now: drop its reason (%s)", w.name, name, why)
-				}
-				continue
+			if r.router.Implements(q) {
+				t.Errorf("%s answers %s itself: framework.Ask asks the target it routes to; drop the method", r.name, name)
 			}
-			if !w.wrapper.Implements(q) {
-				t.Errorf("%s does not answer %s, which the targets it wraps answer", w.name, name)
-			}
+		}
+	}
+	kindT, clusterT := reflect.TypeFor[*kind.Target](), reflect.TypeFor[*cluster.Target]()
+	for name, q := range questions {
+		if clusterT.Implements(q) && !kindT.Implements(q) {
+			t.Errorf("kind.Target does not answer %s, which its cluster's target answers", name)
 		}
 	}
 }

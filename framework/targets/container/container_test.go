@@ -330,7 +330,7 @@ func TestNoEngineNamesTheSocket(t *testing.T) {
 			if ok || !strings.Contains(why, "/nonexistent/docker.sock") || !strings.Contains(why, "hack/docker-up.sh") {
 				t.Errorf("Supports = %v, %q; want false naming the socket and hack/docker-up.sh", ok, why)
 			}
-			// The suites fail a case whose missing feature is required (suites.MissingHostFeature).
+			// The suites fail a case whose missing feature is required (framework.Ask's Missing).
 			if got := hostfeature.Required(hostfeature.ContainerEngine); got != tt.wantRequired {
 				t.Errorf("the engine is required: %v, want %v", got, tt.wantRequired)
 			}

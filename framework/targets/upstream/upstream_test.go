@@ -337,7 +337,7 @@ func TestSupports(t *testing.T) {
 }
 
 // A HugePages medium of a size this machine lacks is "not run" with the feature named, as on the
-// reference target (docs/host-features.md): framework.MissingHostFeature classifies it for the
+// reference target (docs/host-features.md): framework.Ask's Missing classifies it for the
 // suites, Supports says it for every other caller. No machine has 3 MiB pages.
 func TestHugePageSizeTheHostLacks(t *testing.T) {
 	hostfeature.Need(t, hostfeature.Root) // root is the first feature a node-side case needs
@@ -350,9 +350,9 @@ func TestHugePageSizeTheHostLacks(t *testing.T) {
 	pod := podWith(nil, emptyDir(ptr[int32](0750), "HugePages-3Mi"))
 	pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()}}}
 	c := &framework.Case{Name: "mode on HugePages-3Mi", Pod: pod, Gates: framework.Gates{APIServer: gateOn, Kubelet: gateOn}}
-	m := framework.MissingHostFeature(tgt, c)
+	m := framework.Reasons(tgt, c).Missing
 	if m == nil || m.Feature != "hugepages-3Mi" {
-		t.Fatalf("MissingHostFeature = %v, want hugepages-3Mi", m)
+		t.Fatalf("Reasons' Missing = %v, want hugepages-3Mi", m)
 	}
 	if ok, why := tgt.Supports(c); ok || !strings.Contains(why, "this machine lacks hugepages-3Mi") {
 		t.Errorf("Supports = %v %q, want false naming hugepages-3Mi", ok, why)
