@@ -20,6 +20,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -566,6 +567,15 @@ func goCmd(ctx context.Context, dir string, log io.Writer, what string, args ...
 	cmd := osexec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), BuildEnv...)
+	// Nothing left behind (docs/cleanup.md): the go command and its compilers are a process group
+	// of their own, killed whole when ctx ends; the go command is killed when this process dies
+	// (a go test that timed out left its go build compiling for minutes).
+	// The death signal is the forking thread's: this goroutine keeps that thread until the build
+	// ends, so that no other goroutine's exit takes the thread (and the build) with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
