@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
 func TestConfigsSetTheGatesTheirNamesSay(t *testing.T) {
@@ -78,6 +79,31 @@ func TestClusterName(t *testing.T) {
 	}
 	if n := clusterName("faults", "emptydir-on"); n != "volperm-faults-emptydir-on" {
 		t.Error(n)
+	}
+	// Kind targets of another release, runtime or kind@matrix make clusters of names of their
+	// own: CI runs them beside the default one (.ci/run's two kind lanes).
+	seen := map[string]string{}
+	for _, tt := range []struct {
+		name    string
+		opts    Options
+		runtime string
+		want    string
+	}{
+		{"default", Options{}, "", ""},
+		{"the default release and runtime named", Options{Release: nodeimage.KubernetesVersion}, nodeimage.RuntimeContainerd2, ""},
+		{"debian", Options{}, nodeimage.RuntimeDebian, "debian"},
+		{"v1.36", Options{Release: "v1.36.3"}, "", "v1-36-3"},
+		{"matrix", Options{KubeletReleases: []string{"v1.36.3", "v1.37.1"}}, "", "matrix"},
+		{"all three", Options{Release: "v1.36.3", KubeletReleases: []string{"v1.35.7"}}, nodeimage.RuntimeDebian, "v1-36-3-debian-matrix"},
+	} {
+		got := nameTag(tt.opts, tt.runtime)
+		if got != tt.want {
+			t.Errorf("%s: tag %q, want %q", tt.name, got, tt.want)
+		}
+		if other, dup := seen[got]; dup && got != "" {
+			t.Errorf("%s and %s make clusters of one name", tt.name, other)
+		}
+		seen[got] = tt.name
 	}
 }
 

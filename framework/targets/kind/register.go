@@ -64,6 +64,7 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 	if err := parseArg(o.Arg, &opts); err != nil {
 		return nil, err
 	}
+	opts.NameTag = nameTag(opts, runtime)
 	if opts.NodeImage == "" || opts.ProbeImage == "" {
 		// The command owns the signals: a Ctrl-C during the build cancels o.Interrupt.
 		images, err := BuildImages(o.InterruptContext(), nodeimage.Options{Log: os.Stderr, Release: opts.Release, Runtime: runtime})
@@ -94,6 +95,24 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 		return nil, err
 	}
 	return t.Matrix(), nil
+}
+
+// nameTag tags the clusters of a kind target that is not the default one by what makes it
+// differ (its release, its runtime, kind@matrix), so that runs of two kinds of kind target on
+// one machine at once (CI's two kind lanes) make clusters of different names: volperm-CONFIG for
+// the default target, volperm-v1-36-3-debian-matrix-CONFIG at most.
+func nameTag(opts Options, runtime string) string {
+	var tag []string
+	if r := opts.Release; r != "" && r != nodeimage.KubernetesVersion {
+		tag = append(tag, strings.ReplaceAll(r, ".", "-"))
+	}
+	if runtime != "" && runtime != nodeimage.RuntimeContainerd2 {
+		tag = append(tag, runtime)
+	}
+	if len(opts.KubeletReleases) > 0 {
+		tag = append(tag, "matrix")
+	}
+	return strings.Join(tag, "-")
 }
 
 // Images are the probe image and the node image with it preloaded.
