@@ -90,31 +90,41 @@ func connect(ctx context.Context, run string) (*engine, error) {
 }
 
 // ensureImage builds the probe image (framework/probe/image) and imports it unless the engine
-// has it; the engine's other tags of the probe image's repository (one per change of the probe
-// program: they only accumulated) are removed, as kind's import does (one in use stays).
+// has it, removing the engine's older tags of its repository (probeimage.Ensure, the one
+// importer; the engine through its API: imageAPI).
 func (e *engine) ensureImage(ctx context.Context) error {
 	img, err := probeimage.Build(ctx, "")
 	if err != nil {
 		return err
 	}
-	ref := img.Tag
-	defer e.pruneProbeImages(ctx, ref)
-	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
-		e.image = ref
-		return nil
-	} else if !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("inspect probe image %s: %w", ref, err)
+	if _, _, err := probeimage.Ensure(ctx, imageAPI{e.cli}, img); err != nil {
+		return err
 	}
-	layer, err := img.Layer()
-	if err != nil {
-		return fmt.Errorf("probe image layer: %w", err)
+	e.image = img.Tag
+	return nil
+}
+
+// imageAPI is the engine's API client as a probeimage.Engine.
+type imageAPI struct{ cli *client.Client }
+
+func (a imageAPI) Has(ctx context.Context, tag string) (bool, error) {
+	_, err := a.cli.ImageInspect(ctx, tag)
+	switch {
+	case err == nil:
+		return true, nil
+	case cerrdefs.IsNotFound(err):
+		return false, nil
 	}
-	rc, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(layer), SourceName: "-"}, ref, client.ImageImportOptions{
-		Message: "volperm probe " + ref,
-		Changes: img.Changes(),
+	return false, err
+}
+
+func (a imageAPI) Import(ctx context.Context, tag string, changes []string, layer []byte) error {
+	rc, err := a.cli.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(layer), SourceName: "-"}, tag, client.ImageImportOptions{
+		Message: "volperm " + tag,
+		Changes: changes,
 	})
 	if err != nil {
-		return fmt.Errorf("import probe image %s: %w", ref, err)
+		return err
 	}
 	defer rc.Close()
 	// The answer is a JSON stream; an error arrives as {"errorDetail": ...} in it.
@@ -124,36 +134,31 @@ func (e *engine) ensureImage(ctx context.Context) error {
 			Error string `json:"error"`
 		}
 		if err := dec.Decode(&msg); err == io.EOF {
-			break
+			return nil
 		} else if err != nil {
-			return fmt.Errorf("import probe image %s: read answer: %w", ref, err)
+			return fmt.Errorf("read answer: %w", err)
 		}
 		if msg.Error != "" {
-			return fmt.Errorf("import probe image %s: %s", ref, msg.Error)
+			return errors.New(msg.Error)
 		}
 	}
-	if _, err := e.cli.ImageInspect(ctx, ref); err != nil {
-		return fmt.Errorf("probe image %s missing after import: %w", ref, err)
-	}
-	e.image = ref
-	return nil
 }
 
-// pruneProbeImages removes the engine's tags of keep's repository but keep; a tag a container
-// still uses (another run's) is refused by the engine and stays.
-func (e *engine) pruneProbeImages(ctx context.Context, keep string) {
-	repo, _, _ := strings.Cut(keep, ":")
-	list, err := e.cli.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
+func (a imageAPI) Tags(ctx context.Context, repo string) ([]string, error) {
+	list, err := a.cli.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
 	if err != nil {
-		return
+		return nil, err
 	}
+	var out []string
 	for _, im := range list.Items {
-		for _, tag := range im.RepoTags {
-			if tag != keep && strings.HasPrefix(tag, repo+":") {
-				e.cli.ImageRemove(ctx, tag, client.ImageRemoveOptions{})
-			}
-		}
+		out = append(out, im.RepoTags...)
 	}
+	return out, nil
+}
+
+func (a imageAPI) Remove(ctx context.Context, tag string) error {
+	_, err := a.cli.ImageRemove(ctx, tag, client.ImageRemoveOptions{})
+	return err
 }
 
 // bind is one bind mount of a container.

@@ -558,48 +558,23 @@ func BuildRunnerImage(ctx context.Context, opts Options, repoRoot string) (strin
 	return importImage(ctx, opts, img)
 }
 
-// importImage imports img with `docker import` unless the engine has it, removes the engine's
-// other tags of its repository (one per change of the binaries: they only accumulated; one in use
-// by a container stays), and returns its tag.
+// importImage imports img with `docker import` unless the engine has it and removes the
+// engine's older tags of its repository (probeimage.Ensure, the one importer), and returns its
+// tag.
 func importImage(ctx context.Context, opts Options, img probeimage.Image) (string, error) {
 	b := &builder{opts: opts}
 	if b.opts.Log == nil {
 		b.opts.Log = os.Stderr
 	}
-	defer b.pruneRepo(ctx, img.Tag)
-	if exec.CommandContext(ctx, "docker", "image", "inspect", img.Tag).Run() == nil {
-		return img.Tag, nil
-	}
-	layer, err := img.Layer()
+	imported, removed, err := probeimage.Ensure(ctx, probeimage.CLI{}, img)
 	if err != nil {
 		return "", err
 	}
-	b.logf("image: importing %s", img.Tag)
-	args := []string{"import"}
-	for _, c := range img.Changes() {
-		args = append(args, "--change", c)
+	if imported {
+		b.logf("image: imported %s", img.Tag)
 	}
-	cmd := exec.CommandContext(ctx, "docker", append(args, "-", img.Tag)...)
-	cmd.Stdin = bytes.NewReader(layer)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("docker import %s: %w\n%s", img.Tag, err, out)
+	for _, tag := range removed {
+		b.logf("image: removed %s (an older build)", tag)
 	}
 	return img.Tag, nil
-}
-
-// pruneRepo removes the engine's images of keep's repository but keep.
-func (b *builder) pruneRepo(ctx context.Context, keep string) {
-	repo, _, _ := strings.Cut(keep, ":")
-	out, err := exec.CommandContext(ctx, "docker", "images", "--format", "{{.Repository}}:{{.Tag}}", repo).Output()
-	if err != nil {
-		return
-	}
-	for _, tag := range strings.Fields(string(out)) {
-		if tag == keep || !strings.HasPrefix(tag, repo+":") {
-			continue
-		}
-		if err := exec.CommandContext(ctx, "docker", "rmi", tag).Run(); err == nil {
-			b.logf("image: removed %s (an older build)", tag)
-		}
-	}
 }
