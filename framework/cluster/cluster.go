@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +28,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/volperm/volperm/framework"
-	"github.com/volperm/volperm/framework/fixturedriver"
 	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/framework/owner"
@@ -303,101 +300,6 @@ func newTarget(opts Options, cfg *rest.Config) (*Target, error) {
 	return t, nil
 }
 
-func (t *Target) pickNode(ctx context.Context) (string, error) {
-	if t.opts.Node != "" {
-		return t.opts.Node, nil
-	}
-	var nodes *corev1.NodeList
-	err := t.call(ctx, func(ctx context.Context) (err error) {
-		nodes, err = t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		return err
-	})
-	if err != nil {
-		return "", fmt.Errorf("cluster target: list nodes: %w", err)
-	}
-	for _, n := range nodes.Items {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				return n.Name, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("cluster target: no Ready node among %d", len(nodes.Items))
-}
-
-// featureGates reads the kubernetes_feature_enabled gauges of a component's /metrics
-// (k8s.io/component-base/metrics/prometheus/feature), for the gates volperm knows.
-func (t *Target) featureGates(ctx context.Context, path string) (map[string]bool, error) {
-	var raw []byte
-	err := t.call(ctx, func(ctx context.Context) (err error) {
-		raw, err = t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return parseFeatureGates(raw)
-}
-
-// featureGatesOnce is featureGates in one attempt, for the loops that wait for a component
-// they restarted (its outage is expected there, not a fault).
-func (t *Target) featureGatesOnce(ctx context.Context, path string) (map[string]bool, error) {
-	raw, err := t.getOnce(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	return parseFeatureGates(raw)
-}
-
-// getOnce is one GET of path (a component's /metrics, a kubelet's /pods through the node
-// proxy), bounded by callTimeout.
-func (t *Target) getOnce(ctx context.Context, path string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	return t.client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
-}
-
-// parseFeatureGates reads the kubernetes_feature_enabled gauges of a /metrics answer.
-func parseFeatureGates(raw []byte) (map[string]bool, error) {
-	gates := map[string]bool{}
-	err := gauges(raw, "kubernetes_feature_enabled", func(line string, val float64) {
-		name := label(line, "name")
-		if _, known := framework.KnownGates[name]; known {
-			gates[name] = val == 1
-		}
-	})
-	return gates, err
-}
-
-// gauges calls fn with each sample line of metric in a Prometheus text answer and its value.
-func gauges(raw []byte, metric string, fn func(line string, val float64)) error {
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, metric+"{") {
-			continue
-		}
-		fields := strings.Fields(line)
-		val, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			return fmt.Errorf("metric line %q: %w", line, err)
-		}
-		fn(line, val)
-	}
-	return sc.Err()
-}
-
-// label is the value of label name in a sample line ("" when it has none).
-func label(line, name string) string {
-	_, rest, ok := strings.Cut(line, name+`="`)
-	if !ok {
-		return ""
-	}
-	v, _, _ := strings.Cut(rest, `"`)
-	return v
-}
-
 // Info names the target, the server version, the node and the gates it found.
 func (t *Target) Info() framework.TargetInfo {
 	d := map[string]string{"node": t.node, "probeImage": t.opts.ProbeImage, "kubelet": t.kubeletVersion}
@@ -423,17 +325,6 @@ func (t *Target) Info() framework.TargetInfo {
 	return framework.TargetInfo{Name: Name, Version: t.version, Details: d}
 }
 
-func gateWord(m map[string]bool, g string) string {
-	v, ok := m[g]
-	switch {
-	case !ok:
-		return "absent"
-	case v:
-		return "on"
-	}
-	return "off"
-}
-
 // SetPodPerCase switches between batching (many cases a pod) and one pod per case, for the
 // batches that start afterwards.
 func (t *Target) SetPodPerCase(on bool) {
@@ -447,130 +338,6 @@ func (t *Target) Versions() (apiserver, kubelet string) { return t.version, t.ku
 
 // Gates are the gates the cluster's apiserver and kubelet report.
 func (t *Target) Gates() framework.Gates { return t.gates }
-
-// Supports says whether the cluster runs c: its apiserver half (the gates, the cell, the
-// object), then, for a case that reaches the node, its kubelet half (asked once per case: a
-// prepared case was).
-func (t *Target) Supports(c *framework.Case) (bool, string) { return t.pair.Supports(c) }
-
-// NotApplicable says why c is not a case of this cluster, "" when it is
-// (framework.NotApplicable; docs/certify.md "Not applicable"): a cell of releases it does not
-// run, a need of framework/needs its nodes do not meet (volperm cannot show it on a real
-// cluster, runtime-defined hostPaths among them, or it is a case of another kind of node:
-// another side of a runtime capability, huge pages).
-func (t *Target) NotApplicable(c *framework.Case) string {
-	if why := framework.NotApplicable(t.pair, c); why != "" {
-		return why
-	}
-	if n, lacks := needs.NotOnClusters(c, t.met()...); lacks {
-		return n.Label + ": " + n.Reason
-	}
-	return ""
-}
-
-// GatesMismatch says how the gates c needs differ from the gates a cluster runs with ("" = none).
-func GatesMismatch(want, have framework.Gates) string {
-	for _, comp := range []struct {
-		name       string
-		want, have map[string]bool
-	}{{"apiserver", want.APIServer, have.APIServer}, {"kubelet", want.Kubelet, have.Kubelet}} {
-		for _, g := range sortedKeys(framework.KnownGates) {
-			w, ok := comp.want[g]
-			if !ok {
-				w = framework.KnownGates[g]
-			}
-			if w != comp.have[g] {
-				return fmt.Sprintf("needs %s gate %s=%v, the cluster runs %s", comp.name, g, w, gateWord(comp.have, g))
-			}
-		}
-	}
-	return ""
-}
-
-// ReleasesMismatch says how the releases of c's cell differ from those a cluster's apiserver
-// and kubelet report, versions as v1.N.P ("" = none).
-// A case whose steps replace the kubelet is compared by the releases it is observed under
-// (framework.ObservedReleases): the node's own release is where its history ends.
-func ReleasesMismatch(c *framework.Case, apiserver, kubelet string) string {
-	r := framework.ObservedReleases(c)
-	if r.APIServer == framework.MinorRelease(apiserver) && r.Kubelet == framework.MinorRelease(kubelet) {
-		return ""
-	}
-	return fmt.Sprintf("needs kube-apiserver %s and kubelet %s; the cluster runs kube-apiserver %s and kubelet %s", r.APIServer, r.Kubelet, apiserver, kubelet)
-}
-
-// Releases are the releases of the cluster's apiserver and the node's kubelet, when volperm
-// knows them (framework.SupportedReleases; "" otherwise): framework.RunAsReleases makes the cases
-// that name none cells of these.
-func (t *Target) Releases() framework.Releases {
-	known := func(v string) string {
-		if m := framework.MinorRelease(v); slices.Contains(framework.SupportedReleases, m) {
-			return m
-		}
-		return ""
-	}
-	return framework.Releases{APIServer: known(t.version), Kubelet: known(t.kubeletVersion)}
-}
-
-// Runnable says whether a stock cluster can run c at all, whatever its gates; flexDriver says
-// whether the harness's flexVolume driver is installed on the node (Options.InstallFlexDriver),
-// met the labels of the node needs (framework/needs) its nodes meet beyond a stock node's.
-func Runnable(c *framework.Case, flexDriver bool, met ...string) (bool, string) {
-	if ok, why := admissible(c); !ok {
-		return false, why
-	}
-	return settable(c, flexDriver, met...)
-}
-
-// admissible says whether the target can send c's objects to a v1 apiserver as c means them: a
-// real apiserver has none of the apiserver needs of framework/needs' table (their reasons: its
-// ServiceAccount admission plugin names a pod's service account before validation, say).
-func admissible(c *framework.Case) (bool, string) {
-	if n, lacks := needs.Half(c, false); lacks {
-		return false, n.Reason
-	}
-	return true, ""
-}
-
-// settable says whether a node sets up c's volumes; flexDriver and met as for Runnable.
-func settable(c *framework.Case, flexDriver bool, met ...string) (bool, string) {
-	if c.Pod == nil || c.AdmissionOnly {
-		return true, ""
-	}
-	// A stock node has none of the node needs of framework/needs' table; met are those it has.
-	if n, lacks := needs.Half(c, true, met...); lacks {
-		return false, n.Reason
-	}
-	for _, v := range c.Pod.Spec.Volumes {
-		switch {
-		case v.EmptyDir != nil:
-		case v.HostPath != nil, v.Secret != nil, v.ConfigMap != nil, v.DownwardAPI != nil:
-		case v.VolumeSource == (corev1.VolumeSource{}):
-			// The apiserver makes it an emptyDir (v1.37 SetDefaults_Volume).
-		case v.FlexVolume != nil:
-			switch {
-			case v.FlexVolume.Driver != fixturedriver.Driver:
-				return false, fmt.Sprintf("flexVolume driver %q: only the harness's driver %s is set up by this target", v.FlexVolume.Driver, fixturedriver.Driver)
-			case !flexDriver:
-				return false, "flexVolume set-up needs the harness's driver " + fixturedriver.Driver + " on the node (the kind target installs it; cluster:flex-driver does on your cluster)"
-			}
-		case v.Image != nil:
-			if v.Image.Reference != framework.ProbeImage {
-				return false, fmt.Sprintf("image volume %q: only the probe image (reference %s) is on the node", v.Image.Reference, framework.ProbeImage)
-			}
-		case v.Projected != nil:
-			for _, p := range v.Projected.Sources {
-				if p.Secret == nil && p.ConfigMap == nil && p.DownwardAPI == nil && p.ServiceAccountToken == nil &&
-					p.ClusterTrustBundle == nil && p.PodCertificate == nil { // those two: needs.PodCredentials
-					return false, "only secret, configMap, downwardAPI and serviceAccountToken projections are set up by this target"
-				}
-			}
-		default:
-			return false, "only emptyDir, hostPath, secret, configMap, downwardAPI, projected, image (the probe image) and the harness's flexVolume volumes are set up by this target"
-		}
-	}
-	return true, ""
-}
 
 // Prepare admits each case once and observes those that reach the node in one batch
 // (framework.Batcher); Observe then returns each one's result.

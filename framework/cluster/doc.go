@@ -9,7 +9,10 @@
 // FailedMount events. The flexVolume allowlist (seed 004) is manifests/flexvolume-vap.yaml,
 // installed on demand and bound once per allowlist. Many cases share one pod.
 //
-// Its files, by job: apiserver.go (the apiserver half: each case admitted once, by a dry-run
+// Its files, by job: cluster.go (the target: its options, New, Prepare and Observe, Close);
+// discover.go (the node it runs on, the gates the apiserver and the kubelet report in their
+// metrics); runnable.go (what a cluster can run: its releases, its gates, what a stock node
+// cannot have, not applicable); apiserver.go (the apiserver half: each case admitted once, by a dry-run
 // create in a namespace of the half's own, on the apiserver of the case's gates, endpoint.go;
 // the fields the apiserver dropped, by comparison: execproto.DroppedFields) and kubelet.go (the
 // kubelet half, a framework.BatchNode: what the node can set up, the admitted cases observed in
