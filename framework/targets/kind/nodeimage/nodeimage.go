@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/volperm/volperm/framework"
@@ -194,6 +195,11 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := os.MkdirAll(b.cache, 0o755); err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
+	unlock, err := lockBuilds(ctx, b.cache, b.logf)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if b.module = opts.ModuleDir; b.module == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -241,6 +247,38 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	b.current = 0
 	b.logf("image %s ready in %s", b.result.Image, time.Since(total).Round(100*time.Millisecond))
 	return &b.result, nil
+}
+
+// lockBuilds takes the cache's build lock: one node image build at a time per cache, whatever
+// process builds it (two kind runs at once, as CI's kind lanes are, would otherwise make the
+// same preload container, run apt-get at once, write one artifact twice). The second build
+// waits, then finds what the first built. It gives up when ctx ends.
+func lockBuilds(ctx context.Context, cache string, logf func(string, ...any)) (func(), error) {
+	path := filepath.Join(cache, "build.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("node image build lock: %w", err)
+	}
+	for waited := false; ; {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("node image build lock %s: %w", path, err)
+		}
+		if !waited {
+			logf("waiting for another process's node image build (%s)", path)
+			waited = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for another node image build: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func (b *builder) logf(format string, a ...any) {
