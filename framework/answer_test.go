@@ -92,9 +92,13 @@ func TestAsk(t *testing.T) {
 			nil, func(a Answer) string {
 				return check(a.Missing != nil && a.Missing.Feature == lacking && a.Unsupported == "", "Missing %v, Unsupported %q", a.Missing, a.Unsupported)
 			}},
-		{"what the asker assumes, after the target's needs", &askTarget{}, []hostfeature.Feature{lacking},
+		{"what the asker assumes", &askTarget{}, []hostfeature.Feature{lacking},
 			func(a Answer) string {
 				return check(a.Missing != nil && a.Missing.Feature == lacking, "Missing %v", a.Missing)
+			}},
+		{"the target's needs before what the asker assumes", &askTarget{needs: []hostfeature.Feature{lacking}}, []hostfeature.Feature{"hugepages-5Mi"},
+			func(a Answer) string {
+				return check(a.Missing != nil && a.Missing.Feature == lacking, "Missing %v, want the target's", a.Missing)
 			}},
 		{"unsupported", &askTarget{unsupported: "needs root"},
 			nil, func(a Answer) string { return check(a.NotRun() == "needs root", "NotRun %q", a.NotRun()) }},
@@ -144,6 +148,12 @@ func TestAskRoutes(t *testing.T) {
 	if a := Ask(context.Background(), &router{}, c); a.Unsupported != "no cell for it" {
 		t.Errorf("routed nowhere: %q, want the router's reason", a.NotRun())
 	}
+	// A router of releases: a case its releases cannot have is not applicable before routing.
+	gated := &Case{Name: "gated", Pod: podWithVolumes("v"), Gates: Gates{Kubelet: map[string]bool{GateEmptyDirVolumeMode: true}}}
+	routed := &askTarget{obs: obsAllowed(true)}
+	if a := Ask(context.Background(), &releasedRouter{router{to: routed}}, gated); !strings.HasPrefix(a.NotApplicable, "not a case of kube-apiserver") || routed.observed != 0 {
+		t.Errorf("a case the router's releases cannot have: %q (observed %d)", a.NotRun(), routed.observed)
+	}
 
 	same := &pools{to: []Target{&askTarget{obs: obsAllowed(true), known: "first's"}, &askTarget{obs: obsAllowed(true), known: "second's"}}}
 	a := Ask(context.Background(), same, c)
@@ -172,6 +182,28 @@ func TestAskRoutes(t *testing.T) {
 	}
 }
 
+// TestAnswerNotRun: the first reason of an Answer is what NotRun says: not applicable, then a
+// missing feature, then unsupported.
+func TestAnswerNotRun(t *testing.T) {
+	a := Answer{NotApplicable: "na", Missing: &hostfeature.Missing{Feature: "hugepages-3Mi"}, Unsupported: "no"}
+	if a.NotRun() != "na" {
+		t.Errorf("all three: %q", a.NotRun())
+	}
+	a.NotApplicable = ""
+	if a.NotRun() != a.Missing.Error() {
+		t.Errorf("missing and unsupported: %q", a.NotRun())
+	}
+	a.Missing = nil
+	if a.NotRun() != "no" {
+		t.Errorf("unsupported: %q", a.NotRun())
+	}
+}
+
+// releasedRouter is a router whose own releases are a skewed cell.
+type releasedRouter struct{ router }
+
+func (*releasedRouter) Releases() Releases { return Releases{APIServer: "v1.37", Kubelet: "v1.34"} }
+
 // TestJudge: against the oracle, each pool's first difference; the Observation only when
 // every pool saw it; a pool's error names its node.
 func TestJudge(t *testing.T) {
@@ -187,6 +219,10 @@ func TestJudge(t *testing.T) {
 	pools[1] = PoolObservation{Pool: "B", Node: "b1", Err: errors.New("pod never started")}
 	if _, obs, err := Judge(pools, want); obs != nil || err == nil || err.Error() != "node b1 (pool 2): pod never started" {
 		t.Errorf("a pool's error: %v %v", obs, err)
+	}
+	pools[1] = PoolObservation{Pool: "B", Node: "b1"}
+	if v, obs, err := Judge(pools, want); obs != nil || v[1].Passed() || err == nil || err.Error() != "node b1 (pool 2): the target observed nothing and gave no error" {
+		t.Errorf("a pool that observed nothing and gave no error: %+v %v %v", v, obs, err)
 	}
 	pools[1] = PoolObservation{Pool: "B", Node: "b1", Observation: obsAllowed(false)}
 	pools[0].Observation = obsAllowed(false)
