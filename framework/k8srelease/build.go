@@ -572,8 +572,14 @@ func goCmd(ctx context.Context, dir string, log io.Writer, what string, args ...
 	// (a go test that timed out left its go build compiling for minutes).
 	// The death signal is the forking thread's: this goroutine keeps that thread until the build
 	// ends, so that no other goroutine's exit takes the thread (and the build) with it.
+	// Ended, the group gets SIGINT first: the go command removes its work directory
+	// ($TMPDIR/go-build*) on an interrupt; what is still there after a grace is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error {
+		pgid := cmd.Process.Pid
+		time.AfterFunc(goCmdGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		return syscall.Kill(-pgid, syscall.SIGINT)
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var out bytes.Buffer
@@ -602,6 +608,9 @@ func goCmd(ctx context.Context, dir string, log io.Writer, what string, args ...
 		}
 	}
 }
+
+// goCmdGrace is how long an interrupted go command has to clean up before its group is killed.
+const goCmdGrace = 10 * time.Second
 
 // lock takes an exclusive lock on the file path, waiting for another holder.
 func lock(path string) (func(), error) {

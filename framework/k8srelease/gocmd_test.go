@@ -17,6 +17,9 @@ import (
 func TestGoCmdEndsItsGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
+	// The go command's work directory goes here: none may be left.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	write := func(name, text string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -61,6 +64,9 @@ func main() {
 		if time.Now().After(deadline) {
 			t.Fatalf("pid %d, started by the go command, still runs after its context ended", pid)
 		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the go command left %d entries in its TMPDIR (%s...)", len(left), left[0].Name())
 	}
 }
 
