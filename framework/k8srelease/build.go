@@ -100,7 +100,7 @@ func agent(ctx context.Context, release string, log io.Writer) (string, error) {
 		return "", fmt.Errorf("upstream agent cache: %w", err)
 	}
 	bin := filepath.Join(dir, "volperm-upstream-agent-"+key[:16])
-	err = cached(dir, bin, func() error {
+	err = cached(ctx, release, bin, log, func() error {
 		if err := build(ctx, src, release, filepath.Join(dir, "src"), bin, log); err != nil {
 			return err
 		}
@@ -113,16 +113,18 @@ func agent(ctx context.Context, release string, log io.Writer) (string, error) {
 	return bin, nil
 }
 
-// cached makes sure bin, a build in the release's cache dir, exists: one that does is marked in
-// use (not pruned for a day); else produce builds it, under the dir's lock, unless another
-// volperm built it while this one waited for the lock.
-func cached(dir, bin string, produce func() error) error {
+// cached makes sure bin, a build of release in its cache dir, exists: one that does is marked in
+// use (not pruned for a day); else produce builds it, under the release's compile lock
+// (LockRelease), unless another volperm built it while this one waited for the lock.
+func cached(ctx context.Context, release, bin string, log io.Writer, produce func() error) error {
 	if _, err := os.Stat(bin); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(bin, now, now) // in use: not pruned for a day
 		return nil
 	}
-	unlock, err := lock(filepath.Join(dir, "lock"))
+	unlock, err := LockRelease(ctx, release, func() {
+		fmt.Fprintf(log, "volperm: waiting for another compile of Kubernetes %s\n", release)
+	})
 	if err != nil {
 		return err
 	}
@@ -137,8 +139,8 @@ func cached(dir, bin string, produce func() error) error {
 // when the cache has none: in the module generated for the release's agent (Agent builds that
 // first), whose Kubernetes packages are then compiled already, with the version the kubelet
 // reports (hack/lib/version.sh's ldflags: Node.status.nodeInfo.kubeletVersion). It links the
-// module's dependency versions, which volperm's own requirements may have raised above the
-// release's (docs/releases.md "Kubelets of other releases"). The release agents/upstream/go.mod
+// module's dependency versions, the release's own (the node image of that release compiles the
+// same packages: docs/releases.md "One compile of each release per machine"). The release agents/upstream/go.mod
 // pins is the kind node image's own kubelet: asking for it is an error.
 func Kubelet(ctx context.Context, release string, log io.Writer) (string, error) {
 	if log == nil {
@@ -165,7 +167,7 @@ func Kubelet(ctx context.Context, release string, log io.Writer) (string, error)
 		return "", err
 	}
 	bin := filepath.Join(dir, "kubelet-"+key[:16])
-	err = cached(dir, bin, func() error {
+	err = cached(ctx, release, bin, log, func() error {
 		if _, err := os.Stat(filepath.Join(work, "tools.go")); err != nil {
 			return fmt.Errorf("kubelet %s: the agent's module %s has no tools.go: remove %s and run again", release, work, agentBin)
 		}
@@ -393,14 +395,21 @@ func generate(agent, src, release, work string, goMod func(release string) ([]by
 			return "", err
 		}
 	}
-	mod, err := moduleFile(agent, src, release, goMod)
+	mod, err := moduleFile(agent, release, goMod)
 	if err != nil {
+		return "", err
+	}
+	goLine, err := GoDirective(filepath.Join(agent, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	if err := copyProto(src, work, goLine); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(work, "tools.go"), []byte(kubeletTools), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "tools.go"), []byte(agentTools()), 0o644); err != nil {
 		return "", err
 	}
 	sum, err := os.ReadFile(filepath.Join(agent, "go.sum"))
@@ -431,21 +440,29 @@ func buildsFor(src []byte, release string) bool {
 	return true
 }
 
-// kubeletTools is the generated module's tools.go: it makes `go mod tidy` resolve the modules
-// of the release's kubelet command too, so that Kubelet can build it in the agent's module
-// (never compiled into the agent: the tools tag is never set).
-const kubeletTools = `//go:build tools
+// NodeCommands are the Kubernetes commands (k8s.io/kubernetes/cmd/...) of a kind node image.
+var NodeCommands = []string{"kubeadm", "kubelet", "kubectl", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
 
-package main
-
-import _ "k8s.io/kubernetes/cmd/kubelet"
-`
+// agentTools is the generated module's tools.go: it makes `go mod tidy` resolve the modules of
+// every command of the release's node image (NodeCommands), so that Kubelet can build the
+// kubelet in the agent's module and the module selects what the node image's module of that
+// release selects, dependency for dependency (never compiled into the agent: the tools tag is
+// never set).
+func agentTools() string {
+	var b strings.Builder
+	b.WriteString("//go:build tools\n\npackage main\n\nimport (\n")
+	for _, c := range NodeCommands {
+		fmt.Fprintf(&b, "\t_ \"k8s.io/kubernetes/cmd/%s\"\n", c)
+	}
+	b.WriteString(")\n")
+	return b.String()
+}
 
 // moduleFile is the go.mod of the agent for release: the go version of agents/upstream/go.mod,
-// k8s.io/kubernetes at release, volperm's packages from src, and every staging module of that
+// k8s.io/kubernetes at release, volperm's execproto from protoModule, and every staging module of that
 // release (those its own go.mod replaces with ./staging/src/...: the set changes between
 // releases, k8s.io/streaming is new in v1.37) replaced at the matching v0.N.P.
-func moduleFile(agent, src, release string, goMod func(release string) ([]byte, error)) (string, error) {
+func moduleFile(agent, release string, goMod func(release string) ([]byte, error)) (string, error) {
 	goLine, err := GoDirective(filepath.Join(agent, "go.mod"))
 	if err != nil {
 		return "", err
@@ -461,8 +478,54 @@ func moduleFile(agent, src, release string, goMod func(release string) ([]byte, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "module github.com/volperm/volperm/agents/upstream\n\n%s\n\nrequire (\n", goLine)
 	fmt.Fprintf(&b, "\tgithub.com/volperm/volperm v0.0.0-00010101000000-000000000000\n\tk8s.io/kubernetes %s\n)\n\n", release)
-	fmt.Fprintf(&b, "replace github.com/volperm/volperm => %s\n\n", src)
+	fmt.Fprintf(&b, "replace github.com/volperm/volperm => ./%s\n\n", protoModule)
 	return b.String() + replaces, nil
+}
+
+// protoModule is the directory, in the generated module of another release, of the one volperm
+// package the agent imports (framework/execproto), copied into a module of volperm's path that
+// requires nothing: so that the agent's module selects every dependency at the version the
+// release selects, as the node image of that release does (k8srelease.ReleaseModule), and Go's
+// build cache compiles the release's packages once for both (issue 34; were volperm's own go.mod
+// in the graph, its newer x/sys, yaml, cbor, ... would raise them, and every package above).
+const protoModule = "volperm"
+
+// protoPackages are the volperm packages the agent imports, copied into protoModule.
+var protoPackages = []string{"framework/execproto"}
+
+// copyProto writes protoModule into work: a go.mod of volperm's module path with the go line
+// goLine and no requirement, and the non-test Go files of protoPackages from the checkout src.
+func copyProto(src, work, goLine string) error {
+	root := filepath.Join(work, protoModule)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module github.com/volperm/volperm\n\n"+goLine+"\n"), 0o644); err != nil {
+		return err
+	}
+	for _, pkg := range protoPackages {
+		entries, err := os.ReadDir(filepath.Join(src, pkg))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(root, pkg), 0o755); err != nil {
+			return err
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(src, pkg, n))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(root, pkg, n), b, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // stagingReplaces are the replace lines of a module that requires k8s.io/kubernetes at release:
@@ -613,16 +676,24 @@ func goCmd(ctx context.Context, dir string, log io.Writer, what string, args ...
 const goCmdGrace = 10 * time.Second
 
 // lock takes an exclusive lock on the file path, waiting for another holder.
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+// LockRelease takes the compile lock of release on this machine, held by whatever compiles that
+// release's Kubernetes packages: the upstream agent and kubelet here, the node image's commands
+// (framework/targets/kind/nodeimage). Two compiles of one release at once would both compile
+// every package; one after the other, the second finds them in Go's build cache (issue 34).
+// waiting is called once when another holds it.
+func LockRelease(ctx context.Context, release string, waiting func()) (func(), error) {
+	if err := CheckRelease(release); err != nil {
+		return nil, err
+	}
+	cache, err := CacheDir()
 	if err != nil {
-		return nil, fmt.Errorf("upstream agent cache lock: %w", err)
+		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("upstream agent cache lock: %w", err)
+	dir := filepath.Join(cache, release)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("compile lock of Kubernetes %s: %w", release, err)
 	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	return framework.LockFile(ctx, filepath.Join(dir, "lock"), waiting)
 }
 
 // pruneAge is how long an agent built from another source is kept: another volperm (another

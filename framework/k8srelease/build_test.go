@@ -2,6 +2,7 @@ package k8srelease
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/nodeimpl/atomicwriter"
@@ -41,7 +43,7 @@ func TestAgentRefusesReleases(t *testing.T) {
 }
 
 // The module of another release requires k8s.io/kubernetes at that release and every staging
-// module at the matching v0.N.P, and takes volperm's packages from the checkout.
+// module at the matching v0.N.P, and takes volperm's execproto from a copy that requires nothing.
 func TestGenerateAnotherRelease(t *testing.T) {
 	src, err := sourceRoot()
 	if err != nil {
@@ -67,8 +69,20 @@ func TestGenerateAnotherRelease(t *testing.T) {
 	if !strings.Contains(m, "\tk8s.io/kubernetes v1.34.4\n") {
 		t.Errorf("go.mod does not require k8s.io/kubernetes v1.34.4:\n%s", m)
 	}
-	if !strings.Contains(m, "replace github.com/volperm/volperm => "+src+"\n") {
-		t.Errorf("go.mod does not take volperm from %s:\n%s", src, m)
+	// volperm's execproto comes from a module of its own in the generated one, which requires
+	// nothing: volperm's go.mod would raise the release's dependencies (issue 34).
+	if !strings.Contains(m, "replace github.com/volperm/volperm => ./volperm\n") {
+		t.Errorf("go.mod does not take volperm from ./volperm:\n%s", m)
+	}
+	proto, err := os.ReadFile(filepath.Join(dir, "volperm", "go.mod"))
+	if err != nil || strings.Contains(string(proto), "require") || !strings.HasPrefix(string(proto), "module github.com/volperm/volperm\n") {
+		t.Errorf("volperm/go.mod = %q, %v: want volperm's module path and no requirement", proto, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "volperm", "framework", "execproto", "execproto.go")); err != nil {
+		t.Errorf("execproto is not copied into the generated module: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "volperm", "framework", "execproto", "server_test.go")); err == nil {
+		t.Errorf("execproto's tests are copied into the generated module")
 	}
 	staging := regexp.MustCompile(`(?m)^replace k8s\.io/(\S+) => k8s\.io/\S+ (v\S+)$`).FindAllStringSubmatch(m, -1)
 	if len(staging) != 3 {
@@ -95,10 +109,16 @@ func TestGenerateAnotherRelease(t *testing.T) {
 	if goFiles < 5 {
 		t.Errorf("generated module has %d Go files, want the agent's", goFiles)
 	}
-	// The kubelet of the release is built in the same module: its tools.go has tidy resolve it.
+	// The kubelet of the release is built in the same module, and the module selects what the
+	// node image's module of that release selects: its tools.go has tidy resolve every command.
 	tools, err := os.ReadFile(filepath.Join(dir, "tools.go"))
-	if err != nil || !strings.Contains(string(tools), "//go:build tools") || !strings.Contains(string(tools), `_ "k8s.io/kubernetes/cmd/kubelet"`) {
-		t.Errorf("generated module's tools.go = %q, %v: want a tools-tagged import of the kubelet command", tools, err)
+	if err != nil || !strings.Contains(string(tools), "//go:build tools") {
+		t.Errorf("generated module's tools.go = %q, %v: want a tools-tagged file", tools, err)
+	}
+	for _, c := range NodeCommands {
+		if !strings.Contains(string(tools), `_ "k8s.io/kubernetes/cmd/`+c+`"`) {
+			t.Errorf("generated module's tools.go does not import the %s command:\n%s", c, tools)
+		}
 	}
 }
 
@@ -240,5 +260,30 @@ func TestBuildsFor(t *testing.T) {
 		if got := buildsFor([]byte(c.src), c.release); got != c.want {
 			t.Errorf("buildsFor(%q, %s) = %v, want %v", c.src, c.release, got, c.want)
 		}
+	}
+}
+
+// TestLockRelease: the compile lock of a release is one per machine (per cache): a second
+// holder waits, says so once, and gives up when its context ends; another release's is free.
+func TestLockRelease(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	unlock, err := LockRelease(context.Background(), "v1.36.3", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	waits := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	if _, err := LockRelease(ctx, "v1.36.3", func() { waits++ }); !errors.Is(err, context.DeadlineExceeded) || waits != 1 {
+		t.Errorf("a second compile of v1.36.3: %v after %d waiting calls, want it to wait (said once) until its context ends", err, waits)
+	}
+	other, err := LockRelease(context.Background(), "v1.35.4", func() { t.Error("v1.35.4 waited for v1.36.3's lock") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	other()
+	if _, err := LockRelease(context.Background(), "v1.33.0", nil); err == nil {
+		t.Error("LockRelease(v1.33.0): no error for a release volperm does not support")
 	}
 }

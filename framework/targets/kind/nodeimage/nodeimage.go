@@ -21,7 +21,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/volperm/volperm/framework"
@@ -255,30 +254,11 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 // waits, then finds what the first built. It gives up when ctx ends.
 func lockBuilds(ctx context.Context, cache string, logf func(string, ...any)) (func(), error) {
 	path := filepath.Join(cache, "build.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := framework.LockFile(ctx, path, func() { logf("waiting for another process's node image build (%s)", path) })
 	if err != nil {
-		return nil, fmt.Errorf("node image build lock: %w", err)
+		return nil, fmt.Errorf("node image build: %w", err)
 	}
-	for waited := false; ; {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("node image build lock %s: %w", path, err)
-		}
-		if !waited {
-			logf("waiting for another process's node image build (%s)", path)
-			waited = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for another node image build: %w", ctx.Err())
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	return unlock, nil
 }
 
 func (b *builder) logf(format string, a ...any) {
@@ -391,8 +371,9 @@ func (b *builder) cachedDir(name, k string, make func(dir string) error) (bool, 
 	return false, os.WriteFile(stamp, []byte(k), 0o644)
 }
 
-// KubernetesCommands are built from k8s.io/kubernetes/cmd.
-var KubernetesCommands = []string{"kubeadm", "kubelet", "kubectl", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+// KubernetesCommands are built from k8s.io/kubernetes/cmd: k8srelease's list, which the upstream
+// agent's module of an older release resolves too, so that both select the same versions.
+var KubernetesCommands = k8srelease.NodeCommands
 
 func (b *builder) ldflags() string {
 	// kubeadm and kind read the version from these (hack/lib/version.sh kube::version::ldflags).
@@ -428,6 +409,16 @@ func (b *builder) kubernetes(ctx context.Context) (bool, error) {
 		if b.release != KubernetesVersion {
 			b.logf("kubernetes: compiling the commands of Kubernetes %s (cold: about 10 minutes on 2 cores)", b.release)
 		}
+		// One compile of a release at a time on this machine: the upstream agent and kubelet of
+		// this release compile the same packages (k8srelease.LockRelease), and whichever comes
+		// second finds them in Go's build cache.
+		unlock, err := k8srelease.LockRelease(ctx, b.release, func() {
+			b.logf("kubernetes: waiting for another compile of Kubernetes %s (its packages are then in Go's build cache)", b.release)
+		})
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		return b.goBuild(ctx, b.kubeModule, dir+"/", b.ldflags(), pkgs...)
 	})
 	b.keys["kubernetes"] = k
