@@ -44,7 +44,7 @@ gobench:
 run:
 	$(GO) run ./cmd/volperm run
 
-# Every fuzz target for FUZZTIME inputs (or a duration) each (docs/fuzzing.md); CI runs 50000x.
+# Every fuzz target for FUZZTIME inputs (or a duration) each (docs/fuzzing.md); CI runs 20000x.
 FUZZTIME ?= 100000x
 fuzz:
 	hack/fuzz.sh $(FUZZTIME)
