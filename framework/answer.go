@@ -76,23 +76,23 @@ type PoolRouter interface {
 	RoutePools(c *Case) []PoolRoute
 }
 
-// PoolRoute is the target of one pool that observes a case.
-type PoolRoute struct {
+// PoolNode names one pool of nodes and its node that observes a case.
+type PoolNode struct {
 	// Pool names the pool by what its nodes share: "kubelet v1.37.1, Debian GNU/Linux 12,
 	// containerd://2.1.1"; Kubelet is its kubelet's release; Node is the pool's node that
 	// observes the case.
 	Pool, Kubelet, Node string
-	Target              Target
+}
+
+// PoolRoute is the target of one pool that observes a case.
+type PoolRoute struct {
+	PoolNode
+	Target Target
 }
 
 // PoolObservation is what one pool of nodes observed of a case.
 type PoolObservation struct {
-	// Pool names the pool by what its nodes share: "kubelet v1.37.1, Debian GNU/Linux 12,
-	// containerd://2.1.1"; Kubelet is its kubelet's release.
-	Pool    string
-	Kubelet string
-	// Node is the node of the pool that observed the case.
-	Node        string
+	PoolNode
 	Observation *Observation
 	// Err is why the pool has no Observation.
 	Err error
@@ -238,7 +238,7 @@ func ObservePools(ctx context.Context, routes []PoolRoute, c *Case) []PoolObserv
 	out := make([]PoolObservation, len(routes))
 	for i, r := range routes {
 		obs, err := r.Target.Observe(ctx, c)
-		out[i] = PoolObservation{Pool: r.Pool, Kubelet: r.Kubelet, Node: r.Node, Observation: obs, Err: err}
+		out[i] = PoolObservation{PoolNode: r.PoolNode, Observation: obs, Err: err}
 	}
 	return out
 }

@@ -62,7 +62,7 @@ func (p *pools) RoutePools(*Case) []PoolRoute {
 	var out []PoolRoute
 	for i, t := range p.to {
 		n := string(rune('a' + i))
-		out = append(out, PoolRoute{Pool: "pool " + n, Kubelet: "v1.37.1", Node: n + "1", Target: t})
+		out = append(out, PoolRoute{PoolNode: PoolNode{Pool: "pool " + n, Kubelet: "v1.37.1", Node: n + "1"}, Target: t})
 	}
 	return out
 }
@@ -209,22 +209,22 @@ func (*releasedRouter) Releases() Releases { return Releases{APIServer: "v1.37",
 func TestJudge(t *testing.T) {
 	want := obsAllowed(true)
 	pools := []PoolObservation{
-		{Pool: "A", Node: "a1", Observation: obsAllowed(true)},
-		{Pool: "B", Node: "b1", Observation: obsAllowed(false)},
+		{PoolNode: PoolNode{Pool: "A", Node: "a1"}, Observation: obsAllowed(true)},
+		{PoolNode: PoolNode{Pool: "B", Node: "b1"}, Observation: obsAllowed(false)},
 	}
 	v, obs, err := Judge(pools, want)
 	if !v[0].Passed() || v[1].Passed() || v[1].Difference == "" || obs != nil || err == nil || !strings.Contains(err.Error(), "pool 1 (A) on node a1: as the oracle expects") {
 		t.Errorf("disagreeing pools: %+v %v %v", v, obs, err)
 	}
-	pools[1] = PoolObservation{Pool: "B", Node: "b1", Err: errors.New("pod never started")}
+	pools[1] = PoolObservation{PoolNode: PoolNode{Pool: "B", Node: "b1"}, Err: errors.New("pod never started")}
 	if _, obs, err := Judge(pools, want); obs != nil || err == nil || err.Error() != "node b1 (pool 2): pod never started" {
 		t.Errorf("a pool's error: %v %v", obs, err)
 	}
-	pools[1] = PoolObservation{Pool: "B", Node: "b1"}
+	pools[1] = PoolObservation{PoolNode: PoolNode{Pool: "B", Node: "b1"}}
 	if v, obs, err := Judge(pools, want); obs != nil || v[1].Passed() || err == nil || err.Error() != "node b1 (pool 2): the target observed nothing and gave no error" {
 		t.Errorf("a pool that observed nothing and gave no error: %+v %v %v", v, obs, err)
 	}
-	pools[1] = PoolObservation{Pool: "B", Node: "b1", Observation: obsAllowed(false)}
+	pools[1] = PoolObservation{PoolNode: PoolNode{Pool: "B", Node: "b1"}, Observation: obsAllowed(false)}
 	pools[0].Observation = obsAllowed(false)
 	v, obs, err = Judge(pools, want)
 	if err != nil || obs == nil || v[0].Passed() || v[1].Passed() {

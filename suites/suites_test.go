@@ -98,8 +98,8 @@ type pooledTarget struct{ fakeTarget }
 
 func (p pooledTarget) RoutePools(*framework.Case) []framework.PoolRoute {
 	return []framework.PoolRoute{
-		{Pool: "pool A", Kubelet: "v1.37.1", Node: "a1", Target: poolTarget{p.fakeTarget, 0}},
-		{Pool: "pool B", Kubelet: "v1.37.1", Node: "b1", Target: poolTarget{p.fakeTarget, 1}},
+		{PoolNode: framework.PoolNode{Pool: "pool A", Kubelet: "v1.37.1", Node: "a1"}, Target: poolTarget{p.fakeTarget, 0}},
+		{PoolNode: framework.PoolNode{Pool: "pool B", Kubelet: "v1.37.1", Node: "b1"}, Target: poolTarget{p.fakeTarget, 1}},
 	}
 }
 

@@ -182,7 +182,7 @@ func (s *Spread) RoutePools(c *framework.Case) []framework.PoolRoute {
 	out := make([]framework.PoolRoute, len(s.pools))
 	for p := range s.pools {
 		t, n := s.node(c, p)
-		out[p] = framework.PoolRoute{Pool: n.Pool(), Kubelet: n.Kubelet, Node: n.Name, Target: t}
+		out[p] = framework.PoolRoute{PoolNode: framework.PoolNode{Pool: n.Pool(), Kubelet: n.Kubelet, Node: n.Name}, Target: t}
 	}
 	return out
 }
