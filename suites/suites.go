@@ -6,7 +6,6 @@
 package suites
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -184,29 +183,13 @@ func Describe(cfg *Config) {
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}
 	target := cfg.Target.Info().Name
-	batcher, batched := cfg.Target.(framework.Batcher)
-	// One Prepare for the run: the cases of every area in one batch, before the first area's
-	// specs (Ginkgo orders the areas at random), so that a target batches across areas (a
-	// cluster starts the probe pods of all areas together and moves through each cell of gates
-	// once, rather than once per area: issue 34). Every area's specs then read the answers.
-	var all []*framework.Case
-	for _, a := range framework.Areas {
-		all = append(all, byArea[a]...)
-	}
-	var (
-		prepareOnce sync.Once
-		prepareErr  error
-	)
-	prepare := func(ctx context.Context) error {
-		prepareOnce.Do(func() { prepareErr = batcher.Prepare(ctx, all) })
-		return prepareErr
-	}
 	for _, a := range framework.Areas {
 		cases := byArea[a]
 		if len(cases) == 0 {
 			continue
 		}
 		var decorators []any
+		batcher, batched := cfg.Target.(framework.Batcher)
 		if batched {
 			// Prepare runs before the area's specs; ContinueOnFailure keeps one failing case
 			// from skipping the rest of the ordered container.
@@ -215,8 +198,8 @@ func Describe(cfg *Config) {
 		ginkgo.Describe(areaText(a), append(decorators, func() {
 			if batched {
 				ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
-					if err := prepare(ctx); err != nil {
-						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the run's cases: %v", target, err))
+					if err := batcher.Prepare(ctx, cases); err != nil {
+						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the %s cases: %v", target, a, err))
 					}
 				})
 			}

@@ -190,18 +190,13 @@ func runSide(ctx context.Context, side Side, sample []*framework.Case, workDir s
 		runnable[i] = true
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}
-	// As the suites do (suites.Describe): every runnable case prepared in one batch, then
-	// observed area by area.
-	var all []*framework.Case
+	// As the suites do: each area prepared before its cases are observed.
 	for _, a := range framework.Areas {
-		all = append(all, byArea[a]...)
-	}
-	if b, ok := t.(framework.Batcher); ok && len(all) > 0 {
-		if err := b.Prepare(ctx, all); err != nil {
-			return nil, st, fmt.Errorf("prepare: %w", err)
+		if b, ok := t.(framework.Batcher); ok && len(byArea[a]) > 0 {
+			if err := b.Prepare(ctx, byArea[a]); err != nil {
+				return nil, st, fmt.Errorf("prepare %s: %w", a, err)
+			}
 		}
-	}
-	for _, a := range framework.Areas {
 		for i, c := range sample {
 			if c.Area != a || !runnable[i] {
 				continue
