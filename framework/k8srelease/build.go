@@ -256,8 +256,9 @@ func sourceRoot() (string, error) {
 }
 
 // sourceKey hashes what the agent is built from: the release, the Go toolchain, the agent's
-// module and the harness packages it compiles in (every non-test Go file of the checkout's
-// framework/, nodeimpl/ and hostfeature/, and the root go.mod and go.sum).
+// module and the one volperm package it compiles in (every non-test Go file of protoPackages,
+// and the root go.mod and go.sum), so that a change elsewhere in the harness does not relink
+// four agents (TestAgentSpellsTheHarnessNames keeps the agent's imports to protoPackages).
 func sourceKey(src, release string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "release %s\n", release)
@@ -267,7 +268,7 @@ func sourceKey(src, release string) (string, error) {
 	}
 	fmt.Fprintf(h, "go %s\nbuild %v %v\n", bytes.TrimSpace(goVersion), BuildEnv, BuildFlags)
 	var files []string
-	for _, d := range []string{AgentDir, "framework", "nodeimpl", "hostfeature"} {
+	for _, d := range append([]string{AgentDir}, protoPackages...) {
 		err := filepath.WalkDir(filepath.Join(src, d), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
