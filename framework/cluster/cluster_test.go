@@ -168,13 +168,16 @@ func TestReleasesMismatch(t *testing.T) {
 	}
 }
 
-// The kubelet's own wait for its secret or configMap cache is retried by it: not a SetUp answer.
+// The kubelet's own wait for its secret or configMap cache (a sync, or the pod's objects not yet
+// registered) is retried by it: not a SetUp answer.
 func TestTransientMountFailure(t *testing.T) {
 	for text, want := range map[string]bool{
 		"failed to sync secret cache: timed out waiting for the condition":    true,
 		"failed to sync configmap cache: timed out waiting for the condition": true,
 		`hostPath type check failed: /x is not a directory`:                   false,
-		`secret "s" not found`: false,
+		`object "volperm-0f1e"/"app" not registered`:                          true,
+		`secret "s" not found`:      false,
+		`configmap "app" not found`: false,
 	} {
 		if got := transientMountFailure(text); got != want {
 			t.Errorf("transientMountFailure(%q) = %v, want %v", text, got, want)

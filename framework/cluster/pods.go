@@ -381,10 +381,16 @@ func (t *Target) failedMounts(ctx context.Context, p *probePod) error {
 }
 
 // transientMountFailure says whether a FailedMount text is the kubelet's own wait for its
-// object cache, which it retries, not a volume plugin's answer: v1.37
-// pkg/kubelet/util/manager watch_based_manager.go GetObject gives a fresh reflector one second
+// object cache, which it retries, not a volume plugin's answer. Two texts of v1.37
+// pkg/kubelet/util/manager watch_based_manager.go: GetObject gives a fresh reflector one second
 // ("failed to sync secret cache: timed out waiting for the condition"), which a kubelet just
-// restarted on a busy node can miss (seen once in CI, then the pod ran).
+// restarted on a busy node can miss (seen once in CI, then the pod ran); objectCache.Get answers
+// `object "NS"/"NAME" not registered` while the pod's objects are not yet registered in the
+// manager (seen once in CI on a node at load average 30, then the pod ran), and
+// cache_based_manager.go `secret "NS"/"NAME" not registered` (or configmap) likewise.
 func transientMountFailure(text string) bool {
-	return strings.HasPrefix(text, "failed to sync ") && strings.Contains(text, " cache: ")
+	if strings.HasPrefix(text, "failed to sync ") && strings.Contains(text, " cache: ") {
+		return true
+	}
+	return strings.HasSuffix(text, " not registered") && strings.Contains(text, `"/"`)
 }
