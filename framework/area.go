@@ -2,6 +2,8 @@ package framework
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,6 +89,26 @@ func RegisterArea(a AreaInfo) {
 
 // AreaInfos lists every area with what volperm knows of it, in report order.
 func AreaInfos() []AreaInfo { return append([]AreaInfo(nil), areas...) }
+
+// AreasOf names the areas of cases in report order, "[emptydir]" or "[fsgroup, skew]": what a
+// batch of cases is, in a target's log of its batches.
+func AreasOf(cases []*Case) string {
+	seen := map[Area]bool{}
+	for _, c := range cases {
+		seen[c.Area] = true
+	}
+	var names []string
+	for _, a := range Areas {
+		if seen[a] {
+			names = append(names, string(a))
+			delete(seen, a)
+		}
+	}
+	for _, a := range slices.Sorted(maps.Keys(seen)) {
+		names = append(names, string(a)) // not an area: as the case names it
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
 
 // AreaDescription is the description of a, "" for an unknown area.
 func AreaDescription(a Area) string {

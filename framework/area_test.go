@@ -48,3 +48,14 @@ func TestVolumeType(t *testing.T) {
 		}
 	}
 }
+
+// AreasOf names a batch's areas in report order, once each, what is not an area last.
+func TestAreasOf(t *testing.T) {
+	cases := []*Case{{Area: AreaSkew}, {Area: AreaFSGroup}, {Area: AreaSkew}, {Area: "zz"}, {Area: AreaEmptyDir}}
+	if got, want := AreasOf(cases), "[emptydir, fsgroup, skew, zz]"; got != want {
+		t.Errorf("AreasOf = %q, want %q", got, want)
+	}
+	if got := AreasOf(nil); got != "[]" {
+		t.Errorf("AreasOf(nil) = %q, want []", got)
+	}
+}

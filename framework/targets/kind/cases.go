@@ -87,7 +87,7 @@ func (o onCluster) Prepare(ctx context.Context, cases []*framework.Case) error {
 	if o.release != "" {
 		where += ", kubelet " + o.release
 	}
-	o.t.logf("%s: %d cases, %d pod starts, in %s", where, len(todo), ct.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
+	o.t.logf("%s: %s %d cases, %d pod starts, in %s", where, framework.AreasOf(todo), len(todo), ct.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
 	return err
 }
 

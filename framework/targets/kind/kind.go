@@ -319,7 +319,7 @@ func (t *Target) observePerCell(ctx context.Context, cases []*framework.Case) []
 			start, pods := time.Now(), lc.target.PodStarts()
 			res := lc.target.ObserveBatch(ctx, batch)
 			t.countPods(lc.target.PodStarts() - pods)
-			t.logf("%s: %d cases, %d pod starts, in %s", lc.name, len(batch), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
+			t.logf("%s: %s %d cases, %d pod starts, in %s", lc.name, framework.AreasOf(batch), len(batch), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
 			for j, i := range idx {
 				out[i] = res[j]
 			}
