@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,5 +47,40 @@ func TestLockBuilds(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second build did not proceed once the first released the lock")
+	}
+}
+
+// A step that fails (a go build stopped by Ctrl-C) leaves no partial directory in the cache;
+// one that succeeds is renamed into place and not made again for the same key.
+func TestCachedDirLeavesNothingOnFailure(t *testing.T) {
+	cache := t.TempDir()
+	b := &builder{cache: cache, keys: map[string]string{}, opts: Options{Log: io.Discard}}
+	boom := errors.New("signal: killed")
+	if _, err := b.cachedDir("kubernetes", "k1", func(dir string) error {
+		if err := os.WriteFile(filepath.Join(dir, "kubelet"), []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("cachedDir: %v, want %v", err, boom)
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("a failed step left %v in the cache", entries)
+	}
+	made := 0
+	for i, want := range []bool{false, true} {
+		cached, err := b.cachedDir("kubernetes", "k1", func(dir string) error {
+			made++
+			return os.WriteFile(filepath.Join(dir, "kubelet"), []byte("whole"), 0o644)
+		})
+		if err != nil || cached != want {
+			t.Errorf("cachedDir, call %d: cached %v, %v; want cached %v", i+1, cached, err, want)
+		}
+	}
+	if made != 1 {
+		t.Errorf("the step was made %d times for one key, want 1", made)
+	}
+	if data, err := os.ReadFile(filepath.Join(cache, "kubernetes", "kubelet")); err != nil || string(data) != "whole" {
+		t.Errorf("the cached artifact: %q, %v", data, err)
 	}
 }

@@ -341,7 +341,8 @@ func key(parts ...string) (string, error) {
 }
 
 // cachedDir runs make into a fresh directory and renames it to cache/name once it succeeded,
-// unless cache/name already holds the artifact of the same key.
+// unless cache/name already holds the artifact of the same key. A make that fails (or is
+// stopped: Ctrl-C kills its go build) leaves nothing: its directory is removed.
 func (b *builder) cachedDir(name, k string, make func(dir string) error) (bool, error) {
 	b.keys[name] = k
 	dir := filepath.Join(b.cache, name)
@@ -360,7 +361,7 @@ func (b *builder) cachedDir(name, k string, make func(dir string) error) (bool, 
 		return false, err
 	}
 	if err := make(tmp); err != nil {
-		return false, err
+		return false, errors.Join(err, os.RemoveAll(tmp))
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return false, err
