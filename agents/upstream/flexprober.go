@@ -13,8 +13,16 @@ import (
 // inotify instance each: 128 per user by default), and a watcher makes the plugin dir again
 // when it is removed. Each call's plugin manager gets a flexView: the plugins the real prober
 // found, once.
+//
+// A probe that failed (probe.go probeAll: a driver whose init call failed is skipped, with an
+// error) is not kept for the process's life: the next call's kubelet probes the plugin dir
+// again with a prober of its own, as a kubelet started again does. Kept, one failed init call
+// (seen under load average 50: every later flexVolume of an upstream@matrix run answered "no
+// volume plugin matched", on every cell) failed every flexVolume case the process served after
+// it. A watcher per failure only is left behind.
 var (
-	flexOnce    sync.Once
+	flexMu      sync.Mutex
+	flexProbed  bool
 	flexPlugins []volume.ProbeEvent
 	flexErr     error
 )
@@ -25,15 +33,20 @@ type flexView struct {
 	probed bool
 }
 
-// Init starts the real prober the first time: it makes the plugin dir, watches it and probes
-// every driver in it (the fixture driver is installed before).
+// Init starts the real prober the first time, and again after a probe that failed: it makes
+// the plugin dir, watches it and probes every driver in it (the fixture driver is installed
+// before).
 func (v *flexView) Init() error {
-	flexOnce.Do(func() {
-		p := newFlexProber(v.dir, exec.New())
-		if flexErr = p.Init(); flexErr == nil {
-			flexPlugins, flexErr = p.Probe()
-		}
-	})
+	flexMu.Lock()
+	defer flexMu.Unlock()
+	if flexProbed && flexErr == nil {
+		return nil
+	}
+	p := newFlexProber(v.dir, exec.New())
+	if flexErr = p.Init(); flexErr == nil {
+		flexPlugins, flexErr = p.Probe()
+	}
+	flexProbed = true
 	return flexErr
 }
 
@@ -43,5 +56,7 @@ func (v *flexView) Probe() ([]volume.ProbeEvent, error) {
 		return nil, nil
 	}
 	v.probed = true
+	flexMu.Lock()
+	defer flexMu.Unlock()
 	return flexPlugins, flexErr
 }
