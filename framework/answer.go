@@ -35,8 +35,8 @@ type Answer struct {
 	// batching target, whose Observe hands out what it prepared.
 	Took  time.Duration
 	Timed bool
-	// KnownDifference is the target's documented difference for the case, "" when none.
-	KnownDifference string
+	// KnownDifference is the target's documented difference for the case (its Why "" when none).
+	KnownDifference KnownDifference
 }
 
 // NotRun is why the target did not observe the case, "" when it did: the first of

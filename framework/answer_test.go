@@ -25,8 +25,8 @@ func (t *askTarget) Supports(*Case) (bool, string)         { return t.unsupporte
 func (t *askTarget) Close() error                          { return nil }
 func (t *askTarget) NotApplicable(*Case) string            { return t.na }
 func (t *askTarget) HostNeeds(*Case) []hostfeature.Feature { return t.needs }
-func (t *askTarget) KnownDifference(*Case) (string, bool) {
-	return t.known, t.known != ""
+func (t *askTarget) KnownDifference(*Case) (KnownDifference, bool) {
+	return KnownDifference{Why: t.known}, t.known != ""
 }
 func (t *askTarget) Observe(context.Context, *Case) (*Observation, error) {
 	t.observed++
@@ -104,7 +104,7 @@ func TestAsk(t *testing.T) {
 			nil, func(a Answer) string { return check(a.NotRun() == "needs root", "NotRun %q", a.NotRun()) }},
 		{"observed, with its known difference, timed here", &askTarget{obs: obsAllowed(true), known: "upstream differs"},
 			nil, func(a Answer) string {
-				return check(a.NotRun() == "" && a.Observation != nil && a.KnownDifference == "upstream differs" && a.Timed && a.Err == nil,
+				return check(a.NotRun() == "" && a.Observation != nil && a.KnownDifference.Why == "upstream differs" && a.Timed && a.Err == nil,
 					"%+v", a)
 			}},
 		{"the target's error", &askTarget{err: errors.New("agent crashed")},
@@ -157,7 +157,7 @@ func TestAskRoutes(t *testing.T) {
 
 	same := &pools{to: []Target{&askTarget{obs: obsAllowed(true), known: "first's"}, &askTarget{obs: obsAllowed(true), known: "second's"}}}
 	a := Ask(context.Background(), same, c)
-	if a.Err != nil || a.Observation == nil || len(a.Pools) != 2 || a.Node() != "a1; b1" || a.KnownDifference != "first's" {
+	if a.Err != nil || a.Observation == nil || len(a.Pools) != 2 || a.Node() != "a1; b1" || a.KnownDifference.Why != "first's" {
 		t.Errorf("pools that agree: %+v", a)
 	}
 	differ := &pools{to: []Target{&askTarget{obs: obsAllowed(true)}, &askTarget{obs: obsAllowed(false)}}}

@@ -402,13 +402,13 @@ func (p *Pair) Close() error {
 }
 
 // KnownDifference asks both halves.
-func (p *Pair) KnownDifference(c *Case) (string, bool) {
+func (p *Pair) KnownDifference(c *Case) (KnownDifference, bool) {
 	for _, h := range []any{p.node, p.api} {
 		if kd, ok := h.(KnownDifferences); ok {
-			if why, known := kd.KnownDifference(c); known {
-				return why, true
+			if k, known := kd.KnownDifference(c); known {
+				return k, true
 			}
 		}
 	}
-	return "", false
+	return KnownDifference{}, false
 }

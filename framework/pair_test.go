@@ -46,8 +46,8 @@ func (f fakeNode) ObserveNode(_ context.Context, c *Case, a Admitted) NodeResult
 	return NodeResult{Volumes: []VolumeObservation{{Name: "v", Type: "emptyDir", SetUp: SetUpOK}}}
 }
 func (f fakeNode) Close() error { return nil }
-func (f fakeNode) KnownDifference(c *Case) (string, bool) {
-	return "fake node differs", strings.Contains(c.Name, "differs")
+func (f fakeNode) KnownDifference(c *Case) (KnownDifference, bool) {
+	return KnownDifference{Why: "fake node differs"}, strings.Contains(c.Name, "differs")
 }
 
 func TestPair(t *testing.T) {
@@ -61,8 +61,8 @@ func TestPair(t *testing.T) {
 	if c.Pod.Name != "" {
 		t.Error("Observe changed the caller's case")
 	}
-	if why, ok := p.KnownDifference(c); !ok || why != "fake node differs" {
-		t.Errorf("KnownDifference = %q, %v", why, ok)
+	if k, ok := p.KnownDifference(c); !ok || k.Why != "fake node differs" {
+		t.Errorf("KnownDifference = %q, %v", k.Why, ok)
 	}
 	if info := p.Info(); info.Details["apiserver"] != "fakeapi v1" || info.Details["kubelet"] != "fakenode v2" {
 		t.Errorf("a mixed pair names both halves: %+v", info)

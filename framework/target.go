@@ -46,8 +46,30 @@ type HostNeeds interface {
 // documented places (upstream v1.37: emptyDir mode on Memory and HugePages, docs/spec.md). Such
 // a case still fails; the reports explain it in one line next to the failure.
 type KnownDifferences interface {
-	// KnownDifference returns the explanation when c is a documented difference of the target.
-	KnownDifference(c *Case) (why string, ok bool)
+	// KnownDifference returns the difference when c is a documented difference of the target.
+	KnownDifference(c *Case) (KnownDifference, bool)
+}
+
+// KnownDifference is one documented place where a target differs from the spec for a case: why,
+// in one line for the reports, and which lines of the case's Diff it makes. A failure is that
+// difference only when every line of its Diff is one the difference makes: a case the
+// difference matches that fails in another way too fails as any case does, so that a known
+// difference never hides another.
+type KnownDifference struct {
+	Why string
+	// Makes says whether line, one of Diff's lines for the case, is one the difference makes.
+	Makes func(line string) bool
+}
+
+// Unexplained are the lines of diff that k does not make (all of them for no difference).
+func (k KnownDifference) Unexplained(diff []string) []string {
+	var out []string
+	for _, line := range diff {
+		if k.Why == "" || k.Makes == nil || !k.Makes(line) {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // TargetInfo describes a target for reports.

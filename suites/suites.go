@@ -278,12 +278,20 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 	}
 	if diff := framework.Diff(expected, observed); len(diff) > 0 {
 		ginkgo.AddReportEntry(report.DifferenceEntry, diff[0], ginkgo.ReportEntryVisibilityNever)
-		if why := a.KnownDifference; why != "" {
+		k := a.KnownDifference
+		other := k.Unexplained(diff)
+		if k.Why != "" && len(other) == 0 {
 			// Short: a known difference is explained once in the summary, not dumped per case.
-			ginkgo.AddReportEntry(report.KnownDifferenceEntry, why, ginkgo.ReportEntryVisibilityNever)
-			ginkgo.Fail(fmt.Sprintf("%s\n\nknown difference of target %s: %s\n  %s", diff[0], name, why, strings.Join(diff, "\n  ")))
+			ginkgo.AddReportEntry(report.KnownDifferenceEntry, k.Why, ginkgo.ReportEntryVisibilityNever)
+			ginkgo.Fail(fmt.Sprintf("%s\n\nknown difference of target %s: %s\n  %s", diff[0], name, k.Why, strings.Join(diff, "\n  ")))
 		}
-		ginkgo.Fail(mismatch(name, diff, expected, observed))
+		note := ""
+		if k.Why != "" {
+			// The case is one of a known difference, and differs in a way that one does not:
+			// not accepted (a known difference never hides another).
+			note = fmt.Sprintf("\nnot the known difference of target %s (%s), which does not make:\n  %s\n", name, k.Why, strings.Join(other, "\n  "))
+		}
+		ginkgo.Fail(mismatch(name, diff, note, expected, observed))
 	}
 }
 
@@ -309,13 +317,14 @@ func judgePools(pools []framework.PoolObservation, expected *framework.Observati
 }
 
 // mismatch is a failure message whose first line is the first difference (what the reports
-// show), followed by every difference and both Observations.
-func mismatch(target string, diff []string, expected, observed *framework.Observation) string {
+// show), followed by every difference, note, and both Observations.
+func mismatch(target string, diff []string, note string, expected, observed *framework.Observation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n%d difference(s) between the oracle and target %s:\n", diff[0], len(diff), target)
 	for _, d := range diff {
 		fmt.Fprintf(&b, "  %s\n", d)
 	}
+	b.WriteString(note)
 	fmt.Fprintf(&b, "\nexpected (oracle):\n%s\nobserved (%s):\n%s", expected.JSON(), target, observed.JSON())
 	return b.String()
 }

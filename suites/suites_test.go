@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -52,6 +53,7 @@ const (
 	childDirEnv     = "VOLPERM_SUITES_TEST_REPORT_DIR"
 	childRequireEnv = "VOLPERM_SUITES_TEST_REQUIRE"
 	childPoolsEnv   = "VOLPERM_SUITES_TEST_POOLS"
+	childKnownEnv   = "VOLPERM_SUITES_TEST_KNOWN"
 )
 
 // fakeTarget answers by case name: "passes" observes what the oracle expects, "differs"
@@ -80,6 +82,31 @@ func (fakeTarget) Observe(_ context.Context, c *framework.Case) (*framework.Obse
 }
 
 func (f fakeTarget) Close() error { return os.WriteFile(f.closedMarker, nil, 0o644) }
+
+// KnownDifference: the fake's documented difference is its admission's verdict on the cases
+// "known" (which differs in that only) and "known-and-more" (which also warns).
+func (fakeTarget) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
+	if c.Name != "known" && c.Name != "known-and-more" {
+		return framework.KnownDifference{}, false
+	}
+	return framework.KnownDifference{Why: "the fake admits what it should refuse", Makes: func(line string) bool {
+		return strings.HasPrefix(line, "admission.allowed:")
+	}}, true
+}
+
+// knownTarget is fakeTarget observing the two cases of its known difference.
+type knownTarget struct{ fakeTarget }
+
+func (k knownTarget) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
+	o, err := k.fakeTarget.Observe(ctx, c)
+	if err == nil && (c.Name == "known" || c.Name == "known-and-more") {
+		o.Admission.Allowed = !o.Admission.Allowed
+		if c.Name == "known-and-more" {
+			o.Admission.Warnings = append(o.Admission.Warnings, "a warning the spec does not give")
+		}
+	}
+	return o, err
+}
 
 func fakeCase(name string, area framework.Area, profile framework.Profile) *framework.Case {
 	c := &framework.Case{
@@ -132,6 +159,11 @@ func runFakeSuite(t *testing.T, dir string) {
 		},
 		Require:   os.Getenv(childRequireEnv) == "1",
 		ReportDir: dir,
+	}
+	if os.Getenv(childKnownEnv) == "1" {
+		cfg.Target = knownTarget{fakeTarget{closedMarker: filepath.Join(dir, "closed")}}
+		cfg.Cases = []*framework.Case{fakeCase("known", framework.AreaEmptyDir, framework.ProfileConformance),
+			fakeCase("known-and-more", framework.AreaEmptyDir, framework.ProfileConformance)}
 	}
 	if os.Getenv(childPoolsEnv) == "1" {
 		cfg.Target = pooledTarget{fakeTarget{closedMarker: filepath.Join(dir, "closed")}}
@@ -216,6 +248,38 @@ func TestSpecOutcomes(t *testing.T) {
 				t.Errorf("the terminal output lacks the two Observations:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestKnownDifferenceOutcomes: a failure is the target's known difference only when that
+// difference makes every line of it; a case the difference matches that differs in more fails
+// as any case does, the lines it does not make named.
+func TestKnownDifferenceOutcomes(t *testing.T) {
+	if dir := os.Getenv(childDirEnv); dir != "" {
+		runFakeSuite(t, dir)
+		return
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKnownDifferenceOutcomes$")
+	cmd.Env = append(os.Environ(), childDirEnv+"="+dir, childKnownEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child suite: %v\n%s", err, out)
+	}
+	s := readSummary(t, dir)
+	if s.Totals != (report.Counts{Total: 2, Failed: 2}) {
+		t.Errorf("totals %+v, want 2 failed", s.Totals)
+	}
+	known := map[string]string{}
+	for _, f := range s.Failures {
+		known[f.Name] = f.KnownDifference
+	}
+	want := map[string]string{"[emptydir] known [target=fake]": "the fake admits what it should refuse", "[emptydir] known-and-more [target=fake]": ""}
+	if !equalMaps(known, want) {
+		t.Errorf("known differences of the failures %q, want %q", known, want)
+	}
+	if !regexp.MustCompile(`not the known difference of target fake \(the fake admits what it should refuse\), which does not make:\s*\n\s*admission\.warnings:`).Match(out) {
+		t.Errorf("the failure of known-and-more does not name the line the known difference does not make:\n%s", out)
 	}
 }
 

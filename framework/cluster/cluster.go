@@ -493,4 +493,6 @@ func Client(kubeconfig, context string) (*rest.Config, kubernetes.Interface, err
 }
 
 // KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
-func (t *Target) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
+func (t *Target) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
+	return knowndiff.Explain(c)
+}

@@ -6,6 +6,7 @@ package knowndiff
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,20 +17,114 @@ import (
 )
 
 // KnownDifference is a place where upstream v1.37 is expected to disagree with docs/spec.md
-// (the seed wins): a failing case it matches is explained by Why, next to the failure.
+// (the seed wins): a failing case it matches is explained by Why, next to the failure, when
+// every line of its Diff is one the difference makes (Makes: what of which volumes it changes).
 type KnownDifference struct {
 	Match func(*framework.Case) bool
 	Why   string
+	// Makes says whether a line of the case's framework.Diff is one this difference makes.
+	Makes func(c *framework.Case, line string) bool
 }
 
 // KnownDifferences lists them, one line each (docs/spec.md "known difference").
 var KnownDifferences = []KnownDifference{
-	{Match: emptyDirModeOn(corev1.StorageMediumMemory), Why: "upstream v1.37 chmods a Memory emptyDir before mounting tmpfs, so the pod sees tmpfs' root mode (1777), not `mode` (KEP-5502 test plan)"},
-	{Match: emptyDirModeOn(corev1.StorageMediumHugePages), Why: "upstream v1.37 chmods a HugePages emptyDir before mounting hugetlbfs, so the pod sees hugetlbfs' root mode (0755), not `mode` (KEP-5502 test plan)"},
-	{Match: hugePagesRestart, Why: "upstream v1.37 SetUpAt skips a ready emptyDir on Memory and the default medium only: a HugePages emptyDir is set up again at a kubelet restart (setupDir chmods the mounted root to 0777, then the walk runs), where the spec says a ready volume is left alone"},
-	{Match: hostPathTypeBefore137, Why: "Kubernetes v1.34 to v1.36 do not name what a hostPath type check found (\"hostPath type check failed: /x is not a directory\"); v1.37 names it (\", it's a File\") or why it found nothing (pkg/volume/hostpath host_path.go checkType), as the spec does"},
-	{Match: tokenLinkBefore136, Why: "Kubernetes v1.34 and v1.35 give a projected token's file the pod's FsUser but leave its top-level symlink root's: the lchown of the user-visible link (pkg/volume/util atomic_writer.go createUserVisibleFiles) came with v1.36"},
-	{Match: otherFlexDriver, Why: "upstream has no \"not installed\" text: a flexVolume driver missing from the node fails with the plugin manager's \"no volume plugin matched\" (the spec's text is the reference node's)"},
+	{Match: emptyDirModeOn(corev1.StorageMediumMemory), Makes: onVolumes(isModeOn(corev1.StorageMediumMemory), "root path", "probe"),
+		Why: "upstream v1.37 chmods a Memory emptyDir before mounting tmpfs, so the pod sees tmpfs' root mode (1777), not `mode` (KEP-5502 test plan)"},
+	{Match: emptyDirModeOn(corev1.StorageMediumHugePages), Makes: onVolumes(isModeOn(corev1.StorageMediumHugePages), "root path", "probe"),
+		Why: "upstream v1.37 chmods a HugePages emptyDir before mounting hugetlbfs, so the pod sees hugetlbfs' root mode (0755), not `mode` (KEP-5502 test plan)"},
+	{Match: hugePagesRestart, Makes: onVolumes(isOn(corev1.StorageMediumHugePages), "root path", "top-level path", "path", "probe"),
+		Why: "upstream v1.37 SetUpAt skips a ready emptyDir on Memory and the default medium only: a HugePages emptyDir is set up again at a kubelet restart (setupDir chmods the mounted root to 0777, then the walk runs), where the spec says a ready volume is left alone"},
+	{Match: hostPathTypeBefore137, Makes: onVolumes(isTypedHostPath, "setUp"),
+		Why: "Kubernetes v1.34 to v1.36 do not name what a hostPath type check found (\"hostPath type check failed: /x is not a directory\"); v1.37 names it (\", it's a File\") or why it found nothing (pkg/volume/hostpath host_path.go checkType), as the spec does"},
+	// The link's owner decides too whether a probe may follow it where the volume's root is
+	// sticky and world-writable (fs.protected_symlinks, docs/spec.md [probes.protected-symlinks]):
+	// uid 1004 of fsGroup reads the token through a root-owned link (v1.35: seen by
+	// upstream@matrix), not through one of FsUser's.
+	{Match: tokenLinkBefore136, Makes: onVolumes(projectsToken, "top-level path", "probe"),
+		Why: "Kubernetes v1.34 and v1.35 give a projected token's file the pod's FsUser but leave its top-level symlink root's: the lchown of the user-visible link (pkg/volume/util atomic_writer.go createUserVisibleFiles) came with v1.36"},
+	{Match: otherFlexDriver, Makes: onVolumes(isOtherFlexDriver, "setUp"),
+		Why: "upstream has no \"not installed\" text: a flexVolume driver missing from the node fails with the plugin manager's \"no volume plugin matched\" (the spec's text is the reference node's)"},
+}
+
+// Explain returns the known differences c matches as one (normally there is one): their
+// reasons, and the lines of c's Diff any of them makes.
+func Explain(c *framework.Case) (framework.KnownDifference, bool) {
+	var matched []KnownDifference
+	for _, k := range KnownDifferences {
+		if k.Match(c) {
+			matched = append(matched, k)
+		}
+	}
+	if len(matched) == 0 {
+		return framework.KnownDifference{}, false
+	}
+	whys := make([]string, len(matched))
+	for i, k := range matched {
+		whys[i] = k.Why
+	}
+	return framework.KnownDifference{Why: strings.Join(whys, "; and "), Makes: func(line string) bool {
+		return slices.ContainsFunc(matched, func(k KnownDifference) bool { return k.Makes(c, line) })
+	}}, true
+}
+
+// onVolumes is a Makes: the lines of Diff about a volume of the case's pod that is matches
+// (volumeLine), of one of kinds.
+func onVolumes(is func(corev1.Volume) bool, kinds ...string) func(*framework.Case, string) bool {
+	return func(c *framework.Case, line string) bool {
+		volume, kind := volumeLine(c, line)
+		if c.Pod == nil || volume == "" || !slices.Contains(kinds, kind) {
+			return false
+		}
+		return slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == volume && is(v) })
+	}
+}
+
+// volumeLine reads a line of framework.Diff: the volume it is about and what of it, "setUp",
+// "path" (an entry below the root: "top-level path" for one directly in it, "root path" for the
+// root), "probe" (a probe of c acting in the volume), or another word of the line (type,
+// medium, seLinuxMount, ...); "" for a line about no volume (admission, the container, the
+// user namespace).
+func volumeLine(c *framework.Case, line string) (volume, kind string) {
+	if rest, ok := strings.CutPrefix(line, "probe "); ok {
+		name, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return "", ""
+		}
+		name, _ = strconv.Unquote(name)
+		for _, p := range c.Probes {
+			if p.Name == name {
+				return p.Volume, "probe"
+			}
+		}
+		return "", ""
+	}
+	rest, ok := strings.CutPrefix(line, "volume ")
+	if !ok {
+		return "", ""
+	}
+	quoted, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return "", ""
+	}
+	volume, _ = strconv.Unquote(quoted)
+	rest = strings.TrimPrefix(rest[len(quoted):], " ")
+	if p, ok := strings.CutPrefix(rest, "path "); ok {
+		quoted, err := strconv.QuotedPrefix(p)
+		if err != nil {
+			return "", ""
+		}
+		path, _ := strconv.Unquote(quoted)
+		switch {
+		case path == "." || path == "":
+			return volume, "root path"
+		case !strings.Contains(path, "/"):
+			return volume, "top-level path"
+		}
+		return volume, "path"
+	}
+	word, _, _ := strings.Cut(rest, ":")
+	word, _, _ = strings.Cut(word, " ")
+	return volume, word
 }
 
 // emptyDirModeOn matches cases whose pod sets an emptyDir `mode` on medium (HugePages matches
@@ -84,16 +179,6 @@ func tokenLinkBefore136(c *framework.Case) bool {
 	return needs.HasTokenProjection(c.Pod) && atomicwriter.FsUserFrom(c.Pod) != nil
 }
 
-// Explain returns the explanation of the first known difference c matches.
-func Explain(c *framework.Case) (string, bool) {
-	for _, k := range KnownDifferences {
-		if k.Match(c) {
-			return k.Why, true
-		}
-	}
-	return "", false
-}
-
 // otherFlexDriver matches cases whose pod has a flexVolume with a driver other than the
 // harness's fixture.
 func otherFlexDriver(c *framework.Case) bool {
@@ -116,4 +201,31 @@ func hugePagesRestart(c *framework.Case) bool {
 	return slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
 		return v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(corev1.StorageMediumHugePages))
 	})
+}
+
+// isOn: an emptyDir on medium (HugePages: every hugepages-<size> medium).
+func isOn(medium corev1.StorageMedium) func(corev1.Volume) bool {
+	return func(v corev1.Volume) bool {
+		return v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(medium))
+	}
+}
+
+// isModeOn: an emptyDir on medium with a `mode`.
+func isModeOn(medium corev1.StorageMedium) func(corev1.Volume) bool {
+	return func(v corev1.Volume) bool { return isOn(medium)(v) && v.EmptyDir.Mode != nil }
+}
+
+// isTypedHostPath: a hostPath volume with a type to check.
+func isTypedHostPath(v corev1.Volume) bool {
+	return v.HostPath != nil && v.HostPath.Type != nil && *v.HostPath.Type != corev1.HostPathUnset
+}
+
+// projectsToken: a projected volume with a serviceAccountToken source.
+func projectsToken(v corev1.Volume) bool {
+	return v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(s corev1.VolumeProjection) bool { return s.ServiceAccountToken != nil })
+}
+
+// isOtherFlexDriver: a flexVolume of another driver than the harness's fixture.
+func isOtherFlexDriver(v corev1.Volume) bool {
+	return v.FlexVolume != nil && v.FlexVolume.Driver != framework.FixtureDriver
 }

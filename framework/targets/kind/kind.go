@@ -350,7 +350,9 @@ func (t *Target) logf(format string, a ...any) {
 }
 
 // KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
-func (t *Target) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
+func (t *Target) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
+	return knowndiff.Explain(c)
+}
 
 // release is the Kubernetes release of Options.NodeImage.
 func (o Options) release() string {

@@ -87,7 +87,9 @@ func (c *cell) Observe(ctx context.Context, k *framework.Case) (*framework.Obser
 // Close does nothing: the matrix closes the target, which deletes the cluster.
 func (c *cell) Close() error { return nil }
 
-func (c *cell) KnownDifference(k *framework.Case) (string, bool) { return knowndiff.Explain(k) }
+func (c *cell) KnownDifference(k *framework.Case) (framework.KnownDifference, bool) {
+	return knowndiff.Explain(k)
+}
 
 var (
 	_ framework.Batcher          = (*cell)(nil)

@@ -237,7 +237,9 @@ func (p *pool[T]) close() error {
 func (n *Node) Release() string { return framework.MinorRelease(n.release) }
 
 // KnownDifference explains a case the upstream kubelet is expected to fail (framework/knowndiff).
-func (n *Node) KnownDifference(c *framework.Case) (string, bool) { return knowndiff.Explain(c) }
+func (n *Node) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
+	return knowndiff.Explain(c)
+}
 
 // SupportsNode reports whether the release's kubelet can run c's node side: no proposal
 // features, only gates it has, and what the exec driver can run (a pod with hostUsers: false
