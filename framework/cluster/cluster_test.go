@@ -176,8 +176,9 @@ func TestTransientMountFailure(t *testing.T) {
 		"failed to sync configmap cache: timed out waiting for the condition": true,
 		`hostPath type check failed: /x is not a directory`:                   false,
 		`object "volperm-0f1e"/"app" not registered`:                          true,
-		`secret "s" not found`:      false,
-		`configmap "app" not found`: false,
+		`configmap "volperm-0f1e"/"app" not registered`:                       true,
+		`secret "s" not found`:                                                false,
+		`configmap "app" not found`:                                           false,
 	} {
 		if got := transientMountFailure(text); got != want {
 			t.Errorf("transientMountFailure(%q) = %v, want %v", text, got, want)

@@ -131,15 +131,7 @@ func volumeLine(c *framework.Case, line string) (volume, kind string) {
 // every hugepages-<size> medium) with the kubelet's EmptyDirVolumeMode gate on at some point.
 func emptyDirModeOn(medium corev1.StorageMedium) func(*framework.Case) bool {
 	return func(c *framework.Case) bool {
-		if c.Pod == nil || !kubeletGateEverOn(c, framework.GateEmptyDirVolumeMode) {
-			return false
-		}
-		for _, v := range c.Pod.Spec.Volumes {
-			if e := v.EmptyDir; e != nil && e.Mode != nil && strings.HasPrefix(string(e.Medium), string(medium)) {
-				return true
-			}
-		}
-		return false
+		return kubeletGateEverOn(c, framework.GateEmptyDirVolumeMode) && anyVolume(c, isModeOn(medium))
 	}
 }
 
@@ -158,15 +150,7 @@ func kubeletGateEverOn(c *framework.Case, gate string) bool {
 // hostPathTypeBefore137 matches cases whose kubelet is older than v1.37 and whose pod has a
 // hostPath volume with a type to check.
 func hostPathTypeBefore137(c *framework.Case) bool {
-	if c.Pod == nil || framework.ReleaseMinor(c.Releases.Of(false)) >= 37 {
-		return false
-	}
-	for _, v := range c.Pod.Spec.Volumes {
-		if hp := v.HostPath; hp != nil && hp.Type != nil && *hp.Type != corev1.HostPathUnset {
-			return true
-		}
-	}
-	return false
+	return framework.ReleaseMinor(c.Releases.Of(false)) < 37 && anyVolume(c, isTypedHostPath)
 }
 
 // tokenLinkBefore136 matches cases whose kubelet is older than v1.36 and whose pod projects a
@@ -181,26 +165,18 @@ func tokenLinkBefore136(c *framework.Case) bool {
 
 // otherFlexDriver matches cases whose pod has a flexVolume with a driver other than the
 // harness's fixture.
-func otherFlexDriver(c *framework.Case) bool {
-	if c.Pod == nil {
-		return false
-	}
-	for _, v := range c.Pod.Spec.Volumes {
-		if v.FlexVolume != nil && v.FlexVolume.Driver != framework.FixtureDriver {
-			return true
-		}
-	}
-	return false
-}
+func otherFlexDriver(c *framework.Case) bool { return anyVolume(c, isOtherFlexDriver) }
 
 // hugePagesRestart: a HugePages emptyDir in a case that restarts the kubelet.
 func hugePagesRestart(c *framework.Case) bool {
-	if c.Pod == nil || !slices.ContainsFunc(c.After, func(s framework.Step) bool { return s.RestartKubelet }) {
-		return false
-	}
-	return slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool {
-		return v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(corev1.StorageMediumHugePages))
-	})
+	return slices.ContainsFunc(c.After, func(s framework.Step) bool { return s.RestartKubelet }) &&
+		anyVolume(c, isOn(corev1.StorageMediumHugePages))
+}
+
+// anyVolume says whether a volume of c's pod is one is matches: a Match of a difference is its
+// Makes' volume predicate on any volume, so that the two say the same of a volume.
+func anyVolume(c *framework.Case, is func(corev1.Volume) bool) bool {
+	return c.Pod != nil && slices.ContainsFunc(c.Pod.Spec.Volumes, is)
 }
 
 // isOn: an emptyDir on medium (HugePages: every hugepages-<size> medium).
