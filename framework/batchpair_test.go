@@ -3,6 +3,8 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -156,5 +158,61 @@ func TestBatchNodePair(t *testing.T) {
 	}
 	if _, err := target.Observe(ctx, a); err == nil || err.Error() != "engine gone" {
 		t.Errorf("Observe after a failed batch: %v, want the batch's error", err)
+	}
+}
+
+// slowAPI admits after a round trip (the cluster half's dry-run), counting the admissions in
+// flight at once.
+type slowAPI struct {
+	fakeAPI
+	mu             sync.Mutex
+	inFlight, most int
+}
+
+func (s *slowAPI) Admit(ctx context.Context, c *Case) (Admitted, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.most = max(s.most, s.inFlight)
+	s.mu.Unlock()
+	time.Sleep(5 * time.Millisecond)
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	return s.fakeAPI.Admit(ctx, c)
+}
+
+// A batch admits its cases admitWorkers at a time (issue 34: a real apiserver's answer is a
+// round trip) and still hands the node the cases that reach it in their order, the others'
+// answers kept.
+func TestBatchAdmitsConcurrently(t *testing.T) {
+	api := &slowAPI{fakeAPI: fakeAPI{allow: true}}
+	observed := 0
+	node := &batchNode{fakeNode: fakeNode{observed: &observed, support: true}}
+	target := NewTargetPair("b", api, node)
+	var cases []*Case
+	var want []string
+	for i := range 40 {
+		c := &Case{Name: fmt.Sprintf("c%02d", i), Pod: podWithVolumes("v"), AdmissionOnly: i%5 == 0}
+		cases = append(cases, c)
+		if !c.AdmissionOnly {
+			want = append(want, c.Name)
+		}
+	}
+	if err := target.(Batcher).Prepare(context.Background(), cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(node.batches) != 1 || !slices.Equal(node.batches[0], want) {
+		t.Errorf("batches %q, want one of %q in order", node.batches, want)
+	}
+	if api.most < 2 || api.most > admitWorkers {
+		t.Errorf("at most %d admissions at once, want 2 to %d", api.most, admitWorkers)
+	}
+	for _, c := range cases {
+		if _, err := target.Observe(context.Background(), c); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+	if len(node.single) != 0 {
+		t.Errorf("observed alone after Prepare: %q, want none", node.single)
 	}
 }

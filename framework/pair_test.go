@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,8 +124,13 @@ type countingAPI struct {
 	n *int
 }
 
+// countingMu guards every countingAPI's count: a batch admits from several goroutines.
+var countingMu sync.Mutex
+
 func (f countingAPI) Admit(ctx context.Context, c *Case) (Admitted, error) {
+	countingMu.Lock()
 	*f.n++
+	countingMu.Unlock()
 	return f.fakeAPI.Admit(ctx, c)
 }
 

@@ -29,7 +29,8 @@ import (
 type apiserverHalf struct {
 	t *Target
 
-	// mu serialises admissions: the namespace, the bindings and the names are made once.
+	// mu guards what admissions share: the namespace, the bindings and the names are made
+	// once; the dry-runs themselves run concurrently (Admit).
 	mu sync.Mutex
 	ns string
 	n  int // objects admitted so far: names case-N and volperm-<ns>-N
@@ -78,7 +79,9 @@ func (h *apiserverHalf) SupportsAdmission(c *framework.Case) (bool, string) {
 }
 
 // Admit admits c on the cluster's apiserver (a dry-run create); an error is the apiserver
-// failing (unreachable past its bound), a rejection an Admission not allowed.
+// failing (unreachable past its bound), a rejection an Admission not allowed. Admissions run
+// concurrently (framework.APIServer): what they share (the namespace, the endpoint of the case's
+// gates, its allowlist's binding, its name) is made under h.mu, the dry-run outside it.
 func (h *apiserverHalf) Admit(ctx context.Context, c *framework.Case) (framework.Admitted, error) {
 	if c.Pod == nil && c.PersistentVolume == nil {
 		return framework.Admitted{Admission: framework.Admission{Allowed: true}}, nil
@@ -88,18 +91,30 @@ func (h *apiserverHalf) Admit(ctx context.Context, c *framework.Case) (framework
 		return framework.Admitted{}, fmt.Errorf("admission: %w", err)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if a, ok := h.admitted[string(key)]; ok {
+		h.mu.Unlock()
 		return copyAdmitted(a), nil
 	}
-	a, err := h.admit(ctx, c)
+	ctx, req, err := h.prepare(ctx, c)
+	h.mu.Unlock()
+	if err != nil {
+		return framework.Admitted{}, err
+	}
+	var a framework.Admitted
+	if c.Pod == nil {
+		a, err = h.admitVolume(ctx, c, req)
+	} else {
+		a, err = h.admitPod(ctx, c, req)
+	}
 	if err != nil {
 		return a, err
 	}
+	h.mu.Lock()
 	if h.admitted == nil {
 		h.admitted = map[string]framework.Admitted{}
 	}
 	h.admitted[string(key)] = a
+	h.mu.Unlock()
 	return copyAdmitted(a), nil
 }
 
@@ -109,31 +124,36 @@ func copyAdmitted(a framework.Admitted) framework.Admitted {
 	return a
 }
 
-// admit is Admit's one request (h.mu held).
-func (h *apiserverHalf) admit(ctx context.Context, c *framework.Case) (framework.Admitted, error) {
+// admitRequest is where and as what one case's dry-run is sent: the half's namespace, the
+// binding label of its allowlist ("" = none) and its number (names case-N, volperm-<ns>-N).
+type admitRequest struct {
+	ns, label string
+	n         int
+}
+
+// prepare makes what c's dry-run needs (h.mu held): the apiserver of its gates (Reconfigure:
+// ctx then sends there), the namespace, its allowlist's binding, a number of its own.
+func (h *apiserverHalf) prepare(ctx context.Context, c *framework.Case) (context.Context, admitRequest, error) {
 	ep := "" // the one the clients talk to
 	if h.t.opts.Reconfigure {
 		var err error
 		if ep, err = h.endpoint(ctx, h.t.fullGates(c.Gates).APIServer); err != nil {
-			return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+			return ctx, admitRequest{}, fmt.Errorf("admission: %w", err)
 		}
 		ctx = withEndpoint(ctx, ep)
 	}
 	ns, err := h.namespace(ctx)
 	if err != nil {
-		return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+		return ctx, admitRequest{}, fmt.Errorf("admission: %w", err)
 	}
-	var label string
+	req := admitRequest{ns: ns, n: h.n}
 	if c.FlexVolumePolicy != nil {
-		if label, err = h.bind(ctx, ep, ns, c.FlexVolumePolicy); err != nil {
-			return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+		if req.label, err = h.bind(ctx, ep, ns, c.FlexVolumePolicy); err != nil {
+			return ctx, admitRequest{}, fmt.Errorf("admission: %w", err)
 		}
 	}
 	h.n++
-	if c.Pod == nil {
-		return h.admitVolume(ctx, c, ns, label)
-	}
-	return h.admitPod(ctx, c, ns, label)
+	return ctx, req, nil
 }
 
 // endpoint is the apiserver serving gates (the target's apiserverOf, once per setting).
@@ -179,10 +199,10 @@ func (h *apiserverHalf) namespace(ctx context.Context) (string, error) {
 }
 
 // admitVolume admits a case's PersistentVolume.
-func (h *apiserverHalf) admitVolume(ctx context.Context, c *framework.Case, ns, label string) (framework.Admitted, error) {
+func (h *apiserverHalf) admitVolume(ctx context.Context, c *framework.Case, req admitRequest) (framework.Admitted, error) {
 	pv := c.PersistentVolume.DeepCopy()
-	pv.Name = fmt.Sprintf("volperm-%s-%d", strings.TrimPrefix(ns, framework.Namespace+"-"), h.n)
-	withLabel(&pv.ObjectMeta, label)
+	pv.Name = fmt.Sprintf("volperm-%s-%d", strings.TrimPrefix(req.ns, framework.Namespace+"-"), req.n)
+	withLabel(&pv.ObjectMeta, req.label)
 	err := h.t.call(ctx, func(ctx context.Context) error {
 		_, err := h.t.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err
@@ -194,13 +214,13 @@ func (h *apiserverHalf) admitVolume(ctx context.Context, c *framework.Case, ns, 
 // admitPod admits a case's pod as the node half will run it: the probe image in every
 // container (a container of the volumes' mounts when the case has none), no service-account
 // token volume added.
-func (h *apiserverHalf) admitPod(ctx context.Context, c *framework.Case, ns, label string) (framework.Admitted, error) {
+func (h *apiserverHalf) admitPod(ctx context.Context, c *framework.Case, req admitRequest) (framework.Admitted, error) {
 	t := h.t
 	pod := c.Pod.DeepCopy()
-	pod.Name = fmt.Sprintf("case-%d", h.n)
-	pod.Namespace = ns
+	pod.Name = fmt.Sprintf("case-%d", req.n)
+	pod.Namespace = req.ns
 	pod.UID = ""
-	withLabel(&pod.ObjectMeta, label)
+	withLabel(&pod.ObjectMeta, req.label)
 	no := false
 	pod.Spec.AutomountServiceAccountToken = &no // no token volume is added to the case's volumes
 	if len(pod.Spec.Containers) == 0 {
@@ -221,7 +241,7 @@ func (h *apiserverHalf) admitPod(ctx context.Context, c *framework.Case, ns, lab
 	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: c.FieldValidation}
 	err := t.call(ctx, func(ctx context.Context) (err error) {
 		ctx, warned = withWarnings(ctx) // the last attempt's
-		stored, err = t.admitClient.CoreV1().Pods(ns).Create(ctx, pod, opts)
+		stored, err = t.admitClient.CoreV1().Pods(req.ns).Create(ctx, pod, opts)
 		return err
 	})
 	a, err := admission(err)

@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/volperm/volperm/framework"
@@ -123,4 +126,98 @@ func TestAdmissionWithoutAnAPIServerOfTheGates(t *testing.T) {
 	if asked != 1 {
 		t.Errorf("the cluster was asked for an apiserver %d times, want once", asked)
 	}
+}
+
+// Admissions run at once (framework batchpair.go sends several): the dry-runs are not made under
+// the half's lock; each case gets a name of its own, the namespace is made once, and a case asked
+// about again is answered from what was admitted.
+func TestAdmissionsConcurrent(t *testing.T) {
+	client := fake.NewClientset()
+	var (
+		mu             sync.Mutex
+		inFlight, most int
+		names          = map[string]bool{}
+	)
+	both := make(chan struct{})
+	var once sync.Once
+	// The fake clientset runs one request at a time: the wait is in front of it.
+	slow := slowPodsClient{Clientset: client, wait: func(pod *corev1.Pod) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		names[pod.Name] = true
+		if inFlight == 2 {
+			once.Do(func() { close(both) })
+		}
+		mu.Unlock()
+		select { // the first waits for a second: one at a time, it would wait in vain
+		case <-both:
+		case <-time.After(5 * time.Second):
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}}
+	tg := &Target{opts: Options{Log: io.Discard, ProbeImage: "volperm/probe:test"}, client: client, admitClient: slow,
+		version: "v1.37.1", kubeletVersion: "v1.37.1",
+		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
+	h := &apiserverHalf{t: tg}
+	var cases []*framework.Case
+	for i := range 6 {
+		cases = append(cases, &framework.Case{Name: fmt.Sprint(i), Pod: &corev1.Pod{Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{{Name: fmt.Sprintf("v%d", i), VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}}})
+	}
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a, err := h.Admit(context.Background(), c); err != nil || !a.Admission.Allowed || a.Pod == nil {
+				t.Errorf("%s: %+v, %v", c.Name, a, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if most < 2 {
+		t.Errorf("at most %d dry-run at once, want several", most)
+	}
+	if len(names) != len(cases) {
+		t.Errorf("pod names %v: want one of its own per case", names)
+	}
+	nss, _ := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+	if len(nss.Items) != 1 {
+		t.Errorf("%d namespaces, want the half's one", len(nss.Items))
+	}
+	if _, err := h.Admit(context.Background(), cases[0]); err != nil || len(names) != len(cases) {
+		t.Errorf("a case admitted again: %v, %d dry-runs; want the answer kept", err, len(names))
+	}
+}
+
+// slowPodsClient is a clientset whose pod creates call wait first.
+type slowPodsClient struct {
+	*fake.Clientset
+	wait func(*corev1.Pod)
+}
+
+func (c slowPodsClient) CoreV1() corev1client.CoreV1Interface {
+	return slowCore{c.Clientset.CoreV1(), c.wait}
+}
+
+type slowCore struct {
+	corev1client.CoreV1Interface
+	wait func(*corev1.Pod)
+}
+
+func (c slowCore) Pods(ns string) corev1client.PodInterface {
+	return slowPods{c.CoreV1Interface.Pods(ns), c.wait}
+}
+
+type slowPods struct {
+	corev1client.PodInterface
+	wait func(*corev1.Pod)
+}
+
+func (p slowPods) Create(ctx context.Context, pod *corev1.Pod, opts metav1.CreateOptions) (*corev1.Pod, error) {
+	p.wait(pod)
+	return p.PodInterface.Create(ctx, pod, opts)
 }
