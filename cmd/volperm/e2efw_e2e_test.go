@@ -62,7 +62,7 @@ func TestE2EFramework(t *testing.T) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	dir, out, code := e2e("hostpath", "--volperm-probe-image", probeImage, "-ginkgo.focus", `\[sig-storage\] volperm \[hostpath\]`,
+	dir, out, code := e2e("hostpath", "--volperm-probe-image", probeImage, "-ginkgo.focus", `\[sig-storage\] volperm \[hostpath\] `+nodesFocus,
 		"--volperm-implementation", impl)
 	t.Logf("volperm-e2e.test, the hostPath area: exit %d in %s", code, time.Since(start).Round(100*time.Millisecond))
 	if code != 0 {

@@ -25,7 +25,7 @@ import (
 
 // TestInClusterRun is issue 14's in-cluster run for real: a kind cluster made here, `volperm
 // cluster run --in-cluster` (the runner image built and loaded into the node) returns while the
-// Job runs the hostPath area in the cluster; `volperm cluster retrieve`, a separate invocation
+// Job runs part of the hostPath area (nodesFocus) in the cluster; `volperm cluster retrieve`, a separate invocation
 // with a client of its own, waits for it, fetches the reports and removes the run; nothing of
 // the run is left in the cluster. Then hydrophone runs the runner image on the same cluster
 // (hydrophoneRun). Needs root and Docker; set VOLPERM_INCLUSTER_E2E=1.
@@ -40,7 +40,7 @@ func TestInClusterRun(t *testing.T) {
 
 	start := time.Now()
 	code, out, errOut := runMain("cluster", "run", "--in-cluster", "--kubeconfig", kubeconfig, "--kind-cluster", name,
-		"--focus", `\[hostpath\]`, "--profile", "conformance", "--label-filter", "!runtime-defined", "--accept-known-differences")
+		"--focus", `\[hostpath\] `+nodesFocus, "--profile", "conformance", "--label-filter", "!runtime-defined", "--accept-known-differences")
 	if code != exitOK {
 		t.Fatalf("cluster run: exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -24,10 +24,12 @@ import (
 	"github.com/volperm/volperm/hostfeature"
 )
 
-// nodesFocus is the part of the hostPath area TestEveryNode and TestNodePools run (54 of its 159
-// cases: the types Directory, File and Socket, with their failures, fsGroup and restart cases):
-// they test how the cluster target spreads cases over nodes and pools, which the kind catalogue
-// does not; the whole area runs there (issue 34: 340 s of CI with the whole area).
+// nodesFocus is the part of the hostPath area the tests of a cluster run (54 of its 159 cases:
+// the types Directory, File and Socket, with their failures, fsGroup and restart cases):
+// TestEveryNode and TestNodePools test how the cluster target spreads cases over nodes and
+// pools, TestInClusterRun and TestE2EFramework how a run gets into the cluster and its reports
+// out; the kind catalogue runs the whole area on the same code (issue 34: TestEveryNode took 340
+// s of CI with the whole area, the in-cluster run's retrieve 110 s).
 const nodesFocus = `hostPath type (Directory|File|Socket) `
 
 // TestEveryNode is issue 14's every-node run for real: a kind cluster of a control plane and two
