@@ -14,8 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/volperm/volperm/framework/owner"
 )
@@ -277,5 +280,31 @@ func TestStuck(t *testing.T) {
 	ns.DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Hour)}
 	if !stuck(ns, time.Time{}) || stuck(ns, now) {
 		t.Error("terminating for an hour: stuck for a sweep, not yet for a cleanup that just began")
+	}
+}
+
+// A kind the run may not list holds nothing of the run's: releaseFinalizers skips it at once
+// (the in-cluster runner's RBAC lists few kinds; retried as a starting apiserver's denial, ten
+// seconds each outlasted the cleanup's bound), and lists the kinds it may.
+func TestListHeldSkipsKindsTheRunMayNotList(t *testing.T) {
+	meta := metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())
+	pvcs := schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	meta.PrependReactor("list", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumeclaims"}, "",
+			errors.New(`User "system:serviceaccount:volperm-run:volperm" cannot list resource "persistentvolumeclaims"`))
+	})
+	meta.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, &metav1.List{Items: []runtime.RawExtension{{Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "probe-0"}}}}}, nil
+	})
+	tg := &Target{opts: Options{Log: io.Discard}, meta: meta, ready: func(context.Context) bool { return true }}
+	start := time.Now()
+	items, err := tg.listHeld(context.Background(), pvcs, "ns")
+	if items != nil || err != nil || time.Since(start) > rbacGrace/2 {
+		t.Errorf("a kind the run may not list: %v, %v after %s; want nothing at once", items, err, time.Since(start))
+	}
+	items, err = tg.listHeld(context.Background(), pods, "ns")
+	if err != nil || items == nil || len(items.Items) != 1 {
+		t.Errorf("pods: %v, %v; want the one", items, err)
 	}
 }
