@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -372,6 +373,54 @@ func Diff(expected, observed *Observation) []string {
 		add("probe %q: observed, not expected", name)
 	}
 	return d
+}
+
+// DiffSubject is what a line of Diff is about: a volume (Volume; Field the volume's field the
+// line compares, "path" with Path for an entry, "" for the volume itself), a probe (Probe), or
+// neither (Field the line's first word: "admission.allowed", "sandboxError", "userNamespace",
+// ...). The format is Diff's, read here beside it (TestDiffSubjectOfEveryLine).
+type DiffSubject struct {
+	Volume, Path, Probe, Field string
+}
+
+// DiffLineSubject reads the subject of a line of Diff.
+func DiffLineSubject(line string) DiffSubject {
+	if rest, ok := strings.CutPrefix(line, "probe "); ok {
+		if name, ok := unquotePrefix(rest); ok {
+			return DiffSubject{Probe: name}
+		}
+	}
+	rest, ok := strings.CutPrefix(line, "volume ")
+	if !ok {
+		word, _, _ := strings.Cut(line, ":")
+		word, _, _ = strings.Cut(word, " ")
+		return DiffSubject{Field: word}
+	}
+	quoted, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return DiffSubject{}
+	}
+	s := DiffSubject{}
+	s.Volume, _ = strconv.Unquote(quoted)
+	rest = strings.TrimPrefix(rest[len(quoted):], " ")
+	if p, ok := strings.CutPrefix(rest, "path "); ok {
+		s.Field = "path"
+		s.Path, _ = unquotePrefix(p)
+		return s
+	}
+	word, _, _ := strings.Cut(rest, ":")
+	s.Field, _, _ = strings.Cut(word, " ")
+	return s
+}
+
+// unquotePrefix is the Go-quoted string s begins with.
+func unquotePrefix(s string) (string, bool) {
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", false
+	}
+	u, err := strconv.Unquote(q)
+	return u, err == nil
 }
 
 func (r ProbeResult) verdict() string {

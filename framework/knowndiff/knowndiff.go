@@ -6,7 +6,6 @@ package knowndiff
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +39,7 @@ var KnownDifferences = []KnownDifference{
 	// sticky and world-writable (fs.protected_symlinks, docs/spec.md [probes.protected-symlinks]):
 	// uid 1004 of fsGroup reads the token through a root-owned link (v1.35: seen by
 	// upstream@matrix), not through one of FsUser's.
-	{Match: tokenLinkBefore136, Makes: onVolumes(projectsToken, "top-level path", "probe"),
+	{Match: tokenLinkBefore136, Makes: onVolumes(needs.ProjectsToken, "top-level path", "probe"),
 		Why: "Kubernetes v1.34 and v1.35 give a projected token's file the pod's FsUser but leave its top-level symlink root's: the lchown of the user-visible link (pkg/volume/util atomic_writer.go createUserVisibleFiles) came with v1.36"},
 	{Match: otherFlexDriver, Makes: onVolumes(isOtherFlexDriver, "setUp"),
 		Why: "upstream has no \"not installed\" text: a flexVolume driver missing from the node fails with the plugin manager's \"no volume plugin matched\" (the spec's text is the reference node's)"},
@@ -79,52 +78,31 @@ func onVolumes(is func(corev1.Volume) bool, kinds ...string) func(*framework.Cas
 	}
 }
 
-// volumeLine reads a line of framework.Diff: the volume it is about and what of it, "setUp",
-// "path" (an entry below the root: "top-level path" for one directly in it, "root path" for the
-// root), "probe" (a probe of c acting in the volume), or another word of the line (type,
-// medium, seLinuxMount, ...); "" for a line about no volume (admission, the container, the
-// user namespace).
+// volumeLine reads a line of framework.Diff (framework.DiffLineSubject): the volume it is about
+// and what of it, "setUp", "path" (an entry below the root: "top-level path" for one directly in
+// it, "root path" for the root), "probe" (a probe of c acting in the volume), or another field of
+// the volume (type, medium, seLinuxMount, ...); "" for a line about no volume (admission, the
+// container, the user namespace).
 func volumeLine(c *framework.Case, line string) (volume, kind string) {
-	if rest, ok := strings.CutPrefix(line, "probe "); ok {
-		name, err := strconv.QuotedPrefix(rest)
-		if err != nil {
-			return "", ""
-		}
-		name, _ = strconv.Unquote(name)
+	s := framework.DiffLineSubject(line)
+	switch {
+	case s.Probe != "":
 		for _, p := range c.Probes {
-			if p.Name == name {
+			if p.Name == s.Probe {
 				return p.Volume, "probe"
 			}
 		}
 		return "", ""
-	}
-	rest, ok := strings.CutPrefix(line, "volume ")
-	if !ok {
+	case s.Volume == "":
 		return "", ""
+	case s.Field != "path":
+		return s.Volume, s.Field
+	case s.Path == "." || s.Path == "":
+		return s.Volume, "root path"
+	case !strings.Contains(s.Path, "/"):
+		return s.Volume, "top-level path"
 	}
-	quoted, err := strconv.QuotedPrefix(rest)
-	if err != nil {
-		return "", ""
-	}
-	volume, _ = strconv.Unquote(quoted)
-	rest = strings.TrimPrefix(rest[len(quoted):], " ")
-	if p, ok := strings.CutPrefix(rest, "path "); ok {
-		quoted, err := strconv.QuotedPrefix(p)
-		if err != nil {
-			return "", ""
-		}
-		path, _ := strconv.Unquote(quoted)
-		switch {
-		case path == "." || path == "":
-			return volume, "root path"
-		case !strings.Contains(path, "/"):
-			return volume, "top-level path"
-		}
-		return volume, "path"
-	}
-	word, _, _ := strings.Cut(rest, ":")
-	word, _, _ = strings.Cut(word, " ")
-	return volume, word
+	return s.Volume, "path"
 }
 
 // emptyDirModeOn matches cases whose pod sets an emptyDir `mode` on medium (HugePages matches
@@ -194,11 +172,6 @@ func isModeOn(medium corev1.StorageMedium) func(corev1.Volume) bool {
 // isTypedHostPath: a hostPath volume with a type to check.
 func isTypedHostPath(v corev1.Volume) bool {
 	return v.HostPath != nil && v.HostPath.Type != nil && *v.HostPath.Type != corev1.HostPathUnset
-}
-
-// projectsToken: a projected volume with a serviceAccountToken source.
-func projectsToken(v corev1.Volume) bool {
-	return v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(s corev1.VolumeProjection) bool { return s.ServiceAccountToken != nil })
 }
 
 // isOtherFlexDriver: a flexVolume of another driver than the harness's fixture.

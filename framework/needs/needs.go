@@ -287,17 +287,12 @@ func FsUserProbes(c *framework.Case) string {
 
 // HasTokenProjection reports whether a volume of pod projects a serviceAccountToken.
 func HasTokenProjection(pod *corev1.Pod) bool {
-	for _, v := range pod.Spec.Volumes {
-		if v.Projected == nil {
-			continue
-		}
-		for _, src := range v.Projected.Sources {
-			if src.ServiceAccountToken != nil {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(pod.Spec.Volumes, ProjectsToken)
+}
+
+// ProjectsToken reports whether v is a projected volume with a serviceAccountToken source.
+func ProjectsToken(v corev1.Volume) bool {
+	return v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(s corev1.VolumeProjection) bool { return s.ServiceAccountToken != nil })
 }
 
 // asksRecursiveReadOnly: a probe mount of pod (framework.ProbeMount) sets recursiveReadOnly
