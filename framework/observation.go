@@ -386,7 +386,7 @@ type DiffSubject struct {
 // DiffLineSubject reads the subject of a line of Diff.
 func DiffLineSubject(line string) DiffSubject {
 	if rest, ok := strings.CutPrefix(line, "probe "); ok {
-		if name, ok := unquotePrefix(rest); ok {
+		if name, _, ok := unquotePrefix(rest); ok {
 			return DiffSubject{Probe: name}
 		}
 	}
@@ -396,16 +396,15 @@ func DiffLineSubject(line string) DiffSubject {
 		word, _, _ = strings.Cut(word, " ")
 		return DiffSubject{Field: word}
 	}
-	quoted, err := strconv.QuotedPrefix(rest)
-	if err != nil {
+	volume, rest, ok := unquotePrefix(rest)
+	if !ok {
 		return DiffSubject{}
 	}
-	s := DiffSubject{}
-	s.Volume, _ = strconv.Unquote(quoted)
-	rest = strings.TrimPrefix(rest[len(quoted):], " ")
+	s := DiffSubject{Volume: volume}
+	rest = strings.TrimPrefix(rest, " ")
 	if p, ok := strings.CutPrefix(rest, "path "); ok {
 		s.Field = "path"
-		s.Path, _ = unquotePrefix(p)
+		s.Path, _, _ = unquotePrefix(p)
 		return s
 	}
 	word, _, _ := strings.Cut(rest, ":")
@@ -413,14 +412,14 @@ func DiffLineSubject(line string) DiffSubject {
 	return s
 }
 
-// unquotePrefix is the Go-quoted string s begins with.
-func unquotePrefix(s string) (string, bool) {
+// unquotePrefix is the Go-quoted string s begins with, and what follows it.
+func unquotePrefix(s string) (string, string, bool) {
 	q, err := strconv.QuotedPrefix(s)
 	if err != nil {
-		return "", false
+		return "", s, false
 	}
 	u, err := strconv.Unquote(q)
-	return u, err == nil
+	return u, s[len(q):], err == nil
 }
 
 func (r ProbeResult) verdict() string {
