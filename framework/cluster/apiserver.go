@@ -34,12 +34,17 @@ type apiserverHalf struct {
 	mu sync.Mutex
 	ns string
 	n  int // objects admitted so far: names case-N and volperm-<ns>-N
-	// bindings is the PolicyLabel value of each allowlist bound, by its parameters.
-	bindings map[string]string
-	// made are the policy bindings to delete at Close, in creation order.
-	made []string
-	// inEffect is, per endpoint, how many of made a canary showed in effect there.
-	inEffect map[string]int
+	// bindings are the allowlists bound, by their parameters; made the policy bindings to
+	// delete at Close (canaries too), in the order they were sent.
+	bindings map[string]*binding
+	made     []string
+	// created counts the allowlists' bindings the apiserver has stored (binding.seq); shown is,
+	// per endpoint, the highest seq a canary showed in effect there; canaries the canary in
+	// flight per endpoint; nbound and ncanary name the next binding and canary.
+	created         int
+	shown           map[string]int
+	canaries        map[string]*canary
+	nbound, ncanary int
 	// policy is the allowlist policy's name, once installed.
 	policy string
 	// serving are the endpoints that serve each apiserver gate setting (Reconfigure);
@@ -81,7 +86,7 @@ func (h *apiserverHalf) SupportsAdmission(c *framework.Case) (bool, string) {
 // Admit admits c on the cluster's apiserver (a dry-run create); an error is the apiserver
 // failing (unreachable past its bound), a rejection an Admission not allowed. Admissions run
 // concurrently (framework.APIServer): what they share (the namespace, the endpoint of the case's
-// gates, its allowlist's binding, its name) is made under h.mu, the dry-run outside it.
+// gates, its name) is made under h.mu, the allowlist's binding by bind, the dry-run outside both.
 func (h *apiserverHalf) Admit(ctx context.Context, c *framework.Case) (framework.Admitted, error) {
 	if c.Pod == nil && c.PersistentVolume == nil {
 		return framework.Admitted{Admission: framework.Admission{Allowed: true}}, nil
@@ -99,6 +104,11 @@ func (h *apiserverHalf) Admit(ctx context.Context, c *framework.Case) (framework
 	h.mu.Unlock()
 	if err != nil {
 		return framework.Admitted{}, err
+	}
+	if c.FlexVolumePolicy != nil {
+		if req.label, err = h.bind(ctx, req.ep, req.ns, c.FlexVolumePolicy); err != nil {
+			return framework.Admitted{}, fmt.Errorf("admission: %w", err)
+		}
 	}
 	var a framework.Admitted
 	if c.Pod == nil {
@@ -124,15 +134,17 @@ func copyAdmitted(a framework.Admitted) framework.Admitted {
 	return a
 }
 
-// admitRequest is where and as what one case's dry-run is sent: the half's namespace, the
-// binding label of its allowlist ("" = none) and its number (names case-N, volperm-<ns>-N).
+// admitRequest is where and as what one case's dry-run is sent: the apiserver ("" = the
+// kubeconfig's), the half's namespace, the binding label of its allowlist ("" = none) and its
+// number (names case-N, volperm-<ns>-N).
 type admitRequest struct {
-	ns, label string
-	n         int
+	ep, ns, label string
+	n             int
 }
 
-// prepare makes what c's dry-run needs (h.mu held): the apiserver of its gates (Reconfigure:
-// ctx then sends there), the namespace, its allowlist's binding, a number of its own.
+// prepare makes what c's dry-run needs but its allowlist's binding (h.mu held): the apiserver of
+// its gates (Reconfigure: ctx then sends there), the namespace, the allowlist policy, a number
+// of its own.
 func (h *apiserverHalf) prepare(ctx context.Context, c *framework.Case) (context.Context, admitRequest, error) {
 	ep := "" // the one the clients talk to
 	if h.t.opts.Reconfigure {
@@ -146,9 +158,9 @@ func (h *apiserverHalf) prepare(ctx context.Context, c *framework.Case) (context
 	if err != nil {
 		return ctx, admitRequest{}, fmt.Errorf("admission: %w", err)
 	}
-	req := admitRequest{ns: ns, n: h.n}
-	if c.FlexVolumePolicy != nil {
-		if req.label, err = h.bind(ctx, ep, ns, c.FlexVolumePolicy); err != nil {
+	req := admitRequest{ep: ep, ns: ns, n: h.n}
+	if c.FlexVolumePolicy != nil && h.policy == "" {
+		if h.policy, err = h.t.installPolicy(ctx); err != nil {
 			return ctx, admitRequest{}, fmt.Errorf("admission: %w", err)
 		}
 	}
@@ -302,49 +314,126 @@ func strictDecodingError(err error) bool {
 	return apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "strict decoding error")
 }
 
+// binding is one allowlist's binding, made by the first admission that needs it; the others
+// wait for done. seq orders it among the bindings by when the apiserver had stored it.
+type binding struct {
+	label string
+	done  chan struct{}
+	err   error
+	seq   int
+}
+
+// canary is a canary binding on one endpoint: once it is in effect there, so is every binding
+// of seq <= covers.
+type canary struct {
+	covers int
+	done   chan struct{}
+	err    error
+}
+
 // bind gives allowlist p its parameters and binding, selected by PolicyLabel (once per
-// allowlist: a second case of the same parameters shares it), and waits until a canary shows
-// every binding made so far in effect on apiserver ep (the one ctx sends to): a binding takes effect when that
-// apiserver's policy informer has seen it. It returns the PolicyLabel value of p's binding.
+// allowlist: a second case of the same allowlist shares it), and waits until it is in effect
+// on apiserver ep (the one ctx sends to): a binding takes effect when that apiserver's policy
+// informer has seen it. It returns the PolicyLabel value of p's binding. Admissions of
+// different allowlists bind at once (h.mu is held only to look up and record), so a batch's
+// bindings are shown in effect by one or two canaries, not one after each.
 func (h *apiserverHalf) bind(ctx context.Context, ep, ns string, p *framework.FlexVolumePolicy) (string, error) {
-	if h.policy == "" {
-		name, err := h.t.installPolicy(ctx)
-		if err != nil {
-			return "", err
-		}
-		h.policy = name
-	}
 	raw, _ := json.Marshal(policyParams(p))
-	label, ok := h.bindings[string(raw)]
+	h.mu.Lock()
+	b, ok := h.bindings[string(raw)]
 	if !ok {
-		key := fmt.Sprintf("p%d", len(h.bindings))
-		if err := h.t.bindPolicy(ctx, h.policy, ns, key, policyParams(p), &h.made); err != nil {
-			return "", err
-		}
-		label = ns + "-" + key
+		b = &binding{label: fmt.Sprintf("%s-p%d", ns, h.nbound), done: make(chan struct{})}
+		h.nbound++
 		if h.bindings == nil {
-			h.bindings = map[string]string{}
+			h.bindings = map[string]*binding{}
 		}
-		h.bindings[string(raw)] = label
+		h.bindings[string(raw)] = b
 	}
-	if h.inEffect[ep] == len(h.made) {
-		return label, nil
+	policy := h.policy
+	h.mu.Unlock()
+	if !ok {
+		b.err = h.t.bindPolicy(ctx, policy, ns, strings.TrimPrefix(b.label, ns+"-"), policyParams(p), h.record)
+		h.mu.Lock()
+		if b.err != nil {
+			delete(h.bindings, string(raw)) // the next case of the allowlist tries again
+		} else {
+			h.created++
+			b.seq = h.created
+		}
+		h.mu.Unlock()
+		close(b.done)
+	} else {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
 	}
-	// A canary binding made after them allows no volume type: once an emptyDir pod under it is
-	// denied there, that apiserver has seen every binding before it (an informer sees objects
-	// in the order they were written).
-	canary := fmt.Sprintf("canary%d", len(h.made))
-	if err := h.t.bindPolicy(ctx, h.policy, ns, canary, policyParams(&framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"none"}}), &h.made); err != nil {
-		return "", err
+	if b.err != nil {
+		return "", b.err
 	}
-	if err := h.t.waitDenied(ctx, ns, ns+"-"+canary); err != nil {
-		return "", err
+	return b.label, h.inEffect(ctx, ep, ns, b.seq)
+}
+
+// record adds a policy binding's name to those Close deletes.
+func (h *apiserverHalf) record(name string) {
+	h.mu.Lock()
+	h.made = append(h.made, name)
+	h.mu.Unlock()
+}
+
+// inEffect waits until the binding of seq is in effect on apiserver ep: a canary binding made
+// after it allows no volume type, and once an emptyDir pod under the canary is denied there,
+// that apiserver has seen every binding stored before the canary was sent (an informer sees
+// objects in the order they were written). One canary per endpoint is in flight; an admission
+// whose binding it does not cover waits for it, then sends the next.
+func (h *apiserverHalf) inEffect(ctx context.Context, ep, ns string, seq int) error {
+	for {
+		h.mu.Lock()
+		if h.shown[ep] >= seq {
+			h.mu.Unlock()
+			return nil
+		}
+		w := h.canaries[ep]
+		if w == nil {
+			w = &canary{covers: h.created, done: make(chan struct{})}
+			if h.canaries == nil {
+				h.canaries = map[string]*canary{}
+			}
+			h.canaries[ep] = w
+			key := fmt.Sprintf("canary%d", h.ncanary)
+			h.ncanary++
+			policy := h.policy
+			h.mu.Unlock()
+			w.err = h.t.bindPolicy(ctx, policy, ns, key, policyParams(&framework.FlexVolumePolicy{AllowedVolumeTypes: []string{"none"}}), h.record)
+			if w.err == nil {
+				w.err = h.t.waitDenied(ctx, ns, ns+"-"+key)
+			}
+			h.mu.Lock()
+			if w.err == nil {
+				if h.shown == nil {
+					h.shown = map[string]int{}
+				}
+				h.shown[ep] = max(h.shown[ep], w.covers)
+			}
+			delete(h.canaries, ep)
+			h.mu.Unlock()
+			close(w.done)
+			if w.err != nil {
+				return w.err
+			}
+			continue
+		}
+		h.mu.Unlock()
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if w.err != nil && w.covers >= seq {
+			return w.err
+		}
 	}
-	if h.inEffect == nil {
-		h.inEffect = map[string]int{}
-	}
-	h.inEffect[ep] = len(h.made)
-	return label, nil
 }
 
 // Close deletes the half's policy bindings and its namespace (Cleanup deletes what fails).
@@ -352,7 +441,7 @@ func (h *apiserverHalf) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.t.unbindPolicies(h.made)
-	h.made, h.bindings, h.inEffect = nil, nil, nil
+	h.made, h.bindings, h.shown = nil, nil, nil
 	if h.ns != "" {
 		h.t.deleteNamespace(h.ns)
 		h.ns = ""
@@ -385,9 +474,9 @@ func (t *Target) waitDenied(ctx context.Context, ns, label string) error {
 }
 
 // bindPolicy creates the parameters (ConfigMap key in ns) and the binding of the allowlist
-// policy selected by PolicyLabel=<ns>-<key>; the binding's name is appended to made as soon as
-// it may exist.
-func (t *Target) bindPolicy(ctx context.Context, policy, ns, key string, data map[string]string, made *[]string) error {
+// policy selected by PolicyLabel=<ns>-<key>; the binding's name is given to made as soon as it
+// may exist.
+func (t *Target) bindPolicy(ctx context.Context, policy, ns, key string, data map[string]string, made func(string)) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: ns, Labels: ownedLabels()}, Data: data}
 	if err := t.create(ctx, func(ctx context.Context) error {
 		_, err := t.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
@@ -406,7 +495,7 @@ func (t *Target) bindPolicy(ctx context.Context, policy, ns, key string, data ma
 				MatchLabels: map[string]string{PolicyLabel: ns + "-" + key}}},
 		},
 	}
-	*made = append(*made, b.Name)
+	made(b.Name)
 	if err := t.create(ctx, func(ctx context.Context) error {
 		_, err := t.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{})
 		return err

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,7 +75,7 @@ func TestAdmissionHalf(t *testing.T) {
 	if want := []string{ns + "-p0", ns + "-p0", ns + "-p1", ""}; !reflect.DeepEqual(labels, want) {
 		t.Errorf("policy labels %q, want %q", labels, want)
 	}
-	if want := []string{ns + "-p0", ns + "-canary1", ns + "-p1", ns + "-canary3"}; !reflect.DeepEqual(h.made, want) {
+	if want := []string{ns + "-p0", ns + "-canary0", ns + "-p1", ns + "-canary1"}; !reflect.DeepEqual(h.made, want) {
 		t.Errorf("bindings made %q, want %q", h.made, want)
 	}
 	if len(canaries) != 2 {
@@ -190,6 +191,83 @@ func TestAdmissionsConcurrent(t *testing.T) {
 	}
 	if _, err := h.Admit(context.Background(), cases[0]); err != nil || len(names) != len(cases) {
 		t.Errorf("a case admitted again: %v, %d dry-runs; want the answer kept", err, len(names))
+	}
+}
+
+// Admissions of different allowlists bind at once: each binding is made without waiting for
+// another's canary, and a canary shows every binding stored before it in effect. Here a canary
+// is denied only once every allowlist is bound (as an apiserver whose informer lags would show
+// them): one allowlist at a time, the first canary would wait in vain.
+func TestAdmissionsBindAtOnce(t *testing.T) {
+	const n = 6
+	client := fake.NewClientset()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	canaries := map[string]bool{}
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		l := pod.Labels[PolicyLabel]
+		if !strings.Contains(l, "canary") {
+			return false, nil, nil
+		}
+		mu.Lock()
+		canaries[l] = true
+		mu.Unlock()
+		bs, err := client.Tracker().List(schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+			schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}, "")
+		if err != nil {
+			return true, nil, err
+		}
+		allowlists := 0
+		for _, b := range bs.(*admissionv1.ValidatingAdmissionPolicyBindingList).Items {
+			if !strings.Contains(b.Name, "canary") {
+				allowlists++
+			}
+		}
+		if allowlists < n {
+			return false, nil, nil // not in effect yet: allowed
+		}
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name,
+			errors.New("ValidatingAdmissionPolicy 'volperm-flexvolume-allowlist' with binding 'b' denied request: no volume type is allowed"))
+	})
+	tg := &Target{opts: Options{Log: io.Discard, ProbeImage: "volperm/probe:test"}, client: client, admitClient: client,
+		version: "v1.37.1", kubeletVersion: "v1.37.1",
+		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
+	h := &apiserverHalf{t: tg}
+	var wg sync.WaitGroup
+	labels := make([]string, n)
+	for i := range n {
+		c := &framework.Case{Name: fmt.Sprint(i), FlexVolumePolicy: &framework.FlexVolumePolicy{AllowedDrivers: []string{fmt.Sprintf("a/d%d", i)}},
+			Pod: &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := h.Admit(ctx, c)
+			if err != nil || a.Pod == nil {
+				t.Errorf("%s: %+v, %v", c.Name, a, err)
+				return
+			}
+			labels[i] = a.Pod.Labels[PolicyLabel]
+		}()
+	}
+	wg.Wait()
+	if len(canaries) >= n {
+		t.Errorf("%d canaries for %d allowlists bound at once, want fewer", len(canaries), n)
+	}
+	seen := map[string]bool{}
+	for i, l := range labels {
+		if l == "" || seen[l] {
+			t.Errorf("case %d: label %q, want one binding of its own", i, l)
+		}
+		seen[l] = true
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bs, _ := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(context.Background(), metav1.ListOptions{})
+	if len(bs.Items) != 0 {
+		t.Errorf("after Close: %d bindings left", len(bs.Items))
 	}
 }
 
