@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,7 +132,11 @@ func buildHydrophone(t *testing.T, ctx context.Context) string {
 
 // busyboxImage is the image of hydrophone's output container (`sh -c "sleep infinity"`, then
 // `cat` of the results): Debian's static busybox (installed with apt-get when missing) with sh,
-// cat and sleep, imported into Docker as volperm/busybox:<its sha256> and loaded into the nodes.
+// cat and sleep, imported into Docker as volperm/busybox:<sha256 of its files> and loaded into
+// the nodes. Its /bin/sh is shOnPID1: busybox's sh runs `sleep` as its applet in its own
+// process, which as the container's PID 1 ignores SIGTERM, so hydrophone's cleanup waited out
+// the pod's 30 s grace period before its namespace went (43 s of "Waiting for Namespace
+// conformance to be deleted" in CI).
 func busyboxImage(t *testing.T, ctx context.Context, kindCluster string) string {
 	t.Helper()
 	const bb = "/bin/busybox"
@@ -145,7 +150,7 @@ func busyboxImage(t *testing.T, ctx context.Context, kindCluster string) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag := fmt.Sprintf("volperm/busybox:%x", sha256.Sum256(bin))[:len("volperm/busybox:")+12]
+	tag := fmt.Sprintf("volperm/busybox:%x", sha256.Sum256(append(slices.Clip(bin), shOnPID1...)))[:len("volperm/busybox:")+12]
 	if exec.CommandContext(ctx, "docker", "image", "inspect", tag).Run() != nil {
 		var layer bytes.Buffer
 		w := tar.NewWriter(&layer)
@@ -164,7 +169,13 @@ func busyboxImage(t *testing.T, ctx context.Context, kindCluster string) string 
 		if _, err := w.Write(bin); err != nil {
 			t.Fatal(err)
 		}
-		for _, applet := range []string{"sh", "cat", "sleep", "tar", "ls"} {
+		if err := w.WriteHeader(&tar.Header{Name: "bin/sh", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(shOnPID1))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(shOnPID1)); err != nil {
+			t.Fatal(err)
+		}
+		for _, applet := range []string{"cat", "sleep", "tar", "ls"} {
 			if err := w.WriteHeader(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}); err != nil {
 				t.Fatal(err)
 			}
@@ -183,6 +194,12 @@ func busyboxImage(t *testing.T, ctx context.Context, kindCluster string) string 
 	}
 	return tag
 }
+
+// shOnPID1 is the busybox image's /bin/sh: busybox's sh with the same arguments in the
+// background, waited for by a shell that exits on SIGTERM (a trap interrupts wait at once), as
+// PID 1 or not; otherwise it exits as that sh does (checked by hand: `docker stop` of `sh -c
+// "sleep infinity"` 0.1 s, was 30 s; `sh -c "exit 3"` exits 3).
+const shOnPID1 = "#!/bin/busybox ash\ntrap 'exit 0' TERM INT\n/bin/busybox ash \"$@\" &\nwait $!\n"
 
 // hydrophoneDiagnose logs the conformance pod's container states and logs.
 func hydrophoneDiagnose(t *testing.T, ctx context.Context, client kubernetes.Interface) {
