@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,7 +149,15 @@ func busyboxImage(t *testing.T, ctx context.Context, kindCluster string) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag := fmt.Sprintf("volperm/busybox:%x", sha256.Sum256(append(slices.Clip(bin), shOnPID1...)))[:len("volperm/busybox:")+12]
+	files := []struct {
+		name string
+		data []byte
+	}{{"bin/busybox", bin}, {"bin/sh", []byte(shOnPID1)}}
+	sum := sha256.New()
+	for _, f := range files {
+		sum.Write(f.data)
+	}
+	tag := fmt.Sprintf("volperm/busybox:%x", sum.Sum(nil))[:len("volperm/busybox:")+12]
 	if exec.CommandContext(ctx, "docker", "image", "inspect", tag).Run() != nil {
 		var layer bytes.Buffer
 		w := tar.NewWriter(&layer)
@@ -163,17 +170,13 @@ func busyboxImage(t *testing.T, ctx context.Context, kindCluster string) string 
 				t.Fatal(err)
 			}
 		}
-		if err := w.WriteHeader(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(bin); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteHeader(&tar.Header{Name: "bin/sh", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(shOnPID1))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(shOnPID1)); err != nil {
-			t.Fatal(err)
+		for _, f := range files {
+			if err := w.WriteHeader(&tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(f.data))}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(f.data); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, applet := range []string{"cat", "sleep", "tar", "ls"} {
 			if err := w.WriteHeader(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}); err != nil {

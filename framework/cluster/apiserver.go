@@ -314,13 +314,14 @@ func strictDecodingError(err error) bool {
 	return apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "strict decoding error")
 }
 
-// binding is one allowlist's binding, made by the first admission that needs it; the others
-// wait for done. seq orders it among the bindings by when the apiserver had stored it.
+// binding is one allowlist's binding (its parameters' key in the half's namespace), made by the
+// first admission that needs it; the others wait for done. seq orders it among the bindings by
+// when the apiserver had stored it.
 type binding struct {
-	label string
-	done  chan struct{}
-	err   error
-	seq   int
+	key  string
+	done chan struct{}
+	err  error
+	seq  int
 }
 
 // canary is a canary binding on one endpoint: once it is in effect there, so is every binding
@@ -342,7 +343,7 @@ func (h *apiserverHalf) bind(ctx context.Context, ep, ns string, p *framework.Fl
 	h.mu.Lock()
 	b, ok := h.bindings[string(raw)]
 	if !ok {
-		b = &binding{label: fmt.Sprintf("%s-p%d", ns, h.nbound), done: make(chan struct{})}
+		b = &binding{key: fmt.Sprintf("p%d", h.nbound), done: make(chan struct{})}
 		h.nbound++
 		if h.bindings == nil {
 			h.bindings = map[string]*binding{}
@@ -352,7 +353,7 @@ func (h *apiserverHalf) bind(ctx context.Context, ep, ns string, p *framework.Fl
 	policy := h.policy
 	h.mu.Unlock()
 	if !ok {
-		b.err = h.t.bindPolicy(ctx, policy, ns, strings.TrimPrefix(b.label, ns+"-"), policyParams(p), h.record)
+		b.err = h.t.bindPolicy(ctx, policy, ns, b.key, policyParams(p), h.record)
 		h.mu.Lock()
 		if b.err != nil {
 			delete(h.bindings, string(raw)) // the next case of the allowlist tries again
@@ -372,7 +373,7 @@ func (h *apiserverHalf) bind(ctx context.Context, ep, ns string, p *framework.Fl
 	if b.err != nil {
 		return "", b.err
 	}
-	return b.label, h.inEffect(ctx, ep, ns, b.seq)
+	return ns + "-" + b.key, h.inEffect(ctx, ep, ns, b.seq)
 }
 
 // record adds a policy binding's name to those Close deletes.
