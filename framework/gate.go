@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -84,3 +85,37 @@ var KnownGates = func() map[string]bool {
 	}
 	return out
 }()
+
+// GatesMismatch says how the gates want differ from the gates a cluster's components report
+// (have), "" when they do not: for every known gate, want's value (its default when want does
+// not name it) against have's ("absent" when the component does not have it).
+func GatesMismatch(want, have Gates) string {
+	for _, comp := range []struct {
+		name       string
+		want, have map[string]bool
+	}{{"apiserver", want.APIServer, have.APIServer}, {"kubelet", want.Kubelet, have.Kubelet}} {
+		for _, g := range slices.Sorted(maps.Keys(KnownGates)) {
+			w, ok := comp.want[g]
+			if !ok {
+				w = KnownGates[g]
+			}
+			if w != comp.have[g] {
+				return fmt.Sprintf("needs %s gate %s=%v, the cluster runs %s", comp.name, g, w, GateWord(comp.have, g))
+			}
+		}
+	}
+	return ""
+}
+
+// GateWord is gate g of a component's gates m as a word: on, off, or absent (the component
+// does not have it).
+func GateWord(m map[string]bool, g string) string {
+	v, ok := m[g]
+	switch {
+	case !ok:
+		return "absent"
+	case v:
+		return "on"
+	}
+	return "off"
+}

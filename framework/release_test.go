@@ -175,3 +175,23 @@ func TestMatrixNotApplicable(t *testing.T) {
 		t.Errorf("the same case in the v1.36 cell, whose target runs it: %q", why)
 	}
 }
+
+func TestGatesMismatch(t *testing.T) {
+	on := map[string]bool{"EmptyDirVolumeMode": true}
+	cluster := Gates{APIServer: on, Kubelet: map[string]bool{"EmptyDirVolumeMode": false}}
+	for _, tc := range []struct {
+		name string
+		want Gates
+		diff string
+	}{
+		{"same", Gates{APIServer: on}, ""},
+		{"kubelet differs", Gates{APIServer: on, Kubelet: on}, "needs kubelet gate EmptyDirVolumeMode=true, the cluster runs off"},
+		{"default differs", Gates{}, "needs apiserver gate EmptyDirVolumeMode=false, the cluster runs on"},
+		{"gate the cluster lacks", Gates{APIServer: map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": true}},
+			"needs apiserver gate PreservePermissions=true, the cluster runs absent"},
+	} {
+		if got := GatesMismatch(tc.want, cluster); got != tc.diff {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.diff)
+		}
+	}
+}

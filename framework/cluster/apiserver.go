@@ -168,7 +168,7 @@ func (h *apiserverHalf) prepare(ctx context.Context, c *framework.Case) (context
 	return ctx, req, nil
 }
 
-// endpoint is the apiserver serving gates (the target's apiserverOf, once per setting).
+// endpoint is the apiserver serving gates (node control's APIServerOf, once per setting).
 func (h *apiserverHalf) endpoint(ctx context.Context, gates map[string]bool) (string, error) {
 	key := nodecontrol.CellKey(framework.Gates{APIServer: gates})
 	if ep, ok := h.serving[key]; ok {
@@ -177,7 +177,7 @@ func (h *apiserverHalf) endpoint(ctx context.Context, gates map[string]bool) (st
 	if err := h.unserved[key]; err != nil {
 		return "", err // the other cases of those gates do not wait again
 	}
-	ep, err := h.t.apiserverOf(ctx, gates)
+	ep, err := h.t.ctl.APIServerOf(ctx, gates)
 	if err != nil {
 		if ctx.Err() == nil {
 			if h.unserved == nil {

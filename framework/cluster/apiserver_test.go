@@ -22,6 +22,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
 // The admission half admits every case once in a namespace of its own, binds each allowlist
@@ -114,8 +115,9 @@ func (f failingControl) SetAPIServerGates(context.Context, map[string]bool) (str
 func TestAdmissionWithoutAnAPIServerOfTheGates(t *testing.T) {
 	asked := 0
 	tg := &Target{opts: Options{Log: io.Discard, Reconfigure: true, NodeControl: failingControl{&asked}},
-		gates:      framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false}},
+		now:        nodecontrol.State{Gates: framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false}}},
 		namespaces: map[string]bool{}, bindings: map[string]bool{}, trackers: map[string]*podTracker{}}
+	tg.ctl = nodecontrol.NewDriver(tg.opts.NodeControl, nodeView{tg}, "node", &tg.now, nodecontrol.Waits{}, nil)
 	h := &apiserverHalf{t: tg}
 	for _, name := range []string{"a", "b"} {
 		c := &framework.Case{Name: name, Gates: framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: true}},

@@ -30,6 +30,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/needs"
+	"github.com/volperm/volperm/framework/nodecontrol"
 	"github.com/volperm/volperm/framework/owner"
 )
 
@@ -120,11 +121,12 @@ type Target struct {
 	runtime map[string]bool
 	// ranges are the user namespaces of this target's running probe pods (userns.go).
 	ranges liveRanges
-	// release is the kubelet release ("v1.N") the node runs now: its own (kubeletVersion's)
-	// but during a history that replaces the kubelet (setKubeletRelease).
-	release string
-	// gates are the feature gates the cluster's components report (kubernetes_feature_enabled).
-	gates framework.Gates
+	// now is what runs on the node: the feature gates the cluster's components report
+	// (kubernetes_feature_enabled) and the kubelet's release ("v1.N"), its own
+	// (kubeletVersion's) but during a history that replaces the kubelet. ctl (nil without
+	// Options.NodeControl) keeps it up to date as it changes the node (nodecontrol.go).
+	now nodecontrol.State
+	ctl *nodecontrol.Driver
 	// pair is the target's case path: the apiserver half (apiserver.go: admission) and the
 	// kubelet half (kubelet.go: the node, in batches), a framework.Batcher with the one
 	// prepared-results cache.
@@ -231,17 +233,20 @@ func New(ctx context.Context, opts Options) (*Target, error) {
 		return nil, fmt.Errorf("cluster target: node %s: %w", t.node, err)
 	}
 	t.kubeletVersion = node.Status.NodeInfo.KubeletVersion
-	t.release = framework.MinorRelease(t.kubeletVersion)
+	t.now.Release = framework.MinorRelease(t.kubeletVersion)
 	t.runtime = runtimeOf(node)
-	if t.gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
+	if t.now.Gates.APIServer, err = t.featureGates(ctx, "/metrics"); err != nil {
 		return nil, fmt.Errorf("cluster target: apiserver feature gates: %w", err)
 	}
 	err = retryKubeletAuthz(ctx, kubeletAuthzGrace, func() (err error) {
-		t.gates.Kubelet, err = t.featureGates(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics")
+		t.now.Gates.Kubelet, err = t.featureGates(ctx, "/api/v1/nodes/"+t.node+"/proxy/metrics")
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster target: kubelet feature gates of node %s: %w", t.node, err)
+	}
+	if opts.NodeControl != nil {
+		t.ctl = nodecontrol.NewDriver(opts.NodeControl, nodeView{t}, t.node, &t.now, nodecontrol.Waits{}, t.logf)
 	}
 	if !opts.Ephemeral {
 		rec := Record{Owner: owner.Self(), Kubeconfig: rules.GetLoadingPrecedence(), Context: opts.Context, Server: cfg.Host}
@@ -333,8 +338,8 @@ func (t *Target) Info() framework.TargetInfo {
 		d["nodesLeftOut"] = t.opts.NodesLeftOut
 	}
 	for _, g := range sortedKeys(framework.KnownGates) {
-		d["apiserver."+g] = gateWord(t.gates.APIServer, g)
-		d["kubelet."+g] = gateWord(t.gates.Kubelet, g)
+		d["apiserver."+g] = framework.GateWord(t.now.Gates.APIServer, g)
+		d["kubelet."+g] = framework.GateWord(t.now.Gates.Kubelet, g)
 	}
 	return framework.TargetInfo{Name: Name, Version: t.version, Details: d}
 }
@@ -351,7 +356,7 @@ func (t *Target) SetPodPerCase(on bool) {
 func (t *Target) Versions() (apiserver, kubelet string) { return t.version, t.kubeletVersion }
 
 // Gates are the gates the cluster's apiserver and kubelet report.
-func (t *Target) Gates() framework.Gates { return t.gates }
+func (t *Target) Gates() framework.Gates { return t.now.Gates }
 
 // Prepare admits each case once and observes those that reach the node in one batch
 // (framework.Batcher); Observe then returns each one's result.

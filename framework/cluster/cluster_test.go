@@ -16,26 +16,6 @@ import (
 	"github.com/volperm/volperm/framework"
 )
 
-func TestGatesMismatch(t *testing.T) {
-	on := map[string]bool{"EmptyDirVolumeMode": true}
-	cluster := framework.Gates{APIServer: on, Kubelet: map[string]bool{"EmptyDirVolumeMode": false}}
-	for _, tc := range []struct {
-		name string
-		want framework.Gates
-		diff string
-	}{
-		{"same", framework.Gates{APIServer: on}, ""},
-		{"kubelet differs", framework.Gates{APIServer: on, Kubelet: on}, "needs kubelet gate EmptyDirVolumeMode=true, the cluster runs off"},
-		{"default differs", framework.Gates{}, "needs apiserver gate EmptyDirVolumeMode=false, the cluster runs on"},
-		{"gate the cluster lacks", framework.Gates{APIServer: map[string]bool{"EmptyDirVolumeMode": true, "PreservePermissions": true}},
-			"needs apiserver gate PreservePermissions=true, the cluster runs absent"},
-	} {
-		if got := GatesMismatch(tc.want, cluster); got != tc.diff {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.diff)
-		}
-	}
-}
-
 func TestRunnable(t *testing.T) {
 	pod := func(v corev1.VolumeSource) *corev1.Pod {
 		return &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: v}}}}

@@ -24,11 +24,12 @@
 // (the nodes a run may use and their pools); spread.go (the target over several nodes: a pool's
 // cases split over its nodes, every pool asked, disagreements failed); runtime.go (what a node's
 // runtime reports it can do); kept.go (kind --per-cell's results).
-// Node control, which only a cluster volperm controls (kind) reaches, planned in
-// framework/nodecontrol (the Control interface, cells, Timeline) and executed here
-// (nodecontrol.go names what this package takes from it): steps.go (a case's steps
-// through framework/lifecycle), rounds.go and stepgroups.go (a node-wide step several pods name
-// runs once for all of them), timeline.go (gate and kubelet-release histories), settle.go (after
-// a kubelet restart, until its pods and mounted volumes are back), reconfigure.go (gates in
-// place: the cells, an apiserver per gate setting, kubelet gates and releases).
+// Node control, which only a cluster volperm controls (kind) reaches, is framework/nodecontrol
+// (the Control interface, cells, timelines, the actions of each move and the Driver that
+// executes them); this package runs the pods around it (nodecontrol.go: what it takes from it,
+// and nodeView, the Driver's reads of the cluster): reconfigure.go (which cases run in which
+// cell and timeline, the cells nearest first), timeline.go (a history's pods created at their
+// points, its kubelet steps as rounds), steps.go (a case's steps through framework/lifecycle),
+// stepgroups.go (pods whose steps share their restarts), settle.go (the kubelet's pods and
+// mounted volumes, which the Driver waits for after a restart).
 package cluster

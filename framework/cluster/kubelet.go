@@ -33,8 +33,8 @@ func (k kubeletHalf) Close() error { return nil }
 // RunsRelease says whether the node's kubelet is release, or can be made it (a node control
 // that swaps kubelets: SupportsNode says which releases it has).
 func (k kubeletHalf) RunsRelease(release string) bool {
-	_, swaps := k.t.opts.NodeControl.(KubeletReleaser)
-	return release == k.t.release || swaps
+	_, swaps := k.t.kubeletReleases()
+	return release == k.t.now.Release || swaps
 }
 
 // Batching: the node always observes cases together.
@@ -58,13 +58,13 @@ func (k kubeletHalf) SupportsNode(c *framework.Case, a framework.Admitted) (bool
 		return false, r
 	}
 	if framework.ChangesKubeletRelease(c) {
-		kr, ok := t.opts.NodeControl.(KubeletReleaser)
+		releases, ok := t.kubeletReleases()
 		if !ok || !t.opts.Reconfigure {
 			return false, "a kubeletRelease step replaces the node's kubelet: only a target that has the kubelet binaries of other releases and controls the node does (kind@matrix)"
 		}
 		for _, s := range append([]framework.Step{{KubeletRelease: c.Releases.Of(false)}}, c.After...) {
-			if s.KubeletRelease != "" && !slices.Contains(kr.KubeletReleases(), s.KubeletRelease) {
-				return false, fmt.Sprintf("needs the kubelet of %s, which this target cannot give node %s (it has %s)", s.KubeletRelease, t.node, strings.Join(kr.KubeletReleases(), ", "))
+			if s.KubeletRelease != "" && !slices.Contains(releases, s.KubeletRelease) {
+				return false, fmt.Sprintf("needs the kubelet of %s, which this target cannot give node %s (it has %s)", s.KubeletRelease, t.node, strings.Join(releases, ", "))
 			}
 		}
 	}
@@ -98,7 +98,7 @@ func (t *Target) met() []string {
 	// its gate on. With the gate off now, a target that sets gates in place (kind) turns it on
 	// for the case and takes the runtime to lack mount options (no runtime it runs reports
 	// them: containerd 2.4.2, 1.6); one that cannot meets neither side.
-	if !t.runtime[string(framework.RuntimeMountOptions)] && !t.gates.Kubelet[framework.GateVolumeBindMountOptions] && !t.opts.Reconfigure {
+	if !t.runtime[string(framework.RuntimeMountOptions)] && !t.now.Gates.Kubelet[framework.GateVolumeBindMountOptions] && !t.opts.Reconfigure {
 		met = slices.DeleteFunc(met, func(l string) bool { return l == needs.RuntimeWithoutMountOptions })
 	}
 	if t.opts.NodeControl != nil {

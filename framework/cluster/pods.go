@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
 // deletePod deletes an observed probe pod at once, so that a node's pod limit (110 by default)
@@ -221,7 +222,7 @@ func (t *Target) runPod(ctx context.Context, p *probePod) error { return t.runPo
 // group's rounds: it leaves the group once it will not reach another restart. sem, when set,
 // bounds the pods starting at once (never held across a restart, which waits for the others).
 // round and sem nil: a pod alone.
-func (t *Target) runPodIn(ctx context.Context, p *probePod, round *rounds, sem chan struct{}) error {
+func (t *Target) runPodIn(ctx context.Context, p *probePod, round *nodecontrol.Rounds, sem chan struct{}) error {
 	if sem != nil {
 		sem <- struct{}{}
 	}
@@ -234,7 +235,7 @@ func (t *Target) runPodIn(ctx context.Context, p *probePod, round *rounds, sem c
 		restore, err = t.runSteps(ctx, p, round)
 		defer restore()
 	}
-	round.leave(ctx)
+	round.Leave(ctx)
 	if err != nil {
 		return err
 	}

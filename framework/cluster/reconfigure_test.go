@@ -16,10 +16,10 @@ import (
 // KEP-5936's upgrade, downgrade, re-upgrade sequence (AtomicWriteVolumeUserFields) is one more
 // history of 6 cases.
 func TestTimelinesOfTheSkewArea(t *testing.T) {
-	tg := &Target{gates: framework.Gates{
+	tg := &Target{now: nodecontrol.State{Gates: framework.Gates{
 		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
 		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
-	}}
+	}}}
 	var lines []*timeline
 	var histories []*caseRun
 	for i, c := range catalogue.All() {
@@ -66,33 +66,16 @@ func TestTimelinesOfTheSkewArea(t *testing.T) {
 	}
 }
 
-func TestUnsettable(t *testing.T) {
-	tg := &Target{gates: framework.Gates{
-		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false},
-		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: true},
-	}}
-	if r := tg.unsettable(framework.Gates{APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: true}}); r != "" {
-		t.Errorf("a gate the cluster has: %q", r)
-	}
-	if r := tg.unsettable(framework.Gates{Kubelet: map[string]bool{framework.GatePreservePermissions: false}}); r != "" {
-		t.Errorf("a gate the cluster lacks, off: %q", r)
-	}
-	want := "needs kubelet gate PreservePermissions=true, a gate this cluster's kubelet does not have"
-	if r := tg.unsettable(framework.Gates{Kubelet: map[string]bool{framework.GatePreservePermissions: true}}); r != want {
-		t.Errorf("a gate the cluster lacks, on: %q, want %q", r, want)
-	}
-}
-
 // TestTimelinesOfKubeletReleases: each kubelet-release history (a v1.37 pod through a downgrade
 // to an older kubelet and the re-upgrade) takes the pod created under that older kubelet at the
 // point after the downgrade: one timeline per older release, its two media together, all on
 // the node of the last release (v1.37), and at that point the kubelet runs the older release
 // with none of the v1.37 gates.
 func TestTimelinesOfKubeletReleases(t *testing.T) {
-	tg := &Target{gates: framework.Gates{
+	tg := &Target{now: nodecontrol.State{Gates: framework.Gates{
 		APIServer: map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
 		Kubelet:   map[string]bool{framework.GateEmptyDirVolumeMode: false, framework.GateAtomicWriteVolumeUserFields: false},
-	}}
+	}}}
 	var histories []*caseRun
 	for i, c := range catalogue.All() {
 		if framework.ChangesKubeletRelease(c) {

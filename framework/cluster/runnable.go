@@ -11,17 +11,6 @@ import (
 	"github.com/volperm/volperm/framework/needs"
 )
 
-func gateWord(m map[string]bool, g string) string {
-	v, ok := m[g]
-	switch {
-	case !ok:
-		return "absent"
-	case v:
-		return "on"
-	}
-	return "off"
-}
-
 // Supports says whether the cluster runs c: its apiserver half (the gates, the cell, the
 // object), then, for a case that reaches the node, its kubelet half (asked once per case: a
 // prepared case was).
@@ -38,25 +27,6 @@ func (t *Target) NotApplicable(c *framework.Case) string {
 	}
 	if n, lacks := needs.NotOnClusters(c, t.met()...); lacks {
 		return n.Label + ": " + n.Reason
-	}
-	return ""
-}
-
-// GatesMismatch says how the gates c needs differ from the gates a cluster runs with ("" = none).
-func GatesMismatch(want, have framework.Gates) string {
-	for _, comp := range []struct {
-		name       string
-		want, have map[string]bool
-	}{{"apiserver", want.APIServer, have.APIServer}, {"kubelet", want.Kubelet, have.Kubelet}} {
-		for _, g := range sortedKeys(framework.KnownGates) {
-			w, ok := comp.want[g]
-			if !ok {
-				w = framework.KnownGates[g]
-			}
-			if w != comp.have[g] {
-				return fmt.Sprintf("needs %s gate %s=%v, the cluster runs %s", comp.name, g, w, gateWord(comp.have, g))
-			}
-		}
 	}
 	return ""
 }

@@ -2,36 +2,19 @@ package cluster
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
-// After a kubelet restart the kubelet learns its pods again from the apiserver (its pod
-// manager: until then an exec into one of them is refused, "pod does not exist", v1.37
-// pkg/kubelet/server getExec), and the volume manager reconstructs the running pods' volumes as
-// uncertain and its reconciler mounts them again (SetUp again: fsGroup ownership re-applied, an
-// AtomicWriter payload written again). settle waits for both: every pod the kubelet ran before
-// the restart is in its /pods again, and each volume plugin has at least as many mounted volumes
-// as before (the kubelet's volume_manager_total_volumes gauges, pkg/kubelet/volumemanager/metrics
-// getVolumeCount: state actual_state_of_world counts GetMountedVolumes, the uncertain ones left
-// out). The mounted counts alone were not enough: seen on kind, they were back while an exec
-// into a pod of them was still refused.
+// What node control reads of the kubelet to wait, after a restart, until its pods and mounted
+// volumes are back (nodecontrol settle): its /pods and its volume manager's gauges.
 
-// kubeletState is what settle compares: the kubelet's pods (by UID) and its mounted volumes per
-// plugin.
-type kubeletState struct {
-	pods    map[string]bool
-	mounted map[string]int
-}
-
-// kubeletNow reads the kubelet's state; nil when it cannot be read (settle then waits
-// kubeletSettle).
-func (t *Target) kubeletNow(ctx context.Context) *kubeletState {
+// kubeletNow reads the kubelet's state; nil when it cannot be read (settle then waits its
+// longest).
+func (t *Target) kubeletNow(ctx context.Context) *nodecontrol.KubeletState {
 	mounted := t.mountedVolumes(ctx)
 	if mounted == nil {
 		return nil
@@ -40,7 +23,7 @@ func (t *Target) kubeletNow(ctx context.Context) *kubeletState {
 	if pods == nil {
 		return nil
 	}
-	return &kubeletState{pods: pods, mounted: mounted}
+	return &nodecontrol.KubeletState{Pods: pods, Mounted: mounted}
 }
 
 // kubeletPods is the UIDs of the pods the kubelet knows (its /pods: the pod manager's), the
@@ -80,7 +63,8 @@ func (t *Target) mountedVolumes(ctx context.Context) map[string]int {
 }
 
 // parseMountedVolumes reads the volume_manager_total_volumes gauges of state
-// actual_state_of_world from a kubelet's /metrics answer.
+// actual_state_of_world from a kubelet's /metrics answer (pkg/kubelet/volumemanager/metrics
+// getVolumeCount: GetMountedVolumes, the uncertain ones left out).
 func parseMountedVolumes(raw []byte) (map[string]int, error) {
 	counts := map[string]int{}
 	err := gauges(raw, "volume_manager_total_volumes", func(line string, val float64) {
@@ -92,57 +76,4 @@ func parseMountedVolumes(raw []byte) (map[string]int, error) {
 		return nil, err
 	}
 	return counts, nil
-}
-
-// missing says what of before is not back in now ("" when everything is): pods the kubelet does
-// not know yet, plugins with fewer mounted volumes.
-func missing(before, now *kubeletState) string {
-	var short, plugins []string
-	n := 0
-	for uid := range before.pods {
-		if !now.pods[uid] {
-			n++
-		}
-	}
-	if n > 0 {
-		short = append(short, fmt.Sprintf("%d of %d pods not known yet", n, len(before.pods)))
-	}
-	for plugin, n := range before.mounted {
-		if now.mounted[plugin] < n {
-			plugins = append(plugins, fmt.Sprintf("%s %d of %d mounted", plugin, now.mounted[plugin], n))
-		}
-	}
-	sort.Strings(plugins)
-	return strings.Join(append(short, plugins...), ", ")
-}
-
-// settle waits, after a kubelet restart, until every pod and volume the kubelet had before it
-// (before) is back, kubeletSettle at most; with before unknown, kubeletSettle.
-func (t *Target) settle(ctx context.Context, before *kubeletState) error {
-	deadline := time.Now().Add(kubeletSettle)
-	short := "the state before the restart was not read"
-	for before != nil {
-		if now := t.kubeletNow(ctx); now != nil {
-			if short = missing(before, now); short == "" {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	if wait := time.Until(deadline); wait > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-	}
-	t.logf("kubelet of %s: not all back after %s (%s)", t.node, kubeletSettle, short)
-	return nil
 }

@@ -31,25 +31,3 @@ func TestParseMountedVolumes(t *testing.T) {
 		t.Error("a value that is not a number was accepted")
 	}
 }
-
-func TestMissing(t *testing.T) {
-	before := &kubeletState{
-		pods:    map[string]bool{"a": true, "b": true},
-		mounted: map[string]int{"kubernetes.io/empty-dir": 12, "kubernetes.io/configmap": 3},
-	}
-	for _, tc := range []struct {
-		now  kubeletState
-		want string
-	}{
-		{kubeletState{}, "2 of 2 pods not known yet, kubernetes.io/configmap 0 of 3 mounted, kubernetes.io/empty-dir 0 of 12 mounted"},
-		{kubeletState{pods: map[string]bool{"a": true, "b": true}, mounted: map[string]int{"kubernetes.io/empty-dir": 11, "kubernetes.io/configmap": 3}}, "kubernetes.io/empty-dir 11 of 12 mounted"},
-		// Seen on kind: the volumes back, a pod not known yet (an exec into it is refused).
-		{kubeletState{pods: map[string]bool{"a": true}, mounted: map[string]int{"kubernetes.io/empty-dir": 12, "kubernetes.io/configmap": 3}}, "1 of 2 pods not known yet"},
-		{kubeletState{pods: map[string]bool{"a": true, "b": true}, mounted: map[string]int{"kubernetes.io/empty-dir": 12, "kubernetes.io/configmap": 3}}, ""},
-		{kubeletState{pods: map[string]bool{"a": true, "b": true, "c": true}, mounted: map[string]int{"kubernetes.io/empty-dir": 13, "kubernetes.io/configmap": 4, "kubernetes.io/secret": 1}}, ""},
-	} {
-		if got := missing(before, &tc.now); got != tc.want {
-			t.Errorf("missing(%v) = %q, want %q", tc.now, got, tc.want)
-		}
-	}
-}

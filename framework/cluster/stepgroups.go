@@ -4,15 +4,17 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
 // A kubelet restart disturbs every pod of the node, so the pods of cases with steps run after
 // the others (observeIn). They used to run one at a time, each with a kubelet restart of its
-// own and the volume manager's settle time (steps.go kubeletSettle): on kind the fsGroup area's
+// own and the volume manager's settle time (nodecontrol Waits.Settle): on kind the fsGroup area's
 // fourteen such cases took two minutes. Pods whose cases' steps are only chmods and kubelet
 // restarts, in the same order of kinds, form a step group: they start together, each goes
 // through its own case's steps (framework/lifecycle), and each restart happens once for the
-// group, when every pod still in it has reached it (rounds.go). Every case still sees
+// group, when every pod still in it has reached it (nodecontrol.Rounds). Every case still sees
 // exactly the history its steps say: its chmods, then as many restarts as it names, then the
 // observation. Steps of other kinds (gate writes, kubelet releases, source updates) keep a pod
 // to itself, as before.
@@ -44,9 +46,9 @@ func stepGroups(pods []*probePod) [][]*probePod { return groupInOrder(pods, step
 // runStepGroup runs a step group: every pod started at once (at most Options.Parallel at a
 // time), each through its case's steps with the group's shared restarts, observed, deleted.
 func (t *Target) runStepGroup(ctx context.Context, pods []*probePod) {
-	var round *rounds
+	var round *nodecontrol.Rounds
 	if len(pods) > 1 {
-		round = newRounds(len(pods), func(ctx context.Context, _ int) error { return t.restartKubelet(ctx, t.gates.Kubelet) })
+		round = nodecontrol.NewRounds(len(pods), func(ctx context.Context, _ int) error { return t.ctl.Do(ctx, restart(t.now.Gates.Kubelet)) })
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, t.opts.Parallel)

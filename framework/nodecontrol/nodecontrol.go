@@ -1,10 +1,14 @@
-// Package nodecontrol is what volperm does to a node it controls (kind's) between a case's steps,
-// as a plan: the Control a node gives (kubelet gates, restarts, an apiserver per gate setting,
-// kubelets of other releases), the cells of the skew matrix a run moves the cluster through,
-// and the gate histories (Timeline) whose pods are created at their points and live through the
-// rest together. It is pure: framework/cluster executes the plan on a cluster (reconfigure.go,
-// timeline.go), framework/targets/kind gives the Control (node.go: docker exec). Issue 35: node
-// control cut from the any-cluster path along its seam.
+// Package nodecontrol is what volperm does to a node it controls (kind's) between a case's steps:
+// the Control a node gives (kubelet gates, restarts, an apiserver per gate setting, kubelets of
+// other releases), the cells of the skew matrix a run moves the cluster through, the gate
+// histories (Timeline) whose pods are created at their points and live through the rest
+// together, and each move as an ordered list of Actions (actions.go, pure) that a Driver
+// executes (driver.go: through the Control, waiting on the cluster's reports of each
+// component, settling after a kubelet restart); Rounds and HistoryPod share a node-wide step
+// among the pods that name it. framework/targets/kind gives the Control (node.go: docker exec);
+// framework/cluster gives the Driver its reads of the cluster and runs the pods around the
+// actions (reconfigure.go, timeline.go, steps.go). Issue 35: node control cut from the
+// any-cluster path along its seam.
 package nodecontrol
 
 import (

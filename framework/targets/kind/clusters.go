@@ -259,7 +259,7 @@ func (t *Target) create(ctx context.Context, lc *liveCluster, cfg Config, name s
 		t.mu.Lock()
 		lc.targets = append(lc.targets, ct)
 		t.mu.Unlock()
-		if r := cluster.GatesMismatch(cfg.Gates, ct.Gates()); r != "" && len(t.opts.KubeletReleases) == 0 {
+		if r := framework.GatesMismatch(cfg.Gates, ct.Gates()); r != "" && len(t.opts.KubeletReleases) == 0 {
 			return nil, fmt.Errorf("kind target: cluster %s does not run the gates of kind-config/%s.yaml: %s", lc.name, name, r)
 		}
 		return ct, nil

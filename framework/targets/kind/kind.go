@@ -181,7 +181,7 @@ func (t *Target) countPods(n int) {
 func (t *Target) ConfigFor(c *framework.Case) (Config, string) {
 	var why []string
 	for _, cfg := range t.configs {
-		r := cluster.GatesMismatch(c.Gates, cfg.Gates)
+		r := framework.GatesMismatch(c.Gates, cfg.Gates)
 		if r == "" {
 			return cfg, ""
 		}
