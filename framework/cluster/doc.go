@@ -23,7 +23,7 @@
 // namespaces.go, warnings.go, retry.go, podfate.go, policy.go, cleanup.go, sweep.go; nodes.go
 // (the nodes a run may use and their pools); spread.go (the target over several nodes: a pool's
 // cases split over its nodes, every pool asked, disagreements failed); runtime.go (what a node's
-// runtime reports it can do); kept.go (kind --per-cell's results).
+// runtime reports it can do).
 // Node control, which only a cluster volperm controls (kind) reaches, is framework/nodecontrol
 // (the Control interface, cells, timelines, the actions of each move and the Driver that
 // executes them); this package runs the pods around it (nodecontrol.go: what it takes from it,

@@ -20,11 +20,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
@@ -84,7 +82,7 @@ type Target struct {
 	provider *kindcluster.Provider
 	live     map[string]*liveCluster // by config name
 	// cases is where the cases go, chosen once: the one cluster's target (cases.go), or with
-	// PerCell the Batch that keeps what each config's cluster observed before it was deleted.
+	// PerCell the target of each config's cluster (percell.go).
 	cases interface {
 		framework.Batcher
 		Supports(*framework.Case) (bool, string)
@@ -125,7 +123,7 @@ func New(opts Options) (*Target, error) {
 	t := &Target{opts: opts, configs: cfgs, live: map[string]*liveCluster{}}
 	t.cases = onCluster{t: t, supports: t.supportsOn(t.release())}
 	if opts.PerCell {
-		t.cases = cluster.NewBatch(t.observePerCell, t.supportsOn(t.release()))
+		t.cases = &perCell{t: t}
 	}
 	t.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{t.opts.Log}))
 	return t, nil
@@ -244,7 +242,7 @@ func (t *Target) supports(c *framework.Case) (bool, string) {
 
 // Prepare has the target's one cluster prepare cases (framework.Batcher), created by the first
 // batch from the kind-config that most of its cases need and kept until Close; the cluster
-// target moves its gates from cell to cell. PerCell: a cluster per config (observePerCell).
+// target moves its gates from cell to cell. PerCell: a cluster per config (percell.go).
 func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
 	return t.cases.Prepare(ctx, cases)
 }
@@ -257,9 +255,6 @@ func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Obs
 // ObserveBatch observes cases together and hands out each one's result, in their order (for
 // callers that drive the target themselves).
 func (t *Target) ObserveBatch(ctx context.Context, cases []*framework.Case) []cluster.Result {
-	if t.opts.PerCell {
-		return t.observePerCell(ctx, cases)
-	}
 	return cluster.ObserveEach(ctx, t, cases)
 }
 
@@ -289,51 +284,6 @@ func (t *Target) Kubeconfig() string { return t.one().kubeconfig }
 
 // ClusterName is the kind cluster name of the target's one cluster ("" before it is created).
 func (t *Target) ClusterName() string { return t.one().name }
-
-// observePerCell runs cases one config at a time (configs in name order): create the cluster,
-// run its cases in one batch, delete it (unless Keep).
-func (t *Target) observePerCell(ctx context.Context, cases []*framework.Case) []cluster.Result {
-	out := make([]cluster.Result, len(cases))
-	groups := map[string][]int{}
-	for i, c := range cases {
-		cfg, why := t.ConfigFor(c)
-		if why != "" {
-			out[i].Err = fmt.Errorf("kind target: %s", why)
-			continue
-		}
-		groups[cfg.Name] = append(groups[cfg.Name], i)
-	}
-	names := make([]string, 0, len(groups))
-	for n := range groups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		idx := groups[n]
-		lc, err := t.cluster(ctx, n)
-		if err == nil {
-			batch := make([]*framework.Case, len(idx))
-			for j, i := range idx {
-				batch[j] = cases[i]
-			}
-			start, pods := time.Now(), lc.target.PodStarts()
-			res := lc.target.ObserveBatch(ctx, batch)
-			t.countPods(lc.target.PodStarts() - pods)
-			t.logf("%s: %s %d cases, %d pod starts, in %s", lc.name, framework.AreasOf(batch), len(batch), lc.target.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
-			for j, i := range idx {
-				out[i] = res[j]
-			}
-		} else {
-			for _, i := range idx {
-				out[i].Err = err
-			}
-		}
-		if !t.opts.Keep {
-			t.deleteCluster(n)
-		}
-	}
-	return out
-}
 
 // Close deletes every cluster still running (unless Keep).
 func (t *Target) Close() error {
