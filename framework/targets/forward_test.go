@@ -24,8 +24,30 @@ var questions = map[string]reflect.Type{
 // questions of a case itself, so framework.Ask asks the target that runs the case and no
 // forwarder can forget a question: Spread and Matrix did not forward NotApplicable until
 // 2026-11-27, and a case not applicable on a one-node cluster was "not run" on two (issue 35).
-// The kind target is its cluster's target, not a router: it answers what its cluster's answers.
+// The kind target and kind@matrix's cells route each case to the target of the case on kind's
+// cluster (kind's checks, then the cluster target's), which answers every question the cluster
+// target answers.
 func TestRoutersAnswerNoQuestion(t *testing.T) {
+	kt, err := kind.New(kind.Options{NodeImage: "node", ProbeImage: "probe", KubeletReleases: []string{"v1.37.1", "v1.36.3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perCell, err := kind.New(kind.Options{NodeImage: "node", ProbeImage: "probe", PerCell: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	matrix := kt.Matrix()
+	cell, why := matrix.Route(&framework.Case{Releases: framework.Releases{APIServer: "v1.37", Kubelet: "v1.36"}})
+	if cell == nil {
+		t.Fatalf("kind@matrix has no cell v1.37 x v1.36: %s", why)
+	}
+	routed := func(r framework.Target) reflect.Type {
+		to, why := r.(framework.Router).Route(&framework.Case{})
+		if to == nil {
+			t.Fatalf("%T routes nowhere: %s", r, why)
+		}
+		return reflect.TypeOf(to)
+	}
 	for _, r := range []struct {
 		name   string
 		router reflect.Type
@@ -36,6 +58,9 @@ func TestRoutersAnswerNoQuestion(t *testing.T) {
 		{"framework.Matrix", reflect.TypeFor[*framework.Matrix](), reflect.TypeFor[framework.Router](), nil},
 		{"cluster.Spread", reflect.TypeFor[*cluster.Spread](), reflect.TypeFor[framework.PoolRouter](), map[string]string{
 			"Releases": "the releases its cases are cells of (RunAsReleases), before any case is routed"}},
+		{"kind.Target", reflect.TypeFor[*kind.Target](), reflect.TypeFor[framework.Router](), map[string]string{
+			"Releases": "the releases its cases are cells of (RunAsReleases), before any case is routed"}},
+		{"kind@matrix's cell", reflect.TypeOf(cell), reflect.TypeFor[framework.Router](), nil},
 	} {
 		if !r.router.Implements(r.routes) {
 			t.Errorf("%s does not route its cases (%s)", r.name, r.routes)
@@ -49,10 +74,12 @@ func TestRoutersAnswerNoQuestion(t *testing.T) {
 			}
 		}
 	}
-	kindT, clusterT := reflect.TypeFor[*kind.Target](), reflect.TypeFor[*cluster.Target]()
-	for name, q := range questions {
-		if clusterT.Implements(q) && !kindT.Implements(q) {
-			t.Errorf("kind.Target does not answer %s, which its cluster's target answers", name)
+	clusterT := reflect.TypeFor[*cluster.Target]()
+	for _, answerer := range []reflect.Type{routed(kt), routed(perCell), routed(cell)} {
+		for name, q := range questions {
+			if name != "Releases" && clusterT.Implements(q) && !answerer.Implements(q) {
+				t.Errorf("%s, where kind routes a case, does not answer %s, which its cluster's target answers", answerer, name)
+			}
 		}
 	}
 }

@@ -7,14 +7,25 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/knowndiff"
 )
+
+// casesTarget is the target of a case on kind (the kind target's Route, a kind@matrix cell's):
+// it answers every question framework.Ask puts, its cluster's target's answers after kind's
+// own, and prepares cases in batches.
+type casesTarget interface {
+	framework.Target
+	framework.Batcher
+	framework.KnownDifferences
+	NotApplicable(*framework.Case) string
+}
 
 // onCluster hands cases to a cluster target of the kind target's one cluster, which is a pair
 // (framework/cluster apiserver.go and kubelet.go: each case admitted once, the node's batches,
 // the one prepared-results cache): the kind target's cases, and those of each cell of
 // kind@matrix on its release's worker. What kind knows without a cluster (the release of its
 // node image, the gates it can give a cluster) is asked first, so that no cluster is created
-// for cases it cannot run.
+// for cases it cannot run. The kind target and its cells route their cases here.
 type onCluster struct {
 	t *Target
 	// release is the kubelet release of the worker the cases run on (kind@matrix); "" is the
@@ -50,6 +61,33 @@ func (o onCluster) live() *cluster.Target {
 		return lc.target
 	}
 	return lc.byRelease[o.release]
+}
+
+var _ casesTarget = onCluster{}
+
+// Info is the kind target's, or the cell's on the worker of its release.
+func (o onCluster) Info() framework.TargetInfo {
+	if o.release == "" {
+		return o.t.Info()
+	}
+	return cellInfo(o.t, o.release)
+}
+
+// Close holds nothing: the kind target's Close deletes the cluster.
+func (o onCluster) Close() error { return nil }
+
+// NotApplicable is what the cluster's nodes are not (cluster.Target.NotApplicable: the needs
+// they do not meet, runtime-defined), once the cluster exists; "" before.
+func (o onCluster) NotApplicable(c *framework.Case) string {
+	if ct := o.live(); ct != nil {
+		return ct.NotApplicable(c)
+	}
+	return ""
+}
+
+// KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
+func (o onCluster) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
+	return knowndiff.Explain(c)
 }
 
 // Supports asks kind, then the cluster once it exists (its apiserver and its kubelet: a case

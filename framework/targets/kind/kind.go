@@ -5,10 +5,11 @@
 // SIGINT and SIGTERM: they cancel the cases and Close deletes), unless asked to keep it.
 // With PerCell it creates one cluster per kind-config instead (for comparison).
 //
-// Its files, by job: kind.go (the target: options, what it runs, its cases to its cluster's
-// target, Close); configs.go (the kind-configs and their gates, per release); clusters.go (a
-// cluster made, its kubelets of other releases installed, deleted; kind's Docker network and
-// logger); cases.go (cases handed to the cluster's target); matrix.go (kind@matrix's cells);
+// Its files, by job: kind.go (the target, a framework.Router: options, what it runs, Close);
+// configs.go (the kind-configs and their gates, per release); clusters.go (a cluster made, its
+// kubelets of other releases installed, deleted; kind's Docker network and logger); cases.go
+// (where a case is routed: kind's checks, then the cluster's target); percell.go (the same for
+// kind:per-cell, a cluster per kind-config); matrix.go (kind@matrix's cells, routers too);
 // node.go (the node control a kind node gives: gates, restarts, kubelets, by docker exec);
 // cgroup.go (the cgroup driver of a cgroup v1 host); load.go (images onto the
 // nodes); sweep.go (what a killed run left); env.go and register.go (flags, the factory).
@@ -28,7 +29,6 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
-	"github.com/volperm/volperm/framework/knowndiff"
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
@@ -81,13 +81,9 @@ type Target struct {
 	mu       sync.Mutex
 	provider *kindcluster.Provider
 	live     map[string]*liveCluster // by config name
-	// cases is where the cases go, chosen once: the one cluster's target (cases.go), or with
-	// PerCell the target of each config's cluster (percell.go).
-	cases interface {
-		framework.Batcher
-		Supports(*framework.Case) (bool, string)
-		Observe(context.Context, *framework.Case) (*framework.Observation, error)
-	}
+	// cases is where the cases go, chosen once (Route): the one cluster's target (cases.go), or
+	// with PerCell the target of each config's cluster (percell.go).
+	cases casesTarget
 	// madeNetwork: the Docker network kindNetwork did not exist before this target's first
 	// cluster, so the target removes it at the end.
 	networkChecked, madeNetwork bool
@@ -139,16 +135,6 @@ func (t *Target) Releases() framework.Releases {
 	return framework.Releases{APIServer: m, Kubelet: m}
 }
 
-// NotApplicable says why c is not a case of the cluster (framework.NotApplicable, which asks
-// Releases first): what the cluster's nodes are (cluster.Target.NotApplicable: the needs they do
-// not meet, runtime-defined), once the cluster exists; "" before.
-func (t *Target) NotApplicable(c *framework.Case) string {
-	if lc := t.created(); lc != nil && lc.target != nil {
-		return lc.target.NotApplicable(c)
-	}
-	return ""
-}
-
 // Info names the target and its images.
 func (t *Target) Info() framework.TargetInfo {
 	d := map[string]string{"nodeImage": t.opts.NodeImage, "probeImage": t.opts.ProbeImage,
@@ -197,6 +183,11 @@ var nodeGates = func() map[string]bool {
 	}
 	return out
 }()
+
+// Route is where c goes (framework.Router): the target of c on kind's cluster (cases.go;
+// percell.go), which framework.Ask asks every question of c, so that the kind target answers
+// none itself.
+func (t *Target) Route(*framework.Case) (framework.Target, string) { return t.cases, "" }
 
 // Supports says whether the target runs c: kind's own check, then the cluster's once it
 // exists (a prepared case is not asked again).
@@ -297,11 +288,6 @@ func (t *Target) Close() error {
 
 func (t *Target) logf(format string, a ...any) {
 	fmt.Fprintf(t.opts.Log, "kind: "+format+"\n", a...)
-}
-
-// KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
-func (t *Target) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
-	return knowndiff.Explain(c)
 }
 
 // release is the Kubernetes release of Options.NodeImage.

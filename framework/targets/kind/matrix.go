@@ -15,7 +15,6 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
-	"github.com/volperm/volperm/framework/knowndiff"
 )
 
 // Release skew on real nodes (kind@matrix, docs/releases.md "Release skew on kind"): one
@@ -62,17 +61,24 @@ func (t *Target) Matrix() *framework.Matrix {
 	return framework.NewMatrix(Name, cells, by, []io.Closer{t}).InParallel()
 }
 
-// cell is the cases of one kubelet release: they run on that release's worker.
+// cell is the cases of one kubelet release: they run on that release's worker (Route).
 type cell struct {
 	t       *Target
 	release string
 	cases   onCluster
 }
 
-func (c *cell) Info() framework.TargetInfo {
-	return framework.TargetInfo{Name: Name, Version: c.release, Details: map[string]string{
-		"apiserver": c.t.release(), "kubelet": c.release, "nodeImage": c.t.opts.NodeImage}}
+func (c *cell) Info() framework.TargetInfo { return cellInfo(c.t, c.release) }
+
+// cellInfo names the cell of kubelet release of t.
+func cellInfo(t *Target, release string) framework.TargetInfo {
+	return framework.TargetInfo{Name: Name, Version: release, Details: map[string]string{
+		"apiserver": t.release(), "kubelet": release, "nodeImage": t.opts.NodeImage}}
 }
+
+// Route is where k goes (framework.Router): the target of k on the worker of the cell's
+// release, which framework.Ask asks every question of k.
+func (c *cell) Route(*framework.Case) (framework.Target, string) { return c.cases, "" }
 
 func (c *cell) Supports(k *framework.Case) (bool, string) { return c.cases.Supports(k) }
 
@@ -87,13 +93,9 @@ func (c *cell) Observe(ctx context.Context, k *framework.Case) (*framework.Obser
 // Close does nothing: the matrix closes the target, which deletes the cluster.
 func (c *cell) Close() error { return nil }
 
-func (c *cell) KnownDifference(k *framework.Case) (framework.KnownDifference, bool) {
-	return knowndiff.Explain(k)
-}
-
 var (
-	_ framework.Batcher          = (*cell)(nil)
-	_ framework.KnownDifferences = (*cell)(nil)
+	_ framework.Batcher = (*cell)(nil)
+	_ framework.Router  = (*cell)(nil)
 )
 
 // kubeletBinary is where a replaced kubelet's binary goes on a node: the path of the kubelet

@@ -10,6 +10,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/cluster"
+	"github.com/volperm/volperm/framework/knowndiff"
 )
 
 // perCell is where kind:per-cell's cases go: a cluster per kind-config the cases need, each
@@ -25,6 +26,28 @@ type perCell struct {
 	// error of a case whose config's cluster could not be made.
 	on     map[*framework.Case]*cluster.Target
 	failed map[*framework.Case]error
+}
+
+var _ casesTarget = (*perCell)(nil)
+
+// Info is the kind target's.
+func (p *perCell) Info() framework.TargetInfo { return p.t.Info() }
+
+// Close holds nothing: the kind target's Close deletes what clusters are left.
+func (p *perCell) Close() error { return nil }
+
+// NotApplicable is what the nodes of the cluster that prepared c are not (its target's
+// NotApplicable); "" for a case not prepared.
+func (p *perCell) NotApplicable(c *framework.Case) string {
+	if ct, _ := p.route(c); ct != nil {
+		return ct.NotApplicable(c)
+	}
+	return ""
+}
+
+// KnownDifference explains a failure the real v1.37 kubelet is known for (knowndiff).
+func (p *perCell) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
+	return knowndiff.Explain(c)
 }
 
 // supports is kind's own check: the node image's release and a kind-config with c's gates.
