@@ -237,6 +237,57 @@ func TestDriverDoes(t *testing.T) {
 	}
 }
 
+// The state the Driver keeps is its own: changing an executed action's maps afterwards changes
+// nothing of it.
+func TestDriverKeepsItsState(t *testing.T) {
+	f, now, d := newFake()
+	f.configured = maps.Clone(on)
+	acts := []Action{{Kind: UseAPIServer, Gates: maps.Clone(on)}, {Kind: RestartKubelet, Gates: maps.Clone(on)}}
+	if err := d.Do(context.Background(), acts...); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range acts {
+		a.Gates[framework.GateEmptyDirVolumeMode] = false
+	}
+	if !maps.Equal(now.Gates.APIServer, on) || !maps.Equal(now.Gates.Kubelet, on) {
+		t.Errorf("the state follows the actions' maps: %v", now.Gates)
+	}
+}
+
+// A HistoryPod goes only through the kubelet step its case names next: another step kind or
+// another release is refused before its round runs; the right one runs the round once.
+func TestHistoryPodArrives(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		step framework.Step
+		do   func(h *HistoryPod) error
+	}{
+		{"another release", framework.Step{KubeletRelease: "v1.36"}, func(h *HistoryPod) error {
+			_, err := h.SetKubeletRelease(ctx, "v1.35", nil)
+			return err
+		}},
+		{"a restart for a gate write", framework.Step{SetGates: &framework.Gates{Kubelet: on}}, func(h *HistoryPod) error {
+			_, err := h.Restart(ctx)
+			return err
+		}},
+		{"a gate write for a restart", framework.Step{RestartKubelet: true}, func(h *HistoryPod) error {
+			return h.SetGates(ctx, on)
+		}},
+	} {
+		ran := 0
+		h := &HistoryPod{Steps: []framework.Step{tc.step}, Rounds: NewRounds(1, func(context.Context, int) error { ran++; return nil })}
+		if err := tc.do(h); err == nil || !strings.Contains(err.Error(), "not the pod's next kubelet step") || ran != 0 || h.Next != 0 {
+			t.Errorf("%s: %v, %d rounds run, next %d", tc.name, err, ran, h.Next)
+		}
+	}
+	ran := 0
+	h := &HistoryPod{Steps: []framework.Step{{Chmod: &framework.Chmod{}}, {KubeletRelease: "v1.36"}}, Rounds: NewRounds(1, func(context.Context, int) error { ran++; return nil })}
+	if _, err := h.SetKubeletRelease(ctx, "v1.36", nil); err != nil || ran != 1 || h.Next != 2 {
+		t.Errorf("its own release: %v, %d rounds run, next %d", err, ran, h.Next)
+	}
+}
+
 // A kubelet that never reports the gates it was given fails the action, which names it, and
 // leaves the state as it was; so does a node control that cannot swap kubelets.
 func TestDriverFails(t *testing.T) {

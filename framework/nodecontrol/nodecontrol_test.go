@@ -46,6 +46,14 @@ func TestAttach(t *testing.T) {
 	if len(lines) != 2 || len(lines[0].Created[1]) != 1 || lines[0].Created[1][0] != "later" || lines[1].Runs()[0] != "other" {
 		t.Errorf("timelines %+v, want long with later at its second point, and other alone", lines)
 	}
+	// A case created with the apiserver on and the kubelet off whose one step is a restart
+	// matches long's last step, but long's point there is not settled (its kubelet gate is
+	// written, not yet in force): the case starts a timeline of its own.
+	restart := &framework.Case{Name: "restart", After: []framework.Step{{RestartKubelet: true}}}
+	lines = Attach(lines, "restart", restart, framework.Gates{APIServer: on, Kubelet: off})
+	if len(lines) != 3 || len(lines[0].Created[2]) != 0 {
+		t.Errorf("a case attached at an unsettled point: timelines %+v", lines)
+	}
 	if !IsHistory(long) || IsHistory(&framework.Case{After: []framework.Step{{RestartKubelet: true}}}) {
 		t.Error("IsHistory: a gate history is one, a lone restart is not")
 	}
