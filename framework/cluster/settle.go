@@ -19,32 +19,72 @@ func (t *Target) kubeletNow(ctx context.Context) *nodecontrol.KubeletState {
 	if mounted == nil {
 		return nil
 	}
-	pods := t.kubeletPods(ctx)
+	pods, declared := t.kubeletPods(ctx)
 	if pods == nil {
 		return nil
 	}
-	return &nodecontrol.KubeletState{Pods: pods, Mounted: mounted}
+	return &nodecontrol.KubeletState{Pods: pods, Mounted: mounted, Declared: declared}
 }
 
 // kubeletPods is the UIDs of the pods the kubelet knows (its /pods: the pod manager's), the
-// ones being deleted left out (they need not come back); nil when it cannot be read.
-func (t *Target) kubeletPods(ctx context.Context) map[string]bool {
+// ones being deleted left out (they need not come back), and their volumes per plugin
+// (declaredVolumes); nil when it cannot be read.
+func (t *Target) kubeletPods(ctx context.Context) (map[string]bool, map[string]int) {
 	raw, err := t.getOnce(ctx, "/api/v1/nodes/"+t.node+"/proxy/pods")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var list corev1.PodList
 	if err := json.Unmarshal(raw, &list); err != nil {
 		t.logf("kubelet pods of %s: %v", t.node, err)
-		return nil
+		return nil, nil
 	}
 	uids := map[string]bool{}
+	var live []corev1.Pod
 	for _, p := range list.Items {
 		if p.DeletionTimestamp == nil {
 			uids[string(p.UID)] = true
+			live = append(live, p)
 		}
 	}
-	return uids
+	return uids, declaredVolumes(live)
+}
+
+// pluginNames are the kubelet's names of the in-tree volume plugins of the volume types the
+// harness's pods use (v1.37 pkg/volume: emptydir emptyDirPluginName, hostpath
+// hostPathPluginName, secret secretPluginName, configmap configMapPluginName, downwardapi
+// downwardAPIPluginName, projected projectedPluginName), as volume_manager_total_volumes names
+// them.
+var pluginNames = []struct {
+	name string
+	is   func(corev1.VolumeSource) bool
+}{
+	{"kubernetes.io/empty-dir", func(v corev1.VolumeSource) bool { return v.EmptyDir != nil }},
+	{"kubernetes.io/host-path", func(v corev1.VolumeSource) bool { return v.HostPath != nil }},
+	{"kubernetes.io/secret", func(v corev1.VolumeSource) bool { return v.Secret != nil }},
+	{"kubernetes.io/configmap", func(v corev1.VolumeSource) bool { return v.ConfigMap != nil }},
+	{"kubernetes.io/downward-api", func(v corev1.VolumeSource) bool { return v.DownwardAPI != nil }},
+	{"kubernetes.io/projected", func(v corev1.VolumeSource) bool { return v.Projected != nil }},
+}
+
+// declaredVolumes counts the volumes of pods per plugin, for every plugin of pluginNames (0
+// included); the volumes of other plugins (flexVolume drivers, image volumes, CSI) are not
+// counted, and their plugins are left out.
+func declaredVolumes(pods []corev1.Pod) map[string]int {
+	out := map[string]int{}
+	for _, pn := range pluginNames {
+		out[pn.name] = 0
+	}
+	for _, p := range pods {
+		for _, v := range p.Spec.Volumes {
+			for _, pn := range pluginNames {
+				if pn.is(v.VolumeSource) {
+					out[pn.name]++
+				}
+			}
+		}
+	}
+	return out
 }
 
 // mountedVolumes is the kubelet's count of mounted volumes per plugin; nil when it cannot be

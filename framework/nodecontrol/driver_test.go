@@ -237,6 +237,27 @@ func TestDriverDoes(t *testing.T) {
 	}
 }
 
+// The live pods declare fewer emptyDirs than were mounted before the restart (a pod being
+// deleted had the rest): only theirs are awaited; a plugin the reader could not name (not in
+// Declared) is awaited as mounted before.
+func TestMissingDeclared(t *testing.T) {
+	pods := map[string]bool{"a": true}
+	before := &KubeletState{Pods: pods, Mounted: map[string]int{"kubernetes.io/empty-dir": 258, "volperm/fixture": 2},
+		Declared: map[string]int{"kubernetes.io/empty-dir": 2, "kubernetes.io/configmap": 0}}
+	for _, tc := range []struct {
+		mounted map[string]int
+		want    string
+	}{
+		{map[string]int{"kubernetes.io/empty-dir": 2, "volperm/fixture": 2}, ""},
+		{map[string]int{"kubernetes.io/empty-dir": 1, "volperm/fixture": 2}, "kubernetes.io/empty-dir 1 of 2 mounted"},
+		{map[string]int{"kubernetes.io/empty-dir": 2, "volperm/fixture": 1}, "volperm/fixture 1 of 2 mounted"},
+	} {
+		if got := Missing(before, &KubeletState{Pods: pods, Mounted: tc.mounted}); got != tc.want {
+			t.Errorf("Missing(%v) = %q, want %q", tc.mounted, got, tc.want)
+		}
+	}
+}
+
 // The state the Driver keeps is its own: changing an executed action's maps afterwards changes
 // nothing of it.
 func TestDriverKeepsItsState(t *testing.T) {
