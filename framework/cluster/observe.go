@@ -2,11 +2,10 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/lifecycle"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/probe/incontainer"
 )
@@ -86,21 +85,17 @@ func (t *Target) request(ctx context.Context, p *probePod, req incontainer.Reque
 	return t.requestIn(ctx, p, probeContainer, req)
 }
 
-// requestIn runs req in container of p and decodes its answer.
+// requestIn runs req in container of p (inside).
 func (t *Target) requestIn(ctx context.Context, p *probePod, container string, req incontainer.Request) (*framework.Observation, error) {
-	in, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	out, err := t.execIn(ctx, p.pod.Namespace, p.name, container, []string{ProbeCommand, "-request", "-"}, in)
-	if err != nil {
-		return nil, err
-	}
-	obs, err := incontainer.DecodeAnswer(out, req)
-	if err != nil {
-		return nil, fmt.Errorf("probe answer of %s: %w: %q", p.name, err, out)
-	}
-	return obs, nil
+	return t.inside(p, container).Request(ctx, req)
+}
+
+// inside is container of p as a lifecycle.Inside: the probe binary run by an exec in the pod,
+// the Request on its stdin.
+func (t *Target) inside(p *probePod, container string) lifecycle.Inside {
+	return lifecycle.ExecInside(p.name, func(ctx context.Context, req []byte) ([]byte, error) {
+		return t.execIn(ctx, p.pod.Namespace, p.name, container, []string{ProbeCommand, "-request", "-"}, req)
+	})
 }
 
 // fill writes the pod's answer into each case's Observation, under the case's own names.

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/lifecycle"
 	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/probe/incontainer"
 	"github.com/volperm/volperm/framework/snapshot"
@@ -145,19 +145,14 @@ func (t *Target) diskRequest(ctx context.Context, p *probePod, req incontainer.R
 	if disk == "" {
 		return nil, fmt.Errorf("probe pod %s runs in a user namespace and the batch has no disk-view pod", p.name)
 	}
-	in, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	out, err := t.exec(ctx, ns, disk, []string{ProbeCommand, "-request", "-"}, in)
-	if err != nil {
-		return nil, fmt.Errorf("disk view of %s: %w", p.name, err)
-	}
-	obs, err := incontainer.DecodeAnswer(out, req)
-	if err != nil {
-		return nil, fmt.Errorf("disk view of %s: %w: %q", p.name, err, out)
-	}
-	return obs, nil
+	view := lifecycle.ExecInside("the disk view of "+p.name, func(ctx context.Context, req []byte) ([]byte, error) {
+		out, err := t.exec(ctx, ns, disk, []string{ProbeCommand, "-request", "-"}, req)
+		if err != nil {
+			return nil, fmt.Errorf("disk view of %s: %w", p.name, err)
+		}
+		return out, nil
+	})
+	return view.Request(ctx, req)
 }
 
 // made gives each allowed probe of steps that made or changed an entry what is at its path now

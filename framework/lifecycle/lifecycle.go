@@ -3,9 +3,10 @@
 // setGates, restartKubelet), snapshot every volume, run the probes, tear down. A target supplies
 // a Pod (what its node does to one pod) and the driver does the rest in the spec's order,
 // checking cancellation between steps and tearing down on every path. Observe is the whole
-// lifecycle on this machine (reference, exec, upstream); a target that snapshots and probes
-// elsewhere (container, cluster) runs the part on the node with Steps and builds its
-// Observation with Volumes.
+// lifecycle (reference, exec, upstream), its volumes seen through an Inside (inside.go: this
+// machine, Here, or the Pod's own, Seen); a target that snapshots and probes many pods at once
+// elsewhere (container: docker exec; cluster: pod exec, each an Inside) runs the part on the
+// node with Steps and builds its Observation with Volumes.
 package lifecycle
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/probe"
 	probeimage "github.com/volperm/volperm/framework/probe/image"
+	"github.com/volperm/volperm/framework/probe/incontainer"
 	"github.com/volperm/volperm/framework/snapshot"
 	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
@@ -78,6 +80,14 @@ type ReleaseChanger interface {
 // step itself, as root in the pod, to path (a volume's Path joined with the step's path).
 type Chmoder interface {
 	Chmod(ctx context.Context, path string, mode uint32) error
+}
+
+// Seen is a Pod whose volumes are seen from elsewhere than this process (a node reached
+// through another process or machine): Observe snapshots them and runs the probes through its
+// Inside, at the paths its SetUp gave, which are the paths there (docs/architecture.md "Recipe:
+// add a target", a node elsewhere). A Pod without it is seen from this machine (Here).
+type Seen interface {
+	Inside() Inside
 }
 
 // Prober is a Pod that must prepare this machine before the probes of Observe run (for
@@ -261,15 +271,31 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 	for i := range vols {
 		vols[i].RecursiveReadOnly = framework.RecursiveReadOnlyStatus(a.Pod, vols[i].Name, rro)
 	}
+	// docs/spec.md step 6, seen where the pod's containers are (Here, or the Pod's Inside):
+	// every volume set up, where it was.
+	var in Inside = Here{}
+	if s, ok := p.(Seen); ok {
+		in = s.Inside()
+	}
 	roots := map[string]string{}
+	var snap incontainer.Request
+	var snapped []int
 	for i, v := range a.Pod.Spec.Volumes {
 		if vols[i].SetUp != framework.SetUpOK || v.PersistentVolumeClaim != nil {
 			continue // a PersistentVolume: its node's SELinux decision only
 		}
 		path := set[v.Name].Path
 		roots[v.Name] = path
-		if vols[i].Paths, err = Snapshot(v, path); err != nil {
-			return failed(fmt.Errorf("volume %q reported set up, but: %w", v.Name, err))
+		snap.Volumes = append(snap.Volumes, incontainer.Volume{Name: v.Name, Path: path, Root: v.HostPath != nil})
+		snapped = append(snapped, i)
+	}
+	if len(snapped) > 0 {
+		seen, err := in.Request(ctx, snap)
+		if err != nil {
+			return failed(fmt.Errorf("reported set up, but: %w", err))
+		}
+		for k, i := range snapped {
+			vols[i].Paths = seen.Volumes[k].Paths
 		}
 	}
 	r := framework.NodeResult{Volumes: vols}
@@ -318,9 +344,10 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		}
 	}
 	if ns != nil {
+		// In the pod's user namespace on this machine: through the idmapped mounts.
 		r.Probes, err = probe.RunIn(ctx, probes, roots, *ns)
 	} else {
-		r.Probes, err = probe.Run(ctx, probes, roots)
+		r.Probes, err = probeFrom(ctx, in, probes, roots)
 	}
 	if err != nil {
 		return failed(err)
@@ -331,6 +358,19 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		}
 	}
 	return r
+}
+
+// probeFrom is docs/spec.md step 7 seen through in: each probe as its user at its volume's root.
+func probeFrom(ctx context.Context, in Inside, probes []framework.Probe, roots map[string]string) ([]framework.ProbeResult, error) {
+	steps, err := ProbeSteps(probes, roots)
+	if err != nil {
+		return nil, err
+	}
+	seen, err := in.Request(ctx, incontainer.Request{Probes: steps, EachAsItsUser: true})
+	if err != nil {
+		return nil, err
+	}
+	return seen.Probes, nil
 }
 
 // made gives each allowed probe that made or changed an entry (framework.MakesEntry) what is at

@@ -150,7 +150,7 @@ func ProbeMain(args []string, stdin io.Reader, stdout io.Writer) int {
 	if err != nil {
 		return failed("read request", err, 2)
 	}
-	obs, err := Run(req)
+	obs, err := Run(context.Background(), req)
 	if err != nil {
 		return failed("run request", err, 1)
 	}
@@ -201,9 +201,10 @@ func Snapshot(vols []Volume) ([]framework.VolumeObservation, error) {
 
 // Run snapshots req's volumes, then runs its probes: as this process's identity (the container
 // target runs one container per user set), or with EachAsItsUser (root: the cluster target's
-// one probe container) each as exactly its user in a child process (probe.Run). docs/spec.md
-// "Probes": one syscall as (uid, gid, groups), umask 022.
-func Run(req Request) (*framework.Observation, error) {
+// one probe container, and this machine's observations: framework/lifecycle Here) each as
+// exactly its user in a child process (probe.Run, which ctx ends). docs/spec.md "Probes": one
+// syscall as (uid, gid, groups), umask 022.
+func Run(ctx context.Context, req Request) (*framework.Observation, error) {
 	vols, err := Snapshot(req.Volumes)
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func Run(req Request) (*framework.Observation, error) {
 			roots[s.Probe.Volume] = s.Root
 			probes = append(probes, s.Probe)
 		}
-		if obs.Probes, err = probe.Run(context.Background(), probes, roots); err != nil {
+		if obs.Probes, err = probe.Run(ctx, probes, roots); err != nil {
 			return nil, err
 		}
 		return obs, nil

@@ -131,41 +131,27 @@ func (n *node) run(ctx context.Context, cases []framework.NodeCase, prefixed boo
 }
 
 // snapshot is docs/spec.md step 6 for every case at once, from inside the root container, in as
-// few execs as the argument size allows.
+// few execs as the argument size allows (lifecycle.RequestAll).
 func (n *node) snapshot(ctx context.Context, eng *engine, id string, ps []*prepared) error {
-	type owned struct {
-		obs *framework.VolumeObservation
-		vol incontainer.Volume
-	}
-	var all []owned
+	var into []*framework.VolumeObservation
+	var req incontainer.Request
 	for _, p := range ps {
 		for _, v := range p.vols {
 			for j := range p.obs.Volumes {
 				if p.obs.Volumes[j].Name == v.Name {
-					all = append(all, owned{&p.obs.Volumes[j], v})
+					into = append(into, &p.obs.Volumes[j])
+					// Volume names repeat across cases: the request names each by its index.
+					req.Volumes = append(req.Volumes, incontainer.Volume{Name: strconv.Itoa(len(req.Volumes)), Path: v.Path, Root: v.Root})
 				}
 			}
 		}
 	}
-	for len(all) > 0 {
-		var req incontainer.Request
-		for size := 0; len(req.Volumes) < len(all) && (len(req.Volumes) == 0 || size < maxRequest); {
-			v := all[len(req.Volumes)].vol
-			// Volume names repeat across cases: the request names each by its index.
-			req.Volumes = append(req.Volumes, incontainer.Volume{Name: strconv.Itoa(len(req.Volumes)), Path: v.Path, Root: v.Root})
-			size += len(v.Path) + 64
-		}
-		ans, err := n.exec(ctx, eng, id, req)
-		if err != nil {
-			return err
-		}
-		if len(ans.Volumes) != len(req.Volumes) {
-			return fmt.Errorf("probe container answered %d volumes for %d", len(ans.Volumes), len(req.Volumes))
-		}
-		for i, v := range ans.Volumes {
-			all[i].obs.Paths = v.Paths
-		}
-		all = all[len(req.Volumes):]
+	ans, err := lifecycle.RequestAll(ctx, n.inside(eng, id), req, maxRequest)
+	if err != nil {
+		return err
+	}
+	for i, v := range ans.Volumes {
+		into[i].Paths = v.Paths
 	}
 	return nil
 }
@@ -235,39 +221,42 @@ func segments(p *prepared) ([]segment, error) {
 }
 
 // runSegments runs segs (one user, distinct cases) in container id, in as few execs as the
-// argument size allows, and appends each case's results to its Observation.
+// argument size allows (lifecycle.RequestAll), and appends each case's results to its
+// Observation.
 func (n *node) runSegments(ctx context.Context, eng *engine, id string, segs []segment) error {
-	for len(segs) > 0 {
-		var req incontainer.Request
-		k, size := 0, 0
-		for ; k < len(segs) && (k == 0 || size < maxRequest); k++ {
-			req.Probes = append(req.Probes, segs[k].steps...)
-			for _, s := range segs[k].steps {
-				size += len(s.Root) + len(s.Probe.Name) + len(s.Probe.Path) + len(s.Probe.To) + 160
-			}
-		}
-		ans, err := n.exec(ctx, eng, id, req)
-		if err != nil {
-			return err
-		}
-		if len(ans.Probes) != len(req.Probes) {
-			return fmt.Errorf("probe container answered %d probes for %d", len(ans.Probes), len(req.Probes))
-		}
-		for _, s := range segs[:k] {
-			s.p.obs.Probes = append(s.p.obs.Probes, ans.Probes[:len(s.steps)]...)
-			ans.Probes = ans.Probes[len(s.steps):]
-		}
-		segs = segs[k:]
+	var req incontainer.Request
+	for _, s := range segs {
+		req.Probes = append(req.Probes, s.steps...)
+	}
+	ans, err := lifecycle.RequestAll(ctx, n.inside(eng, id), req, maxRequest)
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		s.p.obs.Probes = append(s.p.obs.Probes, ans.Probes[:len(s.steps)]...)
+		ans.Probes = ans.Probes[len(s.steps):]
 	}
 	return nil
 }
 
-func (n *node) exec(ctx context.Context, eng *engine, id string, req incontainer.Request) (*framework.Observation, error) {
-	if id == "" {
-		return nil, errors.New("no probe container for this user")
-	}
-	n.count(func(s *Stats) { s.Execs++ })
-	return eng.probe(ctx, id, req)
+// inside is container id seen through docker exec of the probe binary (lifecycle.Inside), each
+// request one exec of the batch's (Stats.Execs).
+func (n *node) inside(eng *engine, id string) lifecycle.Inside {
+	in := eng.inside(id)
+	return insideFunc(func(ctx context.Context, req incontainer.Request) (*framework.Observation, error) {
+		if id == "" {
+			return nil, errors.New("no probe container for this user")
+		}
+		n.count(func(s *Stats) { s.Execs++ })
+		return in.Request(ctx, req)
+	})
+}
+
+// insideFunc is a function as a lifecycle.Inside.
+type insideFunc func(context.Context, incontainer.Request) (*framework.Observation, error)
+
+func (f insideFunc) Request(ctx context.Context, req incontainer.Request) (*framework.Observation, error) {
+	return f(ctx, req)
 }
 
 // setUpHost runs docs/spec.md steps 3-5 for the admitted case on the reference node under a new case root

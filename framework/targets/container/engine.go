@@ -23,8 +23,8 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
 	"github.com/volperm/volperm/framework"
+	"github.com/volperm/volperm/framework/lifecycle"
 	probeimage "github.com/volperm/volperm/framework/probe/image"
-	"github.com/volperm/volperm/framework/probe/incontainer"
 )
 
 // Labels on every container the target starts; `docker ps -a --filter label=volperm.dev/target=container`
@@ -230,24 +230,19 @@ func (e *engine) start(ctx context.Context, user framework.User, binds []bind) (
 	return c.GetContainerID(), nil
 }
 
-// probe runs the probe binary with req in container id and returns its answer.
-func (e *engine) probe(ctx context.Context, id string, req incontainer.Request) (*framework.Observation, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	stdout, stderr, code, err := e.exec(ctx, id, []string{probeimage.Path, "-request", string(body)})
-	if err != nil {
-		return nil, err
-	}
-	if code != 0 {
-		return nil, fmt.Errorf("probe in container %.12s exited %d: %s", id, code, strings.TrimSpace(stderr))
-	}
-	obs, err := incontainer.DecodeAnswer([]byte(stdout), req)
-	if err != nil {
-		return nil, fmt.Errorf("probe in container %.12s: bad answer %q: %w", id, stdout, err)
-	}
-	return obs, nil
+// inside is container id as a lifecycle.Inside: the probe binary run by docker exec, the
+// Request as its argument.
+func (e *engine) inside(id string) lifecycle.Inside {
+	return lifecycle.ExecInside(fmt.Sprintf("container %.12s", id), func(ctx context.Context, req []byte) ([]byte, error) {
+		stdout, stderr, code, err := e.exec(ctx, id, []string{probeimage.Path, "-request", string(req)})
+		if err != nil {
+			return nil, err
+		}
+		if code != 0 {
+			return nil, fmt.Errorf("probe in container %.12s exited %d: %s", id, code, strings.TrimSpace(stderr))
+		}
+		return []byte(stdout), nil
+	})
 }
 
 // exec runs cmd in container id as the container's user and waits for it. It talks to the
