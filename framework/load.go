@@ -645,17 +645,15 @@ func validateSourceKeys(field string, sources map[string]map[string]string) erro
 }
 
 func validateStep(field string, s Step, vols map[string]string) error {
-	n := 0
-	for _, set := range []bool{s.Chmod != nil, s.SetGates != nil, s.RestartKubelet, len(s.UpdateSources) > 0, s.KubeletRelease != ""} {
-		if set {
-			n++
+	if n := s.fieldsSet(); n != 1 {
+		var names []string
+		for _, k := range StepKinds() {
+			names = append(names, string(k))
 		}
+		return fmt.Errorf("%s: set exactly one of %s (found %d); use one step per action", field, strings.Join(names, ", "), n)
 	}
-	if n != 1 {
-		return fmt.Errorf("%s: set exactly one of chmod, setGates, restartKubelet, updateSources, kubeletRelease (found %d); use one step per action", field, n)
-	}
-	switch {
-	case s.Chmod != nil:
+	switch s.Kind() {
+	case StepChmod:
 		if err := volumeOfType(field+".chmod.volume", s.Chmod.Volume, vols); err != nil {
 			return err
 		}
@@ -663,9 +661,9 @@ func validateStep(field string, s Step, vols map[string]string) error {
 			return fmt.Errorf("%s.chmod.path: %q must be \".\" or a clean path below the volume root", field, s.Chmod.Path)
 		}
 		return harnessMode(field+".chmod.mode", s.Chmod.Mode)
-	case s.SetGates != nil:
+	case StepSetGates:
 		return validateGates(field+".setGates", *s.SetGates)
-	case len(s.UpdateSources) > 0:
+	case StepUpdateSources:
 		return validateSourceKeys(field+".updateSources", s.UpdateSources)
 	}
 	return nil

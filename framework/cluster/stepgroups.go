@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/nodecontrol"
 )
 
@@ -27,10 +28,10 @@ func stepShape(p *probePod) string {
 	}
 	var b strings.Builder
 	for _, s := range p.runs[0].c.After {
-		switch {
-		case s.Chmod != nil && s.SetGates == nil && !s.RestartKubelet && s.KubeletRelease == "" && len(s.UpdateSources) == 0:
+		switch s.Kind() {
+		case framework.StepChmod:
 			b.WriteByte('C')
-		case s.RestartKubelet && s.Chmod == nil && s.SetGates == nil && s.KubeletRelease == "" && len(s.UpdateSources) == 0:
+		case framework.StepRestartKubelet:
 			b.WriteByte('R')
 		default:
 			return ""

@@ -147,7 +147,7 @@ func otherFlexDriver(c *framework.Case) bool { return anyVolume(c, isOtherFlexDr
 
 // hugePagesRestart: a HugePages emptyDir in a case that restarts the kubelet.
 func hugePagesRestart(c *framework.Case) bool {
-	return slices.ContainsFunc(c.After, func(s framework.Step) bool { return s.RestartKubelet }) &&
+	return slices.ContainsFunc(c.After, func(s framework.Step) bool { return s.Kind() == framework.StepRestartKubelet }) &&
 		anyVolume(c, isOn(corev1.StorageMediumHugePages))
 }
 

@@ -161,8 +161,8 @@ func steps(ctx context.Context, c *framework.Case, p Pod, started func() error) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		switch {
-		case s.Chmod != nil:
+		switch s.Kind() {
+		case framework.StepChmod:
 			v, ok := vols[s.Chmod.Volume]
 			if !ok || v.Err != "" {
 				return nil, fmt.Errorf("after[%d].chmod: volume %q is not set up", i, s.Chmod.Volume)
@@ -179,7 +179,7 @@ func steps(ctx context.Context, c *framework.Case, p Pod, started func() error) 
 			if err != nil {
 				return nil, fmt.Errorf("after[%d].chmod: %w", i, err)
 			}
-		case s.SetGates != nil:
+		case framework.StepSetGates:
 			// docs/spec.md: apiserver gates no longer matter for a pod that exists.
 			if len(s.SetGates.Kubelet) == 0 {
 				continue
@@ -188,14 +188,14 @@ func steps(ctx context.Context, c *framework.Case, p Pod, started func() error) 
 			if err := p.SetGates(ctx, maps.Clone(kubelet)); err != nil {
 				return nil, fmt.Errorf("after[%d].setGates: %w", i, err)
 			}
-		case s.RestartKubelet:
+		case framework.StepRestartKubelet:
 			if vols, err = p.Restart(ctx); err != nil {
 				return nil, fmt.Errorf("after[%d].restartKubelet: %w", i, err)
 			}
 			if err := started(); err != nil {
 				return nil, fmt.Errorf("after[%d].restartKubelet: %w", i, err)
 			}
-		case s.KubeletRelease != "":
+		case framework.StepKubeletRelease:
 			rc, ok := p.(ReleaseChanger)
 			if !ok {
 				return nil, fmt.Errorf("after[%d].kubeletRelease: this target's node cannot replace its kubelet", i)
@@ -208,7 +208,7 @@ func steps(ctx context.Context, c *framework.Case, p Pod, started func() error) 
 			if err := started(); err != nil {
 				return nil, fmt.Errorf("after[%d].kubeletRelease: %w", i, err)
 			}
-		case len(s.UpdateSources) > 0:
+		case framework.StepUpdateSources:
 			u, ok := p.(SourceUpdater)
 			if !ok {
 				return nil, fmt.Errorf("after[%d].updateSources: this target's node cannot update sources", i)

@@ -188,16 +188,14 @@ var table = []row{
 		return ""
 	}},
 	{UserNamespaceKept, true, true, func(c *framework.Case) string {
-		if c.Pod != nil && framework.InUserNamespace(c.Pod) && !c.AdmissionOnly && slices.ContainsFunc(c.After, func(s framework.Step) bool {
-			return s.RestartKubelet || s.KubeletRelease != ""
-		}) {
+		if c.Pod != nil && framework.InUserNamespace(c.Pod) && !c.AdmissionOnly && slices.ContainsFunc(c.After, framework.Step.StartsKubelet) {
 			return "a pod's user namespace across a kubelet restart: volperm reads it where it plays the runtime (reference, upstream, exec); a real node's running pod keeps the namespace it started with"
 		}
 		return ""
 	}},
 	{NodeControl, true, true, func(c *framework.Case) string {
 		if slices.ContainsFunc(c.After, func(s framework.Step) bool {
-			return s.RestartKubelet || (s.SetGates != nil && len(s.SetGates.Kubelet) > 0)
+			return s.Kind() == framework.StepRestartKubelet || s.SetsKubeletGates()
 		}) {
 			return "a kubelet restart or a flip of the kubelet's gates between its steps: volperm restarts a kubelet only on a node it controls (kind's); on a cluster reached through its apiserver it cannot"
 		}

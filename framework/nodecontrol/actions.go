@@ -115,13 +115,13 @@ func Home(now State, home string) []Action {
 // release with those of its gates that release has (docs/spec.md [steps.kubelet-release]).
 func KubeletStep(s framework.Step, configured map[string]bool) ([]Action, map[string]bool, error) {
 	next := maps.Clone(configured)
-	switch {
-	case s.SetGates != nil:
+	switch s.Kind() {
+	case framework.StepSetGates:
 		maps.Copy(next, s.SetGates.Kubelet)
 		return []Action{{Kind: WriteKubeletGates, Gates: maps.Clone(next)}}, next, nil
-	case s.RestartKubelet:
+	case framework.StepRestartKubelet:
 		return []Action{{Kind: RestartKubelet, Gates: maps.Clone(next), Settle: true}}, next, nil
-	case s.KubeletRelease != "":
+	case framework.StepKubeletRelease:
 		next = framework.GatesOfRelease(next, s.KubeletRelease)
 		return []Action{{Kind: SwapKubelet, Release: s.KubeletRelease, Gates: maps.Clone(next), Settle: true}}, next, nil
 	}

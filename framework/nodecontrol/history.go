@@ -28,11 +28,11 @@ var _ lifecycle.ReleaseChanger = (*HistoryPod)(nil)
 func (h *HistoryPod) SetUp(context.Context) (lifecycle.Volumes, error) { return h.Vols, nil }
 
 func (h *HistoryPod) SetGates(ctx context.Context, _ map[string]bool) error {
-	return h.arrive(ctx, "setGates", func(s framework.Step) bool { return s.SetGates != nil })
+	return h.arrive(ctx, "setGates", func(s framework.Step) bool { return s.Kind() == framework.StepSetGates })
 }
 
 func (h *HistoryPod) Restart(ctx context.Context) (lifecycle.Volumes, error) {
-	return h.Vols, h.arrive(ctx, "restartKubelet", func(s framework.Step) bool { return s.RestartKubelet })
+	return h.Vols, h.arrive(ctx, "restartKubelet", func(s framework.Step) bool { return s.Kind() == framework.StepRestartKubelet })
 }
 
 func (h *HistoryPod) SetKubeletRelease(ctx context.Context, release string, _ map[string]bool) (lifecycle.Volumes, error) {

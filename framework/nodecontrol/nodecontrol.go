@@ -75,22 +75,12 @@ func Flips(a, b framework.Gates) int {
 
 // HasGateSteps says whether a step of c sets gates.
 func HasGateSteps(c *framework.Case) bool {
-	for _, s := range c.After {
-		if s.SetGates != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.After, func(s framework.Step) bool { return s.Kind() == framework.StepSetGates })
 }
 
 // HasChmodSteps says whether a step of c changes a mode (run in the pod, not by the node).
 func HasChmodSteps(c *framework.Case) bool {
-	for _, s := range c.After {
-		if s.Chmod != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.After, func(s framework.Step) bool { return s.Kind() == framework.StepChmod })
 }
 
 // IsHistory says whether c runs as (part of) a Timeline: its steps set gates or change the
@@ -104,7 +94,7 @@ func IsHistory(c *framework.Case) bool {
 // timeline): a setGates step with kubelet gates, a restart or a kubelet release.
 // framework/lifecycle calls a Pod for exactly these.
 func IsKubeletStep(s framework.Step) bool {
-	return (s.SetGates != nil && len(s.SetGates.Kubelet) > 0) || s.RestartKubelet || s.KubeletRelease != ""
+	return s.SetsKubeletGates() || s.StartsKubelet()
 }
 
 // Timeline is one gate history: Start (the gates, and the kubelet's release, "v1.N"), then
@@ -134,13 +124,13 @@ func (tl *Timeline[R]) At(k int) (framework.Gates, string, bool) {
 	configured := maps.Clone(g.Kubelet)
 	release := tl.Release
 	for _, s := range tl.Steps[:k] {
-		switch {
-		case s.SetGates != nil:
+		switch s.Kind() {
+		case framework.StepSetGates:
 			maps.Copy(g.APIServer, s.SetGates.APIServer)
 			maps.Copy(configured, s.SetGates.Kubelet)
-		case s.RestartKubelet:
+		case framework.StepRestartKubelet:
 			g.Kubelet = maps.Clone(configured)
-		case s.KubeletRelease != "":
+		case framework.StepKubeletRelease:
 			release = s.KubeletRelease
 			configured = framework.GatesOfRelease(configured, release)
 			g.Kubelet = maps.Clone(configured)

@@ -138,24 +138,24 @@ func (k *kubelet) fsGroup() *int64 {
 
 // step applies one docs/spec.md "The order of events" 5 step.
 func (k *kubelet) step(s framework.Step) {
-	switch {
-	case s.Chmod != nil:
+	switch s.Kind() {
+	case framework.StepChmod:
 		if v := k.volume(s.Chmod.Volume); v != nil {
 			k.tr.hit(rule.StepChmod, cond(rule.Type, v.typ))
 		}
 		k.chmod(s.Chmod)
-	case s.SetGates != nil:
+	case framework.StepSetGates:
 		// Gates merge into those in force; only the kubelet's matter once the pod exists.
 		for name, on := range s.SetGates.Kubelet {
 			k.tr.hit(rule.StepSetGates, cond(rule.Gate, onOff(on)))
 			k.gates[name] = on
 		}
-	case s.RestartKubelet:
+	case framework.StepRestartKubelet:
 		for _, v := range k.vols {
 			k.tr.hit(rule.StepRestart, withMedium([]rule.Cond{cond(rule.Type, v.typ)}, &v.spec.VolumeSource)...)
 		}
 		k.setUpAll()
-	case s.KubeletRelease != "":
+	case framework.StepKubeletRelease:
 		// [steps.kubelet-release]: the gates that release lacks leave the configuration; the
 		// new kubelet decodes the stored pod as its release knows it and sets every volume up
 		// again (a ready emptyDir is left as it is).
@@ -170,7 +170,7 @@ func (k *kubelet) step(s framework.Step) {
 			v.spec = &pod.Spec.Volumes[i]
 		}
 		k.setUpAll()
-	case len(s.UpdateSources) > 0:
+	case framework.StepUpdateSources:
 		// [steps.update-sources]: the kubelet's sync remounts the volumes whose plugin
 		// RequiresRemount (the AtomicWriter ones), with the objects' new data; a volume whose
 		// first SetUp failed is set up as a first time.

@@ -211,7 +211,7 @@ func (k *kubelet) userNamespace(c *framework.Case) *framework.UserNamespace {
 	}
 	ranges := []framework.IDMap{{HostID: userNSLength, Length: userNSLength}}
 	for _, s := range c.After {
-		if s.RestartKubelet || s.KubeletRelease != "" {
+		if s.StartsKubelet() {
 			ranges = append(ranges, ranges[0])
 		}
 	}
