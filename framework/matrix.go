@@ -22,6 +22,15 @@ type Matrix struct {
 	closers []io.Closer
 	// parallel: Prepare prepares the cells at once (InParallel).
 	parallel bool
+	// details are added to Info's (WithDetails).
+	details map[string]string
+}
+
+// WithDetails adds details to the matrix's Info: what its cells share that no cell says (the
+// cluster target over node pools: the nodes it left out).
+func (m *Matrix) WithDetails(d map[string]string) *Matrix {
+	m.details = d
+	return m
 }
 
 // InParallel makes Prepare prepare every cell at once: for cells that share no mutable state
@@ -54,6 +63,9 @@ func (m *Matrix) cell(c *Case) (Target, string) {
 // Info names the matrix and its cells.
 func (m *Matrix) Info() TargetInfo {
 	info := TargetInfo{Name: m.name, Details: map[string]string{"cells": fmt.Sprint(len(m.cells))}}
+	for k, v := range m.details {
+		info.Details[k] = v
+	}
 	for _, r := range m.cells {
 		ti := m.by[r].Info()
 		info.Details["cell "+r.APIServer+" x "+r.Kubelet] = ti.Name

@@ -113,7 +113,10 @@ func TestMatrix(t *testing.T) {
 		ct := &cellTarget{r: r}
 		by[r], targets[r] = ct, ct
 	}
-	m := NewMatrix("m", cells, by, nil)
+	m := NewMatrix("m", cells, by, nil).WithDetails(map[string]string{"nodesLeftOut": "1 cordoned"})
+	if d := m.Info().Details; d["nodesLeftOut"] != "1 cordoned" || d["cells"] != "3" {
+		t.Errorf("the matrix's details %v: want its own and its cells'", d)
+	}
 	plain := &Case{Name: "plain", Pod: podWithVolumes("v")}
 	apiGate := &Case{Name: "apigate", Pod: podWithVolumes("v"), Gates: Gates{APIServer: map[string]bool{GateEmptyDirVolumeMode: true}}}
 	bothGates := &Case{Name: "bothgates", Pod: podWithVolumes("v"), Gates: Gates{APIServer: map[string]bool{GateEmptyDirVolumeMode: true}, Kubelet: map[string]bool{GateEmptyDirVolumeMode: true}}}

@@ -119,43 +119,37 @@ func TestInClusterRun(t *testing.T) {
 	hydrophoneRun(t, ctx, kubeconfig, name, probe, client)
 }
 
-// hostPathCluster makes the kind cluster of opts (its images built or found in the cache), from
-// the kind-config the hostPath area needs, deleted when the test ends; it returns the target and
-// the probe image.
-func hostPathCluster(t *testing.T, ctx context.Context, opts kind.Options) (*kind.Target, string) {
+// sharedHostPathCluster is hostPathCluster's one-node cluster, shared by every test of this run
+// that asks for it (issue 34: one cluster serves several stages; TestE2EFramework, then
+// TestInClusterRun and hydrophone).
+func sharedHostPathCluster(t *testing.T, ctx context.Context) (*kind.Target, string) {
+	return sharedKindCluster(t, ctx, kind.Options{NameTag: "hostpath"})
+}
+
+// sharedKindCluster is hostPathCluster's cluster of opts (by its NameTag), shared by every test of
+// this run that asks for it: made by the first, deleted by TestMain after the last test, a
+// killed run's swept by the next (framework/sweep).
+func sharedKindCluster(t *testing.T, ctx context.Context, opts kind.Options) (*kind.Target, string) {
 	t.Helper()
+	sharedKind.Lock()
+	defer sharedKind.Unlock()
+	if c := sharedKind.clusters[opts.NameTag]; c != nil {
+		t.Logf("kind cluster %s: made by an earlier test of this run", c.target.ClusterName())
+		return c.target, c.probe
+	}
 	target, probe, err := makeHostPathCluster(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := target.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	if sharedKind.clusters == nil {
+		sharedKind.clusters = map[string]*sharedCluster{}
+	}
+	sharedKind.clusters[opts.NameTag] = &sharedCluster{target, probe}
 	return target, probe
 }
 
-// sharedHostPathCluster is hostPathCluster's one-worker cluster, shared by every test of this
-// run that asks for it (issue 34: one cluster serves several stages; TestE2EFramework, then
-// TestInClusterRun and hydrophone): made by the first, deleted by TestMain after the last test, a
-// killed run's swept by the next (framework/sweep).
-func sharedHostPathCluster(t *testing.T, ctx context.Context) (*kind.Target, string) {
-	t.Helper()
-	sharedKind.Lock()
-	defer sharedKind.Unlock()
-	if c := sharedKind.cluster; c != nil {
-		t.Logf("kind cluster %s: made by an earlier test of this run", c.target.ClusterName())
-		return c.target, c.probe
-	}
-	target, probe, err := makeHostPathCluster(ctx, kind.Options{NameTag: "hostpath"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sharedKind.cluster = &sharedCluster{target, probe}
-	return target, probe
-}
-
+// makeHostPathCluster makes the kind cluster of opts (its images built or found in the cache),
+// from the kind-config the hostPath area needs; it returns the target and the probe image.
 func makeHostPathCluster(ctx context.Context, opts kind.Options) (*kind.Target, string, error) {
 	images, err := kind.BuildImages(ctx, nodeimage.Options{Log: os.Stderr})
 	if err != nil {
@@ -183,20 +177,20 @@ type sharedCluster struct {
 	probe  string
 }
 
-// sharedKind holds sharedHostPathCluster's cluster until TestMain closes it.
+// sharedKind holds sharedKindCluster's clusters until TestMain closes them.
 var sharedKind struct {
 	sync.Mutex
-	cluster *sharedCluster
+	clusters map[string]*sharedCluster
 }
 
-// closeSharedClusters deletes sharedHostPathCluster's cluster, after the package's last test.
+// closeSharedClusters deletes sharedKindCluster's clusters, after the package's last test.
 func closeSharedClusters() error {
 	sharedKind.Lock()
 	defer sharedKind.Unlock()
-	if sharedKind.cluster == nil {
-		return nil
+	var errs []error
+	for _, c := range sharedKind.clusters {
+		errs = append(errs, c.target.Close())
 	}
-	err := sharedKind.cluster.target.Close()
-	sharedKind.cluster = nil
-	return err
+	sharedKind.clusters = nil
+	return errors.Join(errs...)
 }

@@ -32,32 +32,58 @@ import (
 // s of CI with the whole area, the in-cluster run's retrieve 110 s).
 const nodesFocus = `hostPath type (Directory|File|Socket) `
 
-// TestEveryNode is issue 14's every-node run for real: a kind cluster of a control plane and two
-// workers made here; `volperm run --target cluster` with --nodes naming one worker, then with
-// no selector (both workers: the tainted control plane is left out, the workers are one pool,
-// the cases split between them). Both runs give the same verdict for every case, the second
-// names both workers in its summary (By node), and the test logs the wall times and their
-// ratio. Needs root and Docker; set VOLPERM_NODES_E2E=1.
+// nodesCluster is the kind cluster of TestEveryNode and TestNodePools, made once for both (issue
+// 34: one cluster per need, not per test): a control plane and three workers, two of the node
+// image's kubelet (one pool) and one of kubelet v1.36.3 (swapped in as kind@matrix does: a pool
+// of its own). It returns the kind target, the probe image and the older release.
+func nodesCluster(t *testing.T, ctx context.Context) (*kind.Target, string, string) {
+	t.Helper()
+	old := "v1.36.3"
+	bin, err := k8srelease.Kubelet(ctx, old, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := nodeimage.KubernetesVersion
+	target, probeImage := sharedKindCluster(t, ctx, kind.Options{NameTag: "nodes",
+		KubeletReleases: []string{newest, newest, old}, KubeletBinaries: map[string]string{old: bin}})
+	waitForWorkers(t, ctx, target.Kubeconfig(), 3)
+	return target, probeImage, old
+}
+
+// TestEveryNode is issue 14's every-node run for real, on nodesCluster's two workers of the node
+// image's kubelet: `volperm run --target cluster` with --nodes naming one of them, then both
+// (they are one pool, the cases split between them). Both runs give the same verdict for every
+// case, the second names both workers in its summary (By node) and the nodes it left out, and
+// the test logs the wall times and their ratio. Needs root and Docker; set VOLPERM_NODES_E2E=1.
 func TestEveryNode(t *testing.T) {
 	if os.Getenv("VOLPERM_NODES_E2E") != "1" {
-		t.Skip("set VOLPERM_NODES_E2E=1 to create a kind cluster of three nodes (needs root and Docker)")
+		t.Skip("set VOLPERM_NODES_E2E=1 to create a kind cluster of four nodes (needs root and Docker)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	target, probeImage := hostPathCluster(t, ctx, kind.Options{Workers: 2, NameTag: "nodes"})
+	target, probeImage, _ := nodesCluster(t, ctx)
 	kubeconfig := target.Kubeconfig()
-	// kind waits for the control plane only: a worker may not be Ready yet.
-	waitForWorkers(t, ctx, kubeconfig, 2)
 	_, client, err := cluster.Client(kubeconfig, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := cluster.ListNodes(ctx, client, "")
+	all, err := cluster.ListNodes(ctx, client, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range all {
+		if n.Kubelet == nodeimage.KubernetesVersion {
+			names = append(names, n.Name)
+		}
+	}
+	selector := "kubernetes.io/hostname in (" + strings.Join(names, ",") + ")"
+	nodes, err := cluster.ListNodes(ctx, client, selector)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(nodes) != 2 || len(cluster.Pools(nodes, false)) != 1 {
-		t.Fatalf("nodes %v: want the two workers, one pool", nodes)
+		t.Fatalf("nodes %v of %q: want the two workers of kubelet %s, one pool", nodes, selector, nodeimage.KubernetesVersion)
 	}
 	bin := binary(t)
 	run := func(name string, extra ...string) (*report.Summary, time.Duration) {
@@ -92,7 +118,7 @@ func TestEveryNode(t *testing.T) {
 		return &s, took
 	}
 	one, tookOne := run("one-worker", "--nodes", "kubernetes.io/hostname="+nodes[0].Name)
-	two, tookTwo := run("two-workers")
+	two, tookTwo := run("two-workers", "--nodes", selector)
 	if one.Totals != two.Totals || one.Totals.Passed == 0 {
 		t.Errorf("one worker %s, two workers %s: want the same verdicts", one.Totals, two.Totals)
 	}
@@ -107,18 +133,18 @@ func TestEveryNode(t *testing.T) {
 	if !slices.Equal(verdicts(one), verdicts(two)) {
 		t.Errorf("the cases that did not pass differ:\none worker %q\ntwo workers %q", verdicts(one), verdicts(two))
 	}
-	var names []string
+	var observed []string
 	for _, g := range two.Nodes {
-		names = append(names, g.Name)
+		observed = append(observed, g.Name)
 		if g.Total == 0 {
 			t.Errorf("node %s observed no case", g.Name)
 		}
 	}
-	if len(two.Nodes) != 2 || !strings.Contains(strings.Join(names, " "), nodes[1].Name) {
-		t.Errorf("the two-worker run's nodes %q: want both workers", names)
+	if len(two.Nodes) != 2 || !strings.Contains(strings.Join(observed, " "), nodes[1].Name) {
+		t.Errorf("the two-worker run's nodes %q: want both workers", observed)
 	}
-	if lo := two.Target.Details["nodesLeftOut"]; !strings.Contains(lo, "1 tainted NoSchedule: node-role.kubernetes.io/control-plane") {
-		t.Errorf("the target's details name the nodes left out as %q; want the control plane and its taint", lo)
+	if lo := two.Target.Details["nodesLeftOut"]; lo != "2 not selected" {
+		t.Errorf("the target's details name the nodes left out as %q; want the control plane and the older worker, not selected", lo)
 	}
 	if len(two.Pools) != 1 || len(two.Pools[0].Nodes) != 2 || two.Pools[0].Total != two.Totals.Total {
 		t.Errorf("the two-worker run's pools %+v: want one pool of both workers counting every case", two.Pools)
@@ -129,24 +155,18 @@ func TestEveryNode(t *testing.T) {
 	t.Logf("hostPath area (%d cases): one worker %s, two workers %s, ratio %.2f", two.Totals.Total, tookOne.Round(100*time.Millisecond), tookTwo.Round(100*time.Millisecond), tookOne.Seconds()/tookTwo.Seconds())
 }
 
-// TestNodePools: a kind cluster whose two workers run kubelets of two releases (v1.37.1 and
-// v1.36.3, swapped in as kind@matrix does) is two pools; `volperm run --target cluster` makes
-// them the cells kube-apiserver v1.37 x kubelet v1.37 and x kubelet v1.36 (a release matrix),
-// each on its pool's node, and names both nodes. Needs root and Docker; VOLPERM_NODES_E2E=1.
+// TestNodePools: nodesCluster's workers run kubelets of two releases (v1.37.1 twice and v1.36.3)
+// and are two pools; `volperm run --target cluster` makes them the cells kube-apiserver v1.37 x
+// kubelet v1.37 and x kubelet v1.36 (a release matrix), each on its pool's nodes (the v1.37
+// pool's cases split over its two), names every worker and the control plane it left out (its
+// taint). Needs root and Docker; VOLPERM_NODES_E2E=1.
 func TestNodePools(t *testing.T) {
 	if os.Getenv("VOLPERM_NODES_E2E") != "1" {
-		t.Skip("set VOLPERM_NODES_E2E=1 to create a kind cluster of three nodes (needs root and Docker)")
+		t.Skip("set VOLPERM_NODES_E2E=1 to create a kind cluster of four nodes (needs root and Docker)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	old := "v1.36.3"
-	bin, err := k8srelease.Kubelet(ctx, old, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, probeImage := hostPathCluster(t, ctx, kind.Options{NameTag: "pools",
-		KubeletReleases: []string{nodeimage.KubernetesVersion, old}, KubeletBinaries: map[string]string{old: bin}})
-	waitForWorkers(t, ctx, target.Kubeconfig(), 2)
+	target, probeImage, old := nodesCluster(t, ctx)
 	dir := filepath.Join(t.TempDir(), "pools")
 	impl := filepath.Join(t.TempDir(), "implementation.yaml")
 	if err := os.WriteFile(impl, []byte("vendor: Example Corp\nproduct: Example Cluster\nversion: 1.37.1-example.1\n"), 0o644); err != nil {
@@ -181,8 +201,11 @@ func TestNodePools(t *testing.T) {
 	if !kubelets["v1.37"] || !kubelets["v1.36"] {
 		t.Errorf("cells run: %v; want kubelet v1.37 and v1.36", kubelets)
 	}
-	if len(s.Nodes) != 2 {
-		t.Errorf("nodes %+v: want a worker of each pool", s.Nodes)
+	if len(s.Nodes) != 3 {
+		t.Errorf("nodes %+v: want every worker (the v1.37.1 pool's two, the v1.36.3 pool's one)", s.Nodes)
+	}
+	if lo := s.Target.Details["nodesLeftOut"]; lo != "1 tainted NoSchedule: node-role.kubernetes.io/control-plane" {
+		t.Errorf("the target's details name the nodes left out as %q; want the control plane and its taint", lo)
 	}
 	// A verdict per pool: the v1.37 pool passes every case it ran, the v1.36 pool fails the
 	// known differences of its release; the ConformanceReport has a result per pool (success
@@ -193,8 +216,8 @@ func TestNodePools(t *testing.T) {
 		byKubelet[strings.SplitN(p.Name, ",", 2)[0]] = p
 		t.Logf("pool %s on %v: %s", p.Name, p.Nodes, p.Counts)
 	}
-	if p := byKubelet["kubelet v1.37.1"]; len(s.Pools) != 2 || p.Passed == 0 || p.Failed != 0 {
-		t.Errorf("pools %+v: want two, kubelet v1.37.1's with no failure", s.Pools)
+	if p := byKubelet["kubelet "+nodeimage.KubernetesVersion]; len(s.Pools) != 2 || p.Passed == 0 || p.Failed != 0 || len(p.Nodes) != 2 {
+		t.Errorf("pools %+v: want two, kubelet %s's of two nodes with no failure", s.Pools, nodeimage.KubernetesVersion)
 	}
 	if p := byKubelet["kubelet "+old]; p.Passed == 0 || p.Failed == 0 || len(p.FailedCases) != p.Failed {
 		t.Errorf("pool of kubelet %s %+v: want passes and the known differences named", old, p)

@@ -99,5 +99,10 @@ func spread(ctx context.Context, opts cluster.Options, client kubernetes.Interfa
 		by[r] = s
 		closers = append(closers, s)
 	}
-	return framework.NewMatrix(cluster.Name, cells, by, closers).InParallel(), nil
+	m := framework.NewMatrix(cluster.Name, cells, by, closers).InParallel()
+	if opts.NodesLeftOut != "" {
+		// Each cell's Spread names its own nodes; the nodes no cell runs on are the matrix's.
+		m.WithDetails(map[string]string{"nodesLeftOut": opts.NodesLeftOut})
+	}
+	return m, nil
 }
