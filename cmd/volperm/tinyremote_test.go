@@ -46,16 +46,7 @@ func init() {
 func (n *tinyRemote) Info() framework.TargetInfo { return framework.TargetInfo{Name: "tinyremote"} }
 
 func (n *tinyRemote) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) framework.NodeResult {
-	root, err := n.roots.Make("volperm-tinyremote-")
-	if err != nil {
-		return framework.NodeResult{Err: err}
-	}
-	defer n.roots.Remove(root)
-	p, err := refnode.NewPod(root, c, a)
-	if err != nil {
-		return framework.NodeResult{Err: err}
-	}
-	return lifecycle.Observe(ctx, c, a, remotePod{p, n.bin})
+	return n.observe(ctx, c, a, func(p *refnode.Pod) lifecycle.Pod { return remotePod{p, n.bin} })
 }
 
 // remotePod is the reference kubelet's pod, seen from the probe program bin.

@@ -36,6 +36,11 @@ func (n *tinyNode) HostNeeds(_ *framework.Case, a framework.Admitted) []hostfeat
 }
 
 func (n *tinyNode) ObserveNode(ctx context.Context, c *framework.Case, a framework.Admitted) framework.NodeResult {
+	return n.observe(ctx, c, a, func(p *refnode.Pod) lifecycle.Pod { return p })
+}
+
+// observe runs c in a case root of its own on the reference kubelet's pod, as pod makes it.
+func (n *tinyNode) observe(ctx context.Context, c *framework.Case, a framework.Admitted, pod func(*refnode.Pod) lifecycle.Pod) framework.NodeResult {
 	root, err := n.roots.Make("volperm-tiny-")
 	if err != nil {
 		return framework.NodeResult{Err: err}
@@ -45,7 +50,7 @@ func (n *tinyNode) ObserveNode(ctx context.Context, c *framework.Case, a framewo
 	if err != nil {
 		return framework.NodeResult{Err: err}
 	}
-	return lifecycle.Observe(ctx, c, a, p)
+	return lifecycle.Observe(ctx, c, a, pod(p))
 }
 
 func (n *tinyNode) Close() error { return n.roots.RemoveAll() }

@@ -82,45 +82,49 @@ func RequestAll(ctx context.Context, in Inside, req incontainer.Request, max int
 		}
 		out.UserNamespace = ans.UserNamespace
 	}
-	size := func(v any) int {
-		b, _ := json.Marshal(v)
-		return len(b) + 1
-	}
-	for vols := req.Volumes; len(vols) > 0; {
-		n, total := 0, 0
-		for ; n < len(vols) && (n == 0 || total+size(vols[n]) <= max); n++ {
-			total += size(vols[n])
-		}
-		part := incontainer.Request{Volumes: vols[:n], UserNamespace: req.UserNamespace}
-		ans, err := in.Request(ctx, part)
+	for _, vols := range parts(req.Volumes, max) {
+		ans, err := in.Request(ctx, incontainer.Request{Volumes: vols, UserNamespace: req.UserNamespace})
 		if err != nil {
 			return nil, err
 		}
-		if len(ans.Volumes) != n {
-			return nil, fmt.Errorf("the probe answered %d volumes for %d", len(ans.Volumes), n)
+		if len(ans.Volumes) != len(vols) {
+			return nil, fmt.Errorf("the probe answered %d volumes for %d", len(ans.Volumes), len(vols))
 		}
 		out.Volumes = append(out.Volumes, ans.Volumes...)
 		if ans.UserNamespace != nil {
 			out.UserNamespace = ans.UserNamespace
 		}
-		vols = vols[n:]
 	}
-	for steps := req.Probes; len(steps) > 0; {
-		n, total := 0, 0
-		for ; n < len(steps) && (n == 0 || total+size(steps[n]) <= max); n++ {
-			total += size(steps[n])
-		}
-		ans, err := in.Request(ctx, incontainer.Request{Probes: steps[:n], EachAsItsUser: req.EachAsItsUser})
+	for _, steps := range parts(req.Probes, max) {
+		ans, err := in.Request(ctx, incontainer.Request{Probes: steps, EachAsItsUser: req.EachAsItsUser})
 		if err != nil {
 			return nil, err
 		}
-		if len(ans.Probes) != n {
-			return nil, fmt.Errorf("the probe answered %d probes for %d", len(ans.Probes), n)
+		if len(ans.Probes) != len(steps) {
+			return nil, fmt.Errorf("the probe answered %d probes for %d", len(ans.Probes), len(steps))
 		}
 		out.Probes = append(out.Probes, ans.Probes...)
-		steps = steps[n:]
 	}
 	return out, nil
+}
+
+// parts splits items, in order, into runs of at most max bytes of JSON; an item larger than max
+// is a run of its own.
+func parts[T any](items []T, max int) [][]T {
+	size := func(v T) int {
+		b, _ := json.Marshal(v)
+		return len(b) + 1
+	}
+	var out [][]T
+	for len(items) > 0 {
+		n, total := 0, 0
+		for ; n < len(items) && (n == 0 || total+size(items[n]) <= max); n++ {
+			total += size(items[n])
+		}
+		out = append(out, items[:n])
+		items = items[n:]
+	}
+	return out
 }
 
 // ProbeSteps are probes as steps of a Request, each at its volume's root in roots; a probe of
