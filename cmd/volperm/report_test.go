@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/certify"
+	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/hostfeature"
 )
 
@@ -61,6 +63,37 @@ func TestReportVerifyHelp(t *testing.T) {
 		code, out, _ := runMain("report", "verify", h)
 		if code != exitOK || !strings.Contains(out, "volperm report verify DIR") || strings.Contains(out, "missing") {
 			t.Errorf("report verify %s: exit %d\n%s", h, code, out)
+		}
+	}
+}
+
+// TestRunExit: accepted known differences pass a run only when nothing else went wrong; the
+// run's own error (a report not written, a target that could not close) fails it.
+func TestRunExit(t *testing.T) {
+	known := &report.Summary{Result: report.ResultFailed, Failures: []report.CaseResult{{KnownDifference: "why"}}}
+	unknown := &report.Summary{Result: report.ResultFailed, Failures: []report.CaseResult{{KnownDifference: "why"}, {}}}
+	suite := &report.Summary{Result: report.ResultFailed, Failures: known.Failures, SuiteFailures: []string{"AfterSuite: close"}}
+	passed := &report.Summary{Result: report.ResultPassed}
+	boom := errors.New("summary.json: no space left on device")
+	for _, tt := range []struct {
+		name   string
+		s      *report.Summary
+		failed bool
+		err    error
+		accept bool
+		want   int
+	}{
+		{"passed", passed, false, nil, false, exitOK},
+		{"passed, the reports not written", passed, false, boom, false, exitFailed},
+		{"no summary", nil, true, nil, true, exitFailed},
+		{"known, not accepted", known, true, nil, false, exitFailed},
+		{"known, accepted", known, true, nil, true, exitOK},
+		{"known, accepted, the reports not written", known, true, boom, true, exitFailed},
+		{"known and unknown, accepted", unknown, true, nil, true, exitFailed},
+		{"known and a suite failure, accepted", suite, true, nil, true, exitFailed},
+	} {
+		if got := runExit(tt.s, tt.failed, tt.err, tt.accept); got != tt.want {
+			t.Errorf("%s: exit %d, want %d", tt.name, got, tt.want)
 		}
 	}
 }

@@ -192,11 +192,20 @@ func runRun(s streams, f *runFlags) int {
 	}
 	if summary != nil && summary.Unexplained() == 0 && len(summary.Failures) > 0 {
 		fmt.Fprintf(s.out, "every failure (%d) is a known difference of target %s: see the summary\n", len(summary.Failures), summary.Target.Name)
-		if f.acceptKnown {
-			return exitOK
-		}
 	}
-	if t.failed || summary == nil || summary.Result != report.ResultPassed {
+	return runExit(summary, t.failed, err, f.acceptKnown)
+}
+
+// runExit is the run's exit code: OK when the suite passed, or when every failure is a known
+// difference and they are accepted; the run's own error (a target that could not close, a
+// report not written) is no known difference and fails the run whatever the cases did.
+func runExit(summary *report.Summary, suiteFailed bool, runErr error, acceptKnown bool) int {
+	switch {
+	case runErr != nil || summary == nil:
+		return exitFailed
+	case acceptKnown && summary.Unexplained() == 0 && len(summary.Failures) > 0:
+		return exitOK
+	case suiteFailed || summary.Result != report.ResultPassed:
 		return exitFailed
 	}
 	return exitOK
