@@ -20,7 +20,6 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -517,32 +516,6 @@ func callToken() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// killSurvivors kills every process but except whose environment carries token (the agent's
-// daemons, however detached: setsid, double fork) and names each as "pid N (comm)".
-func killSurvivors(token string, except int) []string {
-	want := []byte(envCallToken + "=" + token + "\x00")
-	var left []string
-	// Twice: a survivor may fork while the first pass runs.
-	for pass := 0; pass < 2; pass++ {
-		procs, _ := os.ReadDir("/proc")
-		for _, p := range procs {
-			pid, err := strconv.Atoi(p.Name())
-			if err != nil || pid == os.Getpid() || pid == except {
-				continue
-			}
-			env, err := os.ReadFile("/proc/" + p.Name() + "/environ")
-			if err != nil || !bytes.Contains(env, want) {
-				continue
-			}
-			comm, _ := os.ReadFile("/proc/" + p.Name() + "/comm")
-			if syscall.Kill(pid, syscall.SIGKILL) == nil && pass == 0 {
-				left = append(left, fmt.Sprintf("pid %d (%s)", pid, strings.TrimSpace(string(comm))))
-			}
-		}
-	}
-	return left
 }
 
 // timeoutErr is the verdict on a call that did not answer within the time-out.

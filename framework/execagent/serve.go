@@ -281,6 +281,7 @@ const EnvWritable = "VOLPERM_AGENT_WRITABLE"
 
 // startCmd starts an agent process: in the driver's sandbox, unless it runs without one.
 func (t *driver) startCmd(cmd *osexec.Cmd) error {
+	subreaper() // before the agent starts: what it leaves is re-parented here (survivors.go)
 	if t.sandbox == nil {
 		return cmd.Start()
 	}
