@@ -43,6 +43,28 @@ func TestAtAndAtOrBelow(t *testing.T) {
 	if none, _ := At(dir); none != nil {
 		t.Fatalf("At(%s) = %+v, want nil", dir, none)
 	}
+	// A file bound on a file, and a directory bound on itself, are mounts' roots too: At must
+	// not take them for plain paths (its statx fast path).
+	file := filepath.Join(dir, "file")
+	self := filepath.Join(dir, "self")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, self} {
+		if err := syscall.Mount(p, p, "", syscall.MS_BIND, ""); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Unmount(p, 0) })
+		if m, err := At(p); err != nil || m == nil || m.Point != p {
+			t.Errorf("At(%s) = %+v, %v; want the bind mount", p, m, err)
+		}
+	}
+	if none, err := At(filepath.Join(dir, "missing")); none != nil || err != nil {
+		t.Errorf("At(missing) = %+v, %v; want nil", none, err)
+	}
 }
 
 // TestUnmountWhileBusy: a mount held busy by an open file (as a child forked into a new user
