@@ -22,26 +22,20 @@ func killSurvivors(token string, except int) []string {
 	// Twice: a survivor may fork while the first pass runs (its children, re-parented here
 	// when it is killed, are the second pass's).
 	for pass := 0; pass < 2; pass++ {
-		queue := candidates(self, except)
-		for ; len(queue) > 0; queue = queue[1:] {
+		for queue := candidates(self, except); len(queue) > 0; queue = queue[1:] {
 			pid := queue[0]
-			if pid == self {
+			name := strconv.Itoa(pid)
+			if pid == self || pid == except {
 				continue
 			}
-			name := strconv.Itoa(pid)
-			if pid != except {
-				env, err := os.ReadFile("/proc/" + name + "/environ")
-				if err != nil || !bytes.Contains(env, want) {
-					continue
-				}
+			env, err := os.ReadFile("/proc/" + name + "/environ")
+			if err != nil || !bytes.Contains(env, want) {
+				continue
 			}
 			// A carrier's children may carry the token too (a process that drops it is no
 			// survivor here, as it never was).
 			if subreaper() {
 				queue = append(queue, children(pid)...)
-			}
-			if pid == except {
-				continue
 			}
 			comm, _ := os.ReadFile("/proc/" + name + "/comm")
 			if syscall.Kill(pid, syscall.SIGKILL) != nil {
@@ -63,9 +57,9 @@ func killSurvivors(token string, except int) []string {
 // descendant of the serving agent, and killSurvivors reads the environment of those only, not
 // of every process of the machine (in CI, the kind clusters' hundreds: a whole scan after every
 // call was 15 % of upstream@matrix's CPU on a quiet machine; issue 34). Only token carriers are
-// descended into: every thread of every process of the run would cost more than the scan. Where the kernel does not list a task's children
-// (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN) or refuses the prctl, every process is
-// read, as before.
+// descended into: every thread of every process of the run would cost more than the scan. Where
+// the kernel does not list a task's children (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN)
+// or refuses the prctl, every process is read, as before.
 var subreaper = sync.OnceValue(func() bool {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid())); err != nil {
 		return false
@@ -75,13 +69,13 @@ var subreaper = sync.OnceValue(func() bool {
 
 // candidates are where killSurvivors begins: when this process is the subreaper, the children
 // of its main thread (the kernel hands an orphan to the subreaper's thread-group leader: every
-// survivor whose parent exited is one) and the serving agent except (its survivors are its
-// descendants, or orphans, above); else every process of the machine.
+// survivor whose parent exited is one) and those of the serving agent except (its survivors
+// are its descendants, or orphans, above); else every process of the machine.
 func candidates(self, except int) []int {
 	if subreaper() {
 		pids := taskChildren(self, self)
 		if except != 0 {
-			pids = append(pids, except)
+			pids = append(pids, children(except)...)
 		}
 		return pids
 	}
