@@ -3,17 +3,20 @@ GO ?= go
 
 .PHONY: test build e2e-binary bench gobench run fuzz mutants
 
-# Every build of Kubernetes code (agents/upstream, e2e, the node image, the kubelets) is compiled
-# the one way framework/k8srelease BuildEnv and BuildFlags say, so that Go's build cache compiles
-# each package of a release once per machine (issue 34; a test checks these agree).
-K8S_BUILD_ENV := CGO_ENABLED=0
-K8S_BUILD_FLAGS := -trimpath
+# Every build of this repository, volperm's own and Kubernetes code's (agents/upstream, e2e, the
+# node image, the kubelets, the probe and runner images, hydrophone), is compiled the one way
+# framework/k8srelease BuildEnv and BuildFlags say, so that Go's build cache compiles each package
+# once per machine (issue 34: volperm's client-go, api and Docker client were compiled twice, for
+# make test and for the images). Exported, so that the go commands the tests start build the same
+# way; .ci/run exports the same (a test checks both against k8srelease).
+export CGO_ENABLED := 0
+export GOFLAGS := -trimpath $(filter-out -trimpath,$(GOFLAGS))
 
 # The suites run the whole catalogue; cmd/volperm builds and runs the binary several times.
 test:
 	$(GO) vet ./...
-	cd agents/upstream && $(K8S_BUILD_ENV) $(GO) vet $(K8S_BUILD_FLAGS) ./...
-	cd e2e && $(K8S_BUILD_ENV) $(GO) vet $(K8S_BUILD_FLAGS) ./... && $(K8S_BUILD_ENV) $(GO) test $(K8S_BUILD_FLAGS) . -count=1
+	cd agents/upstream && $(GO) vet ./...
+	cd e2e && $(GO) vet ./... && $(GO) test . -count=1
 	$(GO) test ./... -count=1 -timeout 30m
 
 # bin/volperm-agent is the same binary: invoked under that name it is the reference exec agent.
@@ -27,7 +30,7 @@ build:
 # volperm's suites in a test binary of the Kubernetes e2e framework (docs/e2e-framework.md): its
 # own module, e2e/, so that the core module stays free of k8s.io/kubernetes.
 e2e-binary:
-	cd e2e && $(K8S_BUILD_ENV) $(GO) test $(K8S_BUILD_FLAGS) -c -o ../bin/volperm-e2e.test ./volperm-e2e
+	cd e2e && $(GO) test -c -o ../bin/volperm-e2e.test ./volperm-e2e
 
 # volperm bench (docs/bench.md): reports/bench.md and bench.json, a line appended to the history
 # reports/bench/history.jsonl (its plot: history.svg), each median against its last run there;

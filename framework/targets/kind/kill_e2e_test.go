@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,8 +67,12 @@ func startRunUntilNode(t *testing.T) *kindRun {
 	if os.Getenv("VOLPERM_KIND_E2E") != "1" {
 		t.Skip("set VOLPERM_KIND_E2E=1 to create kind clusters (needs root and Docker)")
 	}
-	_, here, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(here), "..", "..", "..")
+	// The package's directory is the test's working directory (runtime.Caller's path is the
+	// module's import path under -trimpath, which make test and CI build with).
+	repo, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &kindRun{bin: filepath.Join(t.TempDir(), "volperm"), out: &strings.Builder{}, done: make(chan error, 1)}
 	if out, err := exec.Command("go", "build", "-o", r.bin, filepath.Join(repo, "cmd", "volperm")).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

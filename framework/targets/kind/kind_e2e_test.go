@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -116,10 +115,14 @@ func TestKindEndToEnd(t *testing.T) {
 // buildImages builds (or finds in the cache) the probe image and the node image preloading it.
 func buildImages(t *testing.T, ctx context.Context) (nodeImage, probe string) {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(here), "..", "..", "..")
+	// The package's directory is the test's working directory (runtime.Caller's path is the
+	// module's import path under -trimpath, which make test and CI build with).
+	repo, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := nodeimage.Options{ModuleDir: filepath.Join(repo, "build", "kindnode"), Log: testWriter{t}}
-	probe, err := nodeimage.BuildProbeImage(ctx, opts, repo)
+	probe, err = nodeimage.BuildProbeImage(ctx, opts, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
