@@ -42,13 +42,13 @@ func TestE2EFramework(t *testing.T) {
 		t.Fatalf("build volperm-e2e.test: %v\n%s", err, out)
 	}
 	t.Logf("volperm-e2e.test built in %s", time.Since(start).Round(100*time.Millisecond))
-	target, probeImage := sharedHostPathCluster(t, ctx)
+	target, probeImage, workers := newestWorkers(t, ctx)
 	kubeconfig := target.Kubeconfig()
 
 	e2e := func(name string, args ...string) (dir, out string, code int) {
 		dir = filepath.Join(t.TempDir(), name)
 		cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig, "--provider", "skeleton", "--report-dir", dir,
-			"-ginkgo.no-color", "-ginkgo.label-filter", "!runtime-defined"}, args...)...)
+			"--volperm-nodes", workers, "-ginkgo.no-color", "-ginkgo.label-filter", "!runtime-defined"}, args...)...)
 		cmd.Env = unrequired() // the kubelet-restart cases are not run on the cluster target
 		raw, err := cmd.CombinedOutput()
 		if err != nil && cmd.ProcessState == nil {

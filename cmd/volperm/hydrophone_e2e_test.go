@@ -22,6 +22,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/certify"
 	"github.com/volperm/volperm/framework/incluster"
+	"github.com/volperm/volperm/framework/k8srelease"
 	"github.com/volperm/volperm/framework/targets/kind"
 )
 
@@ -37,11 +38,12 @@ const hydrophoneVersion = "v0.8.0"
 // implementation certified; with hydrophone's default focus the runner certifies the cluster on
 // the conformance profile through the cluster target, with the probe image the kind target
 // loaded (an image volume mounts it: the runner image's files are not its) and the flexVolume
-// driver installed (--volperm-flex-driver=true), so that no required case is left unrun. hydrophone streams e2e.log, fetches
+// driver installed (--volperm-flex-driver=true), so that no required case is left unrun, on the
+// nodes of --volperm-nodes=NODES (newestWorkers'). hydrophone streams e2e.log, fetches
 // e2e.log and junit_01.xml, reads the exit code and removes its namespace. The run must pass,
 // `volperm report verify` accept the two files it copied back (the hand-in rides in
 // junit_01.xml), and nothing of it stay in the cluster.
-func hydrophoneRun(t *testing.T, ctx context.Context, kubeconfig, kindCluster, probe string, client kubernetes.Interface) {
+func hydrophoneRun(t *testing.T, ctx context.Context, kubeconfig, kindCluster, probe, nodes string, client kubernetes.Interface) {
 	t.Helper()
 	bin := buildHydrophone(t, ctx)
 	runner, err := runnerImage(ctx, streams{out: io.Discard, err: os.Stderr}, "", kindCluster)
@@ -56,7 +58,7 @@ func hydrophoneRun(t *testing.T, ctx context.Context, kubeconfig, kindCluster, p
 	out := t.TempDir()
 	// hydrophone splits --extra-args at commas and joins them with spaces: the product's space
 	// stays in its value (the runner's extraArgs).
-	extra := "--host=https://" + host + ",--volperm-vendor=volperm,--volperm-product=kind " + framework.ReleaseTable()[len(framework.ReleaseTable())-1].Patch + " (cluster target under hydrophone),--volperm-version=ci,--volperm-flex-driver=true,--volperm-probe-image=" + probe
+	extra := "--host=https://" + host + ",--volperm-vendor=volperm,--volperm-product=kind " + framework.ReleaseTable()[len(framework.ReleaseTable())-1].Patch + " (cluster target under hydrophone),--volperm-version=ci,--volperm-flex-driver=true,--volperm-nodes=" + nodes + ",--volperm-probe-image=" + probe
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--conformance-image", runner, "--busybox-image", busybox,
 		"--extra-args", extra, "--output-dir", out, "--startup-timeout", "3m")
 	start := time.Now()
@@ -113,13 +115,16 @@ func hydrophoneRun(t *testing.T, ctx context.Context, kubeconfig, kindCluster, p
 	}
 }
 
-// buildHydrophone installs hydrophone at hydrophoneVersion into a temporary GOBIN (the Go build
-// cache makes later builds take seconds).
+// buildHydrophone installs hydrophone at hydrophoneVersion into a temporary GOBIN, with
+// k8srelease's flags: the standard library is the one every other build here compiled (its
+// client-go and api are v0.37.0's, at hydrophone's own versions, so they are compiled for it; held
+// at v1.37.1's in the e2e module instead, -trimpath would name them at the versions hydrophone
+// asks for and the e2e module's whole Kubernetes would be compiled anew: tried, issue 34).
 func buildHydrophone(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.CommandContext(ctx, "go", "install", "sigs.k8s.io/hydrophone@"+hydrophoneVersion)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir)
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"install"}, k8srelease.BuildFlags...), "sigs.k8s.io/hydrophone@"+hydrophoneVersion)...)
+	cmd.Env = append(append(os.Environ(), k8srelease.BuildEnv...), "GOBIN="+dir)
 	cmd.Dir = dir
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {

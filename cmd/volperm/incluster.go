@@ -63,6 +63,7 @@ func runInCluster(s streams, args []string) int {
 	skip := fs.String("skip", "", "E2E_SKIP of the run")
 	profile := fs.String("profile", "", "profiles to run, comma-separated; default all")
 	labelFilter := fs.String("label-filter", "", `Ginkgo label filter of the run, e.g. "!runtime-defined"`)
+	nodes := fs.String("nodes", "", "label selector of the nodes the run's cases run on (the cluster target's --nodes; default every Ready, schedulable Linux node)")
 	claim := fs.String("claim", "", "features the implementation claims (conformance-report.yaml)")
 	accept := fs.Bool("accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target")
 	hold := fs.Duration("hold", incluster.DefaultHold, "how long the run's pod keeps its results for retrieve after the run")
@@ -93,6 +94,9 @@ func runInCluster(s streams, args []string) int {
 	}
 	if *labelFilter != "" {
 		o.Args = append(o.Args, "--label-filter", *labelFilter)
+	}
+	if *nodes != "" {
+		o.Args = append(o.Args, "--"+cluster.FlagNodes, *nodes)
 	}
 	if *claim != "" {
 		o.Args = append(o.Args, "--claim", *claim)

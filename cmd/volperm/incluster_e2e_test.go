@@ -14,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/catalogue"
@@ -23,7 +24,7 @@ import (
 	"github.com/volperm/volperm/framework/targets/kind/nodeimage"
 )
 
-// TestInClusterRun is issue 14's in-cluster run for real: a kind cluster made here, `volperm
+// TestInClusterRun is issue 14's in-cluster run for real: a kind cluster made here (newestWorkers'), `volperm
 // cluster run --in-cluster` (the runner image built and loaded into the node) returns while the
 // Job runs part of the hostPath area (nodesFocus) in the cluster; `volperm cluster retrieve`, a separate invocation
 // with a client of its own, waits for it, fetches the reports and removes the run; nothing of
@@ -35,12 +36,12 @@ func TestInClusterRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	target, probe := sharedHostPathCluster(t, ctx)
+	target, probe, workers := newestWorkers(t, ctx)
 	kubeconfig, name := target.Kubeconfig(), target.ClusterName()
 
 	start := time.Now()
 	code, out, errOut := runMain("cluster", "run", "--in-cluster", "--kubeconfig", kubeconfig, "--kind-cluster", name,
-		"--focus", `\[hostpath\] `+nodesFocus, "--profile", "conformance", "--label-filter", "!runtime-defined", "--accept-known-differences")
+		"--focus", `\[hostpath\] `+nodesFocus, "--profile", "conformance", "--label-filter", "!runtime-defined", "--nodes", workers, "--accept-known-differences")
 	if code != exitOK {
 		t.Fatalf("cluster run: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -116,15 +117,46 @@ func TestInClusterRun(t *testing.T) {
 	}
 	// The same runner image under hydrophone, on the same cluster (issue 34: one cluster, two
 	// stages).
-	hydrophoneRun(t, ctx, kubeconfig, name, probe, client)
+	hydrophoneRun(t, ctx, kubeconfig, name, probe, workers, client)
 }
 
-// sharedHostPathCluster is hostPathCluster's one-node cluster, shared by every test of this run
-// that asks for it (issue 34: one cluster serves several stages; TestE2EFramework, then
-// TestInClusterRun and hydrophone).
-func sharedHostPathCluster(t *testing.T, ctx context.Context) (*kind.Target, string) {
-	return sharedKindCluster(t, ctx, kind.Options{NameTag: "hostpath"})
+// newestWorkers is the kind cluster of this package's tests, nodesCluster's (issue 34: one cluster
+// serves several stages: TestE2EFramework, TestInClusterRun and hydrophone, TestEveryNode,
+// TestNodePools), with the label selector of its two workers of the node image's kubelet: the
+// runs that certify a cluster of one release (the e2e binary, the in-cluster run, hydrophone)
+// run there (--volperm-nodes, --nodes), as on a cluster of v1.37 nodes only; the worker of an
+// older kubelet is TestNodePools'. The label (newestLabel), set here on those two workers, is one
+// requirement, as hydrophone's --extra-args needs (it splits them at commas).
+func newestWorkers(t *testing.T, ctx context.Context) (target *kind.Target, probe, selector string) {
+	t.Helper()
+	target, probe, _ = nodesCluster(t, ctx)
+	_, client, err := cluster.Client(target.Kubeconfig(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cluster.ListNodes(ctx, client, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"metadata":{"labels":{"` + newestLabel + `":"true"}}}`)
+	labelled := 0
+	for _, n := range nodes {
+		if n.Kubelet != nodeimage.KubernetesVersion {
+			continue
+		}
+		if _, err := client.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatalf("label node %s: %v", n.Name, err)
+		}
+		labelled++
+	}
+	if labelled != 2 {
+		t.Fatalf("nodes %+v: want two workers of kubelet %s", nodes, nodeimage.KubernetesVersion)
+	}
+	return target, probe, newestLabel + "=true"
 }
+
+// newestLabel marks newestWorkers' two workers.
+const newestLabel = "volperm.dev/test-newest-kubelet"
 
 // sharedKindCluster is hostPathCluster's cluster of opts (by its NameTag), shared by every test of
 // this run that asks for it: made by the first, deleted by TestMain after the last test, a

@@ -66,7 +66,7 @@ func init() {
 		framework.EnvVar{Name: envSonobuoyResultsDir, Owner: "runner", Meaning: "Sonobuoy's results dir, used when " + envResultsDir + " is empty"},
 		framework.EnvVar{Name: envFocus, Owner: "runner", Meaning: "--focus of the run; `\\[Conformance\\]` (the conformance image's default) selects the conformance profile"},
 		framework.EnvVar{Name: envSkip, Owner: "runner", Meaning: "--skip of the run"},
-		framework.EnvVar{Name: envExtraArgs, Owner: "runner", Meaning: "e2e.test arguments (hydrophone --extra-args): --host=https://HOST:PORT, the apiserver to reach (a cluster without kube-proxy); nothing else"},
+		framework.EnvVar{Name: envExtraArgs, Owner: "runner", Meaning: "e2e.test arguments (hydrophone --extra-args): --host=https://HOST:PORT, the apiserver to reach (a cluster without kube-proxy); --volperm-probe-image, --volperm-nodes, --volperm-flex-driver, --volperm-vendor, --volperm-product, --volperm-version, --volperm-url, --volperm-contact, --volperm-claim (volperm runner: extraArgs)"},
 		framework.EnvVar{Name: envParallel, Owner: "runner", Meaning: "probe pods started at once on the cluster target: a number, or y/true for the target's default; n/false runs them one after another"},
 	)
 }
@@ -185,6 +185,9 @@ func runnerEnv(s streams, f *runFlags) int {
 			}
 		}
 		f.targetOpts.opts.Flags[cluster.FlagProbeImage] = img
+	}
+	if extra.nodes != "" {
+		f.targetOpts.opts.Flags[cluster.FlagNodes] = extra.nodes
 	}
 	if extra.implementation != nil {
 		f.named = extra.implementation
@@ -420,6 +423,9 @@ type runnerExtra struct {
 	// flexVolume driver on the nodes (cluster:flex-driver), so that the flexVolume set-up
 	// cases run.
 	flexDriver bool
+	// nodes is --volperm-nodes=SELECTOR: the label selector of the nodes the cases run on (the
+	// cluster target's --nodes; the flag of volperm's e2e binary).
+	nodes string
 }
 
 // implementationArgs are the E2E_EXTRA_ARGS naming the implementation certified, each setting
@@ -438,7 +444,9 @@ var implementationArgs = map[string]func(*certify.Implementation, string){
 // volperm's e2e binary); --volperm-vendor, -product, -version, -url and -contact name the
 // implementation and --volperm-claim=FEATURE (repeated, or comma-separated) its claims, as
 // --implementation and --claim do; --volperm-flex-driver=true is the target
-// cluster:flex-driver. --host and --volperm-probe-image may also be written as two words.
+// cluster:flex-driver; --volperm-nodes=SELECTOR the nodes the cases run on (hydrophone splits
+// --extra-args at commas: a selector of one requirement, e.g. a label of the nodes certified).
+// --host and --volperm-probe-image may also be written as two words.
 // hydrophone joins its --extra-args with spaces, each starting with --: a word that does not
 // start with -- continues the value before it ("--volperm-product=kind v1.37.1"). Anything else
 // is refused, as e2e.test refuses a flag it does not know.
@@ -482,8 +490,10 @@ func extraArgs(v string) (runnerExtra, error) {
 			out.claims = append(out.claims, value)
 		case name == "--volperm-flex-driver" && hasValue && (value == "true" || value == "false"):
 			out.flexDriver = value == "true"
+		case name == "--volperm-nodes" && hasValue && value != "":
+			out.nodes = value
 		default:
-			return out, fmt.Errorf("unknown argument %q: the runner takes --host=URL (the apiserver), --volperm-probe-image=IMAGE, --volperm-flex-driver=true, --volperm-vendor, --volperm-product, --volperm-version, --volperm-url, --volperm-contact and --volperm-claim only", args[i])
+			return out, fmt.Errorf("unknown argument %q: the runner takes --host=URL (the apiserver), --volperm-probe-image=IMAGE, --volperm-flex-driver=true, --volperm-nodes=SELECTOR, --volperm-vendor, --volperm-product, --volperm-version, --volperm-url, --volperm-contact and --volperm-claim only", args[i])
 		}
 	}
 	if im := out.implementation; im != nil && (im.Vendor == "" || im.Product == "" || im.Version == "") {

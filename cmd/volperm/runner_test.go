@@ -325,13 +325,16 @@ func TestRunnerExtraArgs(t *testing.T) {
 	if e, err := extraArgs("--volperm-probe-image volperm/volperm:abc --host=https://h:1"); err != nil || e.probeImage != "volperm/volperm:abc" {
 		t.Errorf("probe image: %+v, %v", e, err)
 	}
+	if e, err := extraArgs("--volperm-nodes=kubernetes.io/hostname!=w3 --host=https://h:1"); err != nil || e.nodes != "kubernetes.io/hostname!=w3" {
+		t.Errorf("nodes: %+v, %v", e, err)
+	}
 	// hydrophone's --extra-args joined with spaces: a value with spaces is one value.
 	e, err := extraArgs("--volperm-vendor=Example Corp --volperm-product=kind v1.37.1 --volperm-version=1 --volperm-claim=flexVolumeAllowlist --volperm-claim=volumeBindMountOptions --volperm-contact=a@example.com --volperm-flex-driver=true")
 	if want := (certify.Implementation{Vendor: "Example Corp", Product: "kind v1.37.1", Version: "1", Contact: certify.Contacts{"a@example.com"}}); err != nil || e.implementation == nil || !reflect.DeepEqual(*e.implementation, want) ||
 		!slices.Equal(e.claims, []string{"flexVolumeAllowlist", "volumeBindMountOptions"}) || !e.flexDriver {
 		t.Errorf("the implementation: %+v %v, %v", e.implementation, e.claims, err)
 	}
-	for _, v := range []string{"--provider=skeleton", "--host=http://x:1", "--host", "--volperm-probe-image=", "--volperm-vendor=V --volperm-product=P", "--volperm-claim=", "--volperm-flex-driver=yes"} {
+	for _, v := range []string{"--provider=skeleton", "--host=http://x:1", "--host", "--volperm-probe-image=", "--volperm-vendor=V --volperm-product=P", "--volperm-claim=", "--volperm-flex-driver=yes", "--volperm-nodes="} {
 		if _, err := extraArgs(v); err == nil {
 			t.Errorf("%q: accepted", v)
 		}
