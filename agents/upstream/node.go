@@ -307,6 +307,9 @@ func (n *node) setUpVolume(v *podVolume) error {
 	spec := volume.NewSpecFromVolume(v.vol.DeepCopy())
 	plugin, err := n.k.host.pluginMgr.FindPluginBySpec(spec)
 	if err != nil {
+		if perr := flexProbeError(); v.vol.FlexVolume != nil && perr != nil {
+			return fmt.Errorf("%w (the flexVolume prober: %v)", err, perr)
+		}
 		return err
 	}
 	mounter, err := plugin.NewMounter(spec, n.pod)
