@@ -61,16 +61,13 @@ func (v *flexView) Probe() ([]volume.ProbeEvent, error) {
 	return flexPlugins, flexErr
 }
 
-// flexProbeError is the error of the prober's last Init, nil when it found the drivers: a
-// volume no plugin matched names it, as a kubelet's log would (a watcher that could not be
-// made when root's inotify instances, fs.inotify.max_user_instances, are used up by kind
+// flexProbeError is the error of the prober's last Init, nil when it found the drivers or has
+// not run: a volume no plugin matched names it, as a kubelet's log would (a watcher that could
+// not be made when root's inotify instances, fs.inotify.max_user_instances, are used up by kind
 // nodes beside the agent: every flexVolume of the call then answered only "no volume plugin
 // matched").
 func flexProbeError() error {
 	flexMu.Lock()
 	defer flexMu.Unlock()
-	if !flexProbed {
-		return nil
-	}
 	return flexErr
 }

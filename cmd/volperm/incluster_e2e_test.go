@@ -158,7 +158,7 @@ func newestWorkers(t *testing.T, ctx context.Context) (target *kind.Target, prob
 // newestLabel marks newestWorkers' two workers.
 const newestLabel = "volperm.dev/test-newest-kubelet"
 
-// sharedKindCluster is hostPathCluster's cluster of opts (by its NameTag), shared by every test of
+// sharedKindCluster is makeHostPathCluster's cluster of opts (by its NameTag), shared by every test of
 // this run that asks for it: made by the first, deleted by TestMain after the last test, a
 // killed run's swept by the next (framework/sweep).
 func sharedKindCluster(t *testing.T, ctx context.Context, opts kind.Options) (*kind.Target, string) {

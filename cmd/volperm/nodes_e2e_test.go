@@ -32,8 +32,8 @@ import (
 // s of CI with the whole area, the in-cluster run's retrieve 110 s).
 const nodesFocus = `hostPath type (Directory|File|Socket) `
 
-// nodesCluster is the kind cluster of TestEveryNode and TestNodePools, made once for both (issue
-// 34: one cluster per need, not per test): a control plane and three workers, two of the node
+// nodesCluster is the kind cluster of this package's tests, made once for all of them (issue 34:
+// one cluster per need, not per test; newestWorkers is the others' view of it): a control plane and three workers, two of the node
 // image's kubelet (one pool) and one of kubelet v1.36.3 (swapped in as kind@matrix does: a pool
 // of its own). It returns the kind target, the probe image and the older release.
 func nodesCluster(t *testing.T, ctx context.Context) (*kind.Target, string, string) {
