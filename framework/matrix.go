@@ -98,6 +98,17 @@ func (m *Matrix) Observe(ctx context.Context, c *Case) (*Observation, error) {
 	return obs, err
 }
 
+// BatchesRun: a matrix prepares the whole run at once when one of its cells does
+// (RunBatcher; each cell is then given its cases of every area).
+func (m *Matrix) BatchesRun() bool {
+	for _, t := range m.by {
+		if rb, ok := t.(RunBatcher); ok && rb.BatchesRun() {
+			return true
+		}
+	}
+	return false
+}
+
 // Prepare hands each cell that batches its cases (Batcher).
 func (m *Matrix) Prepare(ctx context.Context, cases []*Case) error {
 	byCell := map[Target][]*Case{}

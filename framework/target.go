@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,9 +28,42 @@ type Target interface {
 
 // Batcher is implemented by a target that runs many cases faster together (the container
 // target shares one container per user set): the suites call Prepare with the cases of an area
-// before its specs, and each Observe then returns what Prepare observed.
+// before its specs (of the whole run, for a RunBatcher), and each Observe then returns what
+// Prepare observed.
 type Batcher interface {
 	Prepare(ctx context.Context, cases []*Case) error
+}
+
+// RunBatcher is a Batcher that prepares best given every case of a run at once (a cluster: the
+// cases of every area share the node's gate cells, probe pods and kubelet restarts, and pod
+// starts of one area fill the waits of another; issue 34): the suites call Prepare once, with
+// every case, before the first area's specs (PrepareGroups).
+type RunBatcher interface {
+	Batcher
+	// BatchesRun says whether it does (a matrix does when one of its cells does).
+	BatchesRun() bool
+}
+
+// PrepareGroups are the cases a Batcher is given in each Prepare, in the order the suites run
+// them: one group per area (framework.Areas' order), or one group of them all for a RunBatcher.
+// Cases of no area in Areas are left out (the suites run none).
+func PrepareGroups(t Target, cases []*Case) [][]*Case {
+	var groups [][]*Case
+	for _, a := range Areas {
+		var g []*Case
+		for _, c := range cases {
+			if c.Area == a {
+				g = append(g, c)
+			}
+		}
+		if len(g) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	if rb, ok := t.(RunBatcher); ok && rb.BatchesRun() && len(groups) > 1 {
+		return [][]*Case{slices.Concat(groups...)}
+	}
+	return groups
 }
 
 // HostNeeds is implemented by a target whose cases need features of this machine (root, a huge

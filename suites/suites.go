@@ -183,13 +183,28 @@ func Describe(cfg *Config) {
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}
 	target := cfg.Target.Info().Name
+	batcher, batched := cfg.Target.(framework.Batcher)
+	// Each area's cases are prepared with their group (framework.PrepareGroups: the area's, or
+	// the whole run's for a RunBatcher), once, by the first area of the group whose specs run.
+	prepared := map[framework.Area]*preparation{}
+	if batched {
+		var all []*framework.Case
+		for _, a := range framework.Areas {
+			all = append(all, byArea[a]...)
+		}
+		for _, g := range framework.PrepareGroups(cfg.Target, all) {
+			p := &preparation{cases: g}
+			for _, c := range g {
+				prepared[c.Area] = p
+			}
+		}
+	}
 	for _, a := range framework.Areas {
 		cases := byArea[a]
 		if len(cases) == 0 {
 			continue
 		}
 		var decorators []any
-		batcher, batched := cfg.Target.(framework.Batcher)
 		if batched {
 			// Prepare runs before the area's specs; ContinueOnFailure keeps one failing case
 			// from skipping the rest of the ordered container.
@@ -197,9 +212,10 @@ func Describe(cfg *Config) {
 		}
 		ginkgo.Describe(areaText(a), append(decorators, func() {
 			if batched {
+				p := prepared[a]
 				ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
-					if err := batcher.Prepare(ctx, cases); err != nil {
-						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the %s cases: %v", target, a, err))
+					if err := p.do(ctx, batcher); err != nil {
+						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the %s cases: %v", target, p.areas(), err))
 					}
 				})
 			}
@@ -211,6 +227,22 @@ func Describe(cfg *Config) {
 		})...)
 	}
 }
+
+// preparation is one Prepare of a group of cases (framework.PrepareGroups), run once by the
+// first area of the group whose specs run; the areas after it meet its error.
+type preparation struct {
+	cases []*framework.Case
+	once  sync.Once
+	err   error
+}
+
+func (p *preparation) do(ctx ginkgo.SpecContext, b framework.Batcher) error {
+	p.once.Do(func() { p.err = b.Prepare(ctx, p.cases) })
+	return p.err
+}
+
+// areas names the group's areas ("[emptydir] [hostpath]"), as the kind target's log does.
+func (p *preparation) areas() string { return framework.AreasOf(p.cases) }
 
 // WriteConformanceReport builds the ConformanceReport from the JUnit file just written into
 // cfg.ReportDir (so that the two agree by construction, as `volperm report verify` checks) and

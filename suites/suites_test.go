@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,8 @@ const (
 	childRequireEnv = "VOLPERM_SUITES_TEST_REQUIRE"
 	childPoolsEnv   = "VOLPERM_SUITES_TEST_POOLS"
 	childKnownEnv   = "VOLPERM_SUITES_TEST_KNOWN"
+	childBatchEnv   = "VOLPERM_SUITES_TEST_BATCH"
+	childSeedEnv    = "VOLPERM_SUITES_TEST_SEED"
 )
 
 // fakeTarget answers by case name: "passes" observes what the oracle expects, "differs"
@@ -169,11 +172,88 @@ func runFakeSuite(t *testing.T, dir string) {
 		cfg.Target = pooledTarget{fakeTarget{closedMarker: filepath.Join(dir, "closed")}}
 		cfg.Cases = append(cfg.Cases, fakeCase("pool-b-differs", framework.AreaHostPath, framework.ProfileConformance))
 	}
+	if b := os.Getenv(childBatchEnv); b != "" {
+		cfg.Target = &batchingTarget{fakeTarget: fakeTarget{closedMarker: filepath.Join(dir, "closed")}, run: b == "run", log: filepath.Join(dir, "prepares")}
+	}
 	reporterConfig := types.NewDefaultReporterConfig()
 	reporterConfig.Succinct = true
+	suiteConfig := types.NewDefaultSuiteConfig()
+	if seed := os.Getenv(childSeedEnv); seed != "" {
+		if _, err := fmt.Sscan(seed, &suiteConfig.RandomSeed); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The suite fails on purpose; the parent reads the reports.
-	if _, err := RunSpecs(&failRecorder{}, cfg, types.NewDefaultSuiteConfig(), reporterConfig); err != nil {
+	if _, err := RunSpecs(&failRecorder{}, cfg, suiteConfig, reporterConfig); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// batchingTarget is fakeTarget as a Batcher (a RunBatcher when run is set) that appends the
+// names of the cases of each Prepare, as one line, to the file log.
+type batchingTarget struct {
+	fakeTarget
+	run bool
+	log string
+}
+
+func (b *batchingTarget) Prepare(_ context.Context, cases []*framework.Case) error {
+	var names []string
+	for _, c := range cases {
+		names = append(names, c.Name)
+	}
+	f, err := os.OpenFile(b.log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintln(f, strings.Join(names, " "))
+	return err
+}
+
+func (b *batchingTarget) BatchesRun() bool { return b.run }
+
+// TestPrepareGroups: a Batcher is given each area's cases before the area's specs, a
+// RunBatcher the run's every case once, before the first area's specs, whatever the order
+// Ginkgo runs the areas in (framework.PrepareGroups; the seeds give other orders).
+func TestPrepareGroups(t *testing.T) {
+	if os.Getenv(childDirEnv) != "" {
+		runFakeSuite(t, os.Getenv(childDirEnv))
+		return
+	}
+	for _, tt := range []struct {
+		batch string
+		want  []string // the cases of each Prepare, in any order of Prepares
+	}{
+		{"area", []string{"errs", "passes differs", "unsupported"}},
+		{"run", []string{"passes differs errs unsupported"}},
+	} {
+		t.Run(tt.batch, func(t *testing.T) {
+			orders := map[string]bool{}
+			for seed := range 6 {
+				dir := t.TempDir()
+				cmd := exec.Command(os.Args[0], "-test.run=^TestPrepareGroups$")
+				cmd.Env = append(os.Environ(), childDirEnv+"="+dir, childBatchEnv+"="+tt.batch, fmt.Sprintf("%s=%d", childSeedEnv, seed+1))
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("child suite: %v\n%s", err, out)
+				}
+				b, err := os.ReadFile(filepath.Join(dir, "prepares"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				orders[string(b)] = true
+				if got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"); !slices.Equal(slices.Sorted(slices.Values(got)), tt.want) {
+					t.Errorf("seed %d: Prepare got %q, want %q", seed+1, got, tt.want)
+				}
+				if s := readSummary(t, dir); s.Totals.Total != 4 {
+					t.Errorf("seed %d: %d specs, want 4", seed+1, s.Totals.Total)
+				}
+			}
+			if tt.batch == "area" && len(orders) < 2 {
+				t.Errorf("the seeds gave one order of areas (%q): the test shows nothing of the order", slices.Collect(maps.Keys(orders)))
+			}
+		})
 	}
 }
 

@@ -182,25 +182,26 @@ func runSide(ctx context.Context, side Side, sample []*framework.Case, workDir s
 	}
 	defer t.Close()
 	runnable := make([]bool, len(sample))
-	byArea := map[framework.Area][]*framework.Case{}
+	var run []*framework.Case
+	index := map[*framework.Case]int{}
 	for i, c := range sample {
 		if framework.Reasons(t, c, suites.Assumes(c)...).NotRun() != "" {
 			continue
 		}
 		runnable[i] = true
-		byArea[c.Area] = append(byArea[c.Area], c)
+		run = append(run, c)
+		index[c] = i
 	}
-	// As the suites do: each area prepared before its cases are observed.
-	for _, a := range framework.Areas {
-		if b, ok := t.(framework.Batcher); ok && len(byArea[a]) > 0 {
-			if err := b.Prepare(ctx, byArea[a]); err != nil {
-				return nil, st, fmt.Errorf("prepare %s: %w", a, err)
+	// As the suites do: each group (an area, or the whole run: framework.PrepareGroups)
+	// prepared before its cases are observed.
+	for _, group := range framework.PrepareGroups(t, run) {
+		if b, ok := t.(framework.Batcher); ok {
+			if err := b.Prepare(ctx, group); err != nil {
+				return nil, st, fmt.Errorf("prepare %s: %w", framework.AreasOf(group), err)
 			}
 		}
-		for i, c := range sample {
-			if c.Area != a || !runnable[i] {
-				continue
-			}
+		for _, c := range group {
+			i := index[c]
 			a := framework.Ask(ctx, t, c, suites.Assumes(c)...)
 			obs, err := a.Observation, a.Err
 			if why := a.NotRun(); why != "" {

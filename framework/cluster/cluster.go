@@ -367,6 +367,10 @@ func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
 	return t.pair.(framework.Batcher).Prepare(ctx, applicable)
 }
 
+// BatchesRun: a cluster prepares the whole run at once (framework.RunBatcher): every area's
+// cases share the node's gate cells, probe pods and kubelet restarts.
+func (t *Target) BatchesRun() bool { return true }
+
 // Observe returns what Prepare observed for c, or runs c alone (a batch of one).
 func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
 	return t.pair.Observe(ctx, c)
@@ -515,3 +519,5 @@ func Client(kubeconfig, context string) (*rest.Config, kubernetes.Interface, err
 func (t *Target) KnownDifference(c *framework.Case) (framework.KnownDifference, bool) {
 	return knowndiff.Explain(c)
 }
+
+var _ framework.RunBatcher = (*Target)(nil)

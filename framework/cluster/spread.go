@@ -11,7 +11,7 @@ import (
 )
 
 // Spread is the cluster target over several nodes (nodes.go): one Target per node, pinned to it
-// (Options.Node), grouped in pools. Prepare splits an area's cases over the nodes of each pool
+// (Options.Node), grouped in pools. Prepare splits the run's cases over the nodes of each pool
 // and runs every node's batch at once; each case is observed on one node of every pool. When
 // the pools observe a case differently, the case fails with what each pool saw: a node pool
 // that sets volumes up otherwise than the others is what a vendor must hear about. Which node
@@ -56,7 +56,7 @@ func NewSpread(ctx context.Context, opts Options, pools [][]NodeInfo) (*Spread, 
 
 var (
 	_ framework.Target     = (*Spread)(nil)
-	_ framework.Batcher    = (*Spread)(nil)
+	_ framework.RunBatcher = (*Spread)(nil)
 	_ framework.PoolRouter = (*Spread)(nil)
 )
 
@@ -117,6 +117,9 @@ func split(cases []*framework.Case, n int) [][]*framework.Case {
 	}
 	return out
 }
+
+// BatchesRun: as each node's cluster target (framework.RunBatcher).
+func (s *Spread) BatchesRun() bool { return true }
 
 // Prepare splits the cases each pool supports over its nodes and prepares every node's share at
 // once.

@@ -238,6 +238,10 @@ func (t *Target) Prepare(ctx context.Context, cases []*framework.Case) error {
 	return t.cases.Prepare(ctx, cases)
 }
 
+// BatchesRun: the kind target prepares the whole run at once (framework.RunBatcher), as the
+// cluster target does: the areas share the cluster's cells, probe pods and kubelet restarts.
+func (t *Target) BatchesRun() bool { return true }
+
 // Observe returns what Prepare observed for c, or runs c alone.
 func (t *Target) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
 	return t.cases.Observe(ctx, c)
@@ -297,3 +301,5 @@ func (o Options) release() string {
 	}
 	return nodeimage.KubernetesVersion
 }
+
+var _ framework.RunBatcher = (*Target)(nil)

@@ -86,6 +86,9 @@ func (c *cell) Prepare(ctx context.Context, cases []*framework.Case) error {
 	return c.cases.Prepare(ctx, cases)
 }
 
+// BatchesRun: the cell's cases on its worker, as the kind target's (framework.RunBatcher).
+func (c *cell) BatchesRun() bool { return true }
+
 func (c *cell) Observe(ctx context.Context, k *framework.Case) (*framework.Observation, error) {
 	return c.cases.Observe(ctx, k)
 }
@@ -94,8 +97,8 @@ func (c *cell) Observe(ctx context.Context, k *framework.Case) (*framework.Obser
 func (c *cell) Close() error { return nil }
 
 var (
-	_ framework.Batcher = (*cell)(nil)
-	_ framework.Router  = (*cell)(nil)
+	_ framework.RunBatcher = (*cell)(nil)
+	_ framework.Router     = (*cell)(nil)
 )
 
 // kubeletBinary is where a replaced kubelet's binary goes on a node: the path of the kubelet
