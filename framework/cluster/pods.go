@@ -216,13 +216,22 @@ func containerFailure(p *corev1.Pod) error {
 
 // runPod creates p, waits until it runs (or its volumes fail to mount), applies its case's
 // steps, observes it, and fills the observations of its cases.
-func (t *Target) runPod(ctx context.Context, p *probePod) error { return t.runPodIn(ctx, p, nil, nil) }
+func (t *Target) runPod(ctx context.Context, p *probePod) error {
+	return t.runPodIn(ctx, p, nil, nil, 0)
+}
 
 // runPodIn is runPod for a pod of a step group (stepgroups.go), whose kubelet restarts are the
 // group's rounds: it leaves the group once it will not reach another restart. sem, when set,
 // bounds the pods starting at once (never held across a restart, which waits for the others).
-// round and sem nil: a pod alone.
-func (t *Target) runPodIn(ctx context.Context, p *probePod, round *nodecontrol.Rounds, sem chan struct{}) error {
+// The pod is created after the group's first late rounds (stepgroups.go: lateRounds). round and
+// sem nil: a pod alone.
+func (t *Target) runPodIn(ctx context.Context, p *probePod, round *nodecontrol.Rounds, sem chan struct{}, late int) error {
+	for range late {
+		if err := round.Arrive(ctx); err != nil {
+			round.Leave(ctx)
+			return err
+		}
+	}
 	if sem != nil {
 		sem <- struct{}{}
 	}
