@@ -355,6 +355,9 @@ func (t *Target) SetPodPerCase(on bool) {
 // Versions are the releases the apiserver and the node's kubelet report (v1.N.P).
 func (t *Target) Versions() (apiserver, kubelet string) { return t.version, t.kubeletVersion }
 
+// Node is the name of the node the target's probe pods run on.
+func (t *Target) Node() string { return t.node }
+
 // Gates are the gates the cluster's apiserver and kubelet report.
 func (t *Target) Gates() framework.Gates { return t.now.Gates }
 

@@ -2,7 +2,9 @@ package kind
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/volperm/volperm/framework"
@@ -35,32 +37,32 @@ type onCluster struct {
 	supports func(*framework.Case) (bool, string)
 }
 
-// on is the cluster target of the cases, the cluster created (from the kind-config most of
-// cases need) by the first caller.
-func (o onCluster) on(ctx context.Context, cases []*framework.Case) (*cluster.Target, string, error) {
-	lc, err := o.t.shared(ctx, cases)
-	if err != nil {
-		return nil, "", err
-	}
-	if o.release == "" {
-		return lc.target, lc.name, nil
-	}
-	if ct := lc.byRelease[o.release]; ct != nil {
-		return ct, lc.name, nil
-	}
-	return nil, "", fmt.Errorf("kind target: cluster %s has no worker of kubelet %s", lc.name, o.release)
+// on is the cluster of the cases, created (from the kind-config most of cases need, with a
+// steps node when they ask for one: shared) by the first caller.
+func (o onCluster) on(ctx context.Context, cases []*framework.Case) (*liveCluster, error) {
+	return o.t.shared(ctx, cases)
 }
 
-// live is the cases' cluster target when the cluster has been created, else nil.
-func (o onCluster) live() *cluster.Target {
+// of is the cluster target c runs on in lc: the worker of the cell's release (kind@matrix),
+// else the cluster's (its steps node's for a case with steps: liveCluster.of).
+func (o onCluster) of(lc *liveCluster, c *framework.Case) (*cluster.Target, error) {
+	if o.release == "" {
+		return lc.of(c), nil
+	}
+	if ct := lc.byRelease[o.release]; ct != nil {
+		return ct, nil
+	}
+	return nil, fmt.Errorf("kind target: cluster %s has no worker of kubelet %s", lc.name, o.release)
+}
+
+// live is c's cluster target when the cluster has been created, else nil.
+func (o onCluster) live(c *framework.Case) *cluster.Target {
 	lc := o.t.created()
 	if lc == nil {
 		return nil
 	}
-	if o.release == "" {
-		return lc.target
-	}
-	return lc.byRelease[o.release]
+	ct, _ := o.of(lc, c)
+	return ct
 }
 
 var _ casesTarget = onCluster{}
@@ -79,7 +81,7 @@ func (o onCluster) Close() error { return nil }
 // NotApplicable is what the cluster's nodes are not (cluster.Target.NotApplicable: the needs
 // they do not meet, runtime-defined), once the cluster exists; "" before.
 func (o onCluster) NotApplicable(c *framework.Case) string {
-	if ct := o.live(); ct != nil {
+	if ct := o.live(c); ct != nil {
 		return ct.NotApplicable(c)
 	}
 	return ""
@@ -96,14 +98,15 @@ func (o onCluster) Supports(c *framework.Case) (bool, string) {
 	if ok, why := o.supports(c); !ok {
 		return false, why
 	}
-	if ct := o.live(); ct != nil {
+	if ct := o.live(c); ct != nil {
 		return ct.Supports(c)
 	}
 	return true, ""
 }
 
-// Prepare has the cluster target prepare the cases kind can run (the cluster is created by the
-// first batch). A cluster that could not be created is each case's error (Observe).
+// Prepare has the cluster targets prepare the cases kind can run, each node's share at once
+// (the cluster is created by the first batch). A cluster that could not be created is each
+// case's error (Observe).
 func (o onCluster) Prepare(ctx context.Context, cases []*framework.Case) error {
 	var todo []*framework.Case
 	for _, c := range cases {
@@ -114,24 +117,52 @@ func (o onCluster) Prepare(ctx context.Context, cases []*framework.Case) error {
 	if len(todo) == 0 {
 		return ctx.Err()
 	}
-	ct, name, err := o.on(ctx, todo)
+	lc, err := o.on(ctx, todo)
 	if err != nil {
 		return ctx.Err()
 	}
-	start, pods := time.Now(), ct.PodStarts()
-	err = ct.Prepare(ctx, todo)
-	o.t.countPods(ct.PodStarts() - pods)
-	where := name
-	if o.release != "" {
-		where += ", kubelet " + o.release
+	var targets []*cluster.Target
+	share := map[*cluster.Target][]*framework.Case{}
+	for _, c := range todo {
+		ct, err := o.of(lc, c)
+		if err != nil {
+			return err
+		}
+		if share[ct] == nil {
+			targets = append(targets, ct)
+		}
+		share[ct] = append(share[ct], c)
 	}
-	o.t.logf("%s: %s %d cases, %d pod starts, in %s", where, framework.AreasOf(todo), len(todo), ct.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
-	return err
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, ct := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start, pods := time.Now(), ct.PodStarts()
+			errs[i] = ct.Prepare(ctx, share[ct])
+			o.t.countPods(ct.PodStarts() - pods)
+			where := lc.name
+			if o.release != "" {
+				where += ", kubelet " + o.release
+			}
+			if len(targets) > 1 {
+				where += ", node " + ct.Node()
+			}
+			o.t.logf("%s: %s %d cases, %d pod starts, in %s", where, framework.AreasOf(share[ct]), len(share[ct]), ct.PodStarts()-pods, time.Since(start).Round(100*time.Millisecond))
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Observe hands out what Prepare observed for c, or has the cluster observe it now.
 func (o onCluster) Observe(ctx context.Context, c *framework.Case) (*framework.Observation, error) {
-	ct, _, err := o.on(ctx, []*framework.Case{c})
+	lc, err := o.on(ctx, []*framework.Case{c})
+	if err != nil {
+		return nil, err
+	}
+	ct, err := o.of(lc, c)
 	if err != nil {
 		return nil, err
 	}

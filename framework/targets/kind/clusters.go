@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ type liveCluster struct {
 	name       string
 	kubeconfig string
 	target     *cluster.Target
+	// steps is the cluster target of the cases with steps, on the worker they have to
+	// themselves (Options.StepsNode; nil: they run on target's node, as every case).
+	steps *cluster.Target
 	// apiserverNode and kubeletNode are the node containers of the control plane and of the
 	// node the probe pods run on (the same one without workers).
 	apiserverNode, kubeletNode string
@@ -104,7 +108,31 @@ func withWorkers(raw []byte, n int) ([]byte, error) {
 func (t *Target) shared(ctx context.Context, cases []*framework.Case) (*liveCluster, error) {
 	t.startMu.Lock()
 	defer t.startMu.Unlock()
+	if t.created() == nil && t.opts.StepsNode && t.opts.Workers == 0 {
+		t.splitSteps = splitSteps(cases)
+	}
 	return t.cluster(ctx, t.startConfig(cases))
+}
+
+// splitSteps says whether the cluster of cases gets a steps node (Options.StepsNode). Decided
+// by the first batch (the whole run: framework.RunBatcher): a worker is worth its start (about
+// 11 s on this machine) only when cases of both kinds are there to run at once.
+func splitSteps(cases []*framework.Case) bool {
+	steps := slices.ContainsFunc(cases, hasSteps)
+	plain := slices.ContainsFunc(cases, func(c *framework.Case) bool { return !hasSteps(c) })
+	return steps && plain
+}
+
+// hasSteps: c's case goes through steps after its pod is created (Options.StepsNode).
+func hasSteps(c *framework.Case) bool { return len(c.After) > 0 }
+
+// of is the cluster target c runs on: steps' for a case with steps when the cluster has a
+// steps node, else target.
+func (lc *liveCluster) of(c *framework.Case) *cluster.Target {
+	if lc.steps != nil && hasSteps(c) {
+		return lc.steps
+	}
+	return lc.target
 }
 
 // startConfig is the kind-config whose gates most cases need (the first config when none
@@ -195,6 +223,8 @@ func (t *Target) create(ctx context.Context, lc *liveCluster, cfg Config, name s
 	workers := t.opts.Workers
 	if len(t.opts.KubeletReleases) > 0 {
 		workers = len(t.opts.KubeletReleases)
+	} else if t.splitSteps {
+		workers = 1
 	}
 	raw, err := withWorkers(cfg.Raw, workers)
 	if err != nil {
@@ -266,12 +296,18 @@ func (t *Target) create(ctx context.Context, lc *liveCluster, cfg Config, name s
 	}
 	if len(t.opts.KubeletReleases) == 0 {
 		kubelet := controlPlane
-		if len(workerNodes) > 0 {
+		if len(workerNodes) > 0 && !t.splitSteps {
 			kubelet = workerNodes[0]
 		}
 		lc.kubeletNode = kubelet.String()
 		if lc.target, err = newTarget(kubelet); err != nil {
 			return err
+		}
+		if t.splitSteps {
+			if lc.steps, err = newTarget(workerNodes[0]); err != nil {
+				return err
+			}
+			t.logf("cluster %s: the cases with steps run on %s, the others on %s", lc.name, workerNodes[0], kubelet)
 		}
 		return nil
 	}

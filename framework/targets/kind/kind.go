@@ -55,6 +55,13 @@ type Options struct {
 	// that the node of the pods can be stopped or paused while the apiserver answers (the
 	// fault-injection tests).
 	Workers int
+	// StepsNode gives the cluster a worker for the cases with steps (Case.After: kubelet
+	// restarts and gate flips, a timeline's or a step group's) when a run has cases of both
+	// kinds: they run there while the others run on the control-plane node, both prepared at
+	// once (issue 34: a kubelet restart disturbs every pod of its node, so on one node the
+	// steps' restarts and the pods created between them ran after the other cases). Not with
+	// Workers, KubeletReleases or PerCell.
+	StepsNode bool
 	// KubeletReleases (kind@matrix, matrix.go) give the cluster one worker per release
 	// (v1.N.P), instead of Workers; KubeletBinaries has the kubelet binary of each release
 	// but the node image's (k8srelease.Kubelet). Each release's cells run on its worker.
@@ -91,6 +98,9 @@ type Target struct {
 	state state
 	// podStarts counts the probe pods of every batch so far, on every cluster (Info).
 	podStarts int
+	// splitSteps: the one cluster has a worker for the cases with steps (Options.StepsNode),
+	// decided with its creation (shared).
+	splitSteps bool
 	// containerdMajor is the node image's containerd major version and cgroupfs whether its
 	// nodes run the cgroupfs driver (cgroup.go), decided once.
 	runtimeOnce     sync.Once

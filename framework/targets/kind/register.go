@@ -64,6 +64,9 @@ func newTarget(o framework.TargetOptions) (framework.Target, error) {
 	if err := parseArg(o.Arg, &opts); err != nil {
 		return nil, err
 	}
+	// The cases with steps on a worker of their own (Options.StepsNode), but where the nodes
+	// are the point: kind@matrix's workers, kind:per-cell's clusters of one node.
+	opts.StepsNode = !opts.PerCell && len(opts.KubeletReleases) == 0
 	opts.NameTag = nameTag(opts, runtime)
 	if opts.NodeImage == "" || opts.ProbeImage == "" {
 		// The command owns the signals: a Ctrl-C during the build cancels o.Interrupt.
