@@ -56,11 +56,11 @@ type Options struct {
 	// fault-injection tests).
 	Workers int
 	// StepsNode gives the cluster a worker for the cases with steps (Case.After: kubelet
-	// restarts and gate flips, a timeline's or a step group's) when a run has cases of both
-	// kinds: they run there while the others run on the control-plane node, both prepared at
-	// once (issue 34: a kubelet restart disturbs every pod of its node, so on one node the
-	// steps' restarts and the pods created between them ran after the other cases). Not with
-	// Workers, KubeletReleases or PerCell.
+	// restarts and gate flips, a timeline's or a step group's) when a run has gate histories
+	// beside cases without steps (splitSteps): they run there while the others run on the
+	// control-plane node, both prepared at once (issue 34: a kubelet restart disturbs every
+	// pod of its node, so on one node the steps' restarts and the pods created between them
+	// ran after the other cases). Not with Workers, KubeletReleases or PerCell.
 	StepsNode bool
 	// KubeletReleases (kind@matrix, matrix.go) give the cluster one worker per release
 	// (v1.N.P), instead of Workers; KubeletBinaries has the kubelet binary of each release
