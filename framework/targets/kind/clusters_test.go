@@ -38,3 +38,19 @@ func TestStepsNode(t *testing.T) {
 		t.Error("without a steps node every case runs on the cluster's node")
 	}
 }
+
+// fullRef names a Docker image as containerd does, so that LoadImage finds it on a node.
+func TestFullRef(t *testing.T) {
+	for ref, want := range map[string]string{
+		"volperm/volperm:2be01877dd52": "docker.io/volperm/volperm:2be01877dd52",
+		"busybox":                      "docker.io/library/busybox:latest",
+		"busybox:1.36":                 "docker.io/library/busybox:1.36",
+		"registry.k8s.io/pause:3.10.2": "registry.k8s.io/pause:3.10.2",
+		"localhost:5000/x/y":           "localhost:5000/x/y:latest",
+		"localhost/x@sha256:abc":       "localhost/x@sha256:abc",
+	} {
+		if got := fullRef(ref); got != want {
+			t.Errorf("fullRef(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}

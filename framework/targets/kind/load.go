@@ -3,6 +3,7 @@ package kind
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
@@ -34,7 +35,7 @@ func LoadImage(ctx context.Context, name, tag string, log io.Writer) error {
 	}
 	var missing []nodes.Node
 	for _, n := range all {
-		if have, err := nodeutils.ImageID(n, tag); err != nil || have != strings.TrimSpace(string(id)) {
+		if imageID(n, tag) != strings.TrimSpace(string(id)) {
 			missing = append(missing, n)
 		}
 	}
@@ -53,4 +54,51 @@ func LoadImage(ctx context.Context, name, tag string, log io.Writer) error {
 	}
 	fmt.Fprintf(log, "kind: %s loaded into %d nodes of %s\n", tag, len(missing), name)
 	return nil
+}
+
+// imageID is the image ID (its config's digest, what Docker calls the image's Id) of the image
+// named ref in node n's containerd (namespace k8s.io), "" when it has none or cannot say. volperm's
+// node images have ctr, not crictl (which kind's nodeutils.ImageID asks): the image's manifest
+// digest from `ctr images ls`, then the manifest's config digest from its content.
+func imageID(n nodes.Node, ref string) string {
+	var ls bytes.Buffer
+	if err := n.Command("ctr", "-n", "k8s.io", "images", "ls", "name=="+fullRef(ref)).SetStdout(&ls).Run(); err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(ls.String()), "\n")
+	if len(lines) != 2 { // the header and the image
+		return ""
+	}
+	fields := strings.Fields(lines[1])
+	if len(fields) < 3 || !strings.HasPrefix(fields[2], "sha256:") {
+		return ""
+	}
+	var manifest bytes.Buffer
+	if err := n.Command("ctr", "-n", "k8s.io", "content", "get", fields[2]).SetStdout(&manifest).Run(); err != nil {
+		return ""
+	}
+	var m struct {
+		Config struct {
+			Digest string `json:"digest"`
+		} `json:"config"`
+	}
+	if json.Unmarshal(manifest.Bytes(), &m) != nil {
+		return ""
+	}
+	return m.Config.Digest
+}
+
+// fullRef is ref as containerd names a Docker image: docker.io/ for a name without a registry,
+// library/ for one of one path element, :latest for one without a tag or digest.
+func fullRef(ref string) string {
+	first, _, hasPath := strings.Cut(ref, "/")
+	if !hasPath {
+		ref = "docker.io/library/" + ref
+	} else if !strings.ContainsAny(first, ".:") && first != "localhost" {
+		ref = "docker.io/" + ref
+	}
+	if last := ref[strings.LastIndex(ref, "/")+1:]; !strings.ContainsAny(last, ":@") {
+		ref += ":latest"
+	}
+	return ref
 }
