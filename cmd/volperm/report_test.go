@@ -10,6 +10,7 @@ import (
 
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
 	"github.com/volperm/volperm/framework/certify"
+	"github.com/volperm/volperm/framework/e2etest"
 	"github.com/volperm/volperm/framework/report"
 	"github.com/volperm/volperm/hostfeature"
 )
@@ -18,6 +19,7 @@ import (
 // directory `volperm report verify` accepts (exit 0); a file taken out is not verified (1); a
 // report that does not parse is unreadable (2); bad usage is 2.
 func TestReportVerify(t *testing.T) {
+	e2etest.Gate(t)
 	hostfeature.Need(t, hostfeature.Root, hostfeature.ProtectedSymlinks)
 	impl := filepath.Join(t.TempDir(), "implementation.yaml")
 	if err := os.WriteFile(impl, []byte("vendor: Example Corp\nproduct: Example Kubelet\nversion: 1.37.1-example.3\ncontact: [certification@example.com]\n"), 0o644); err != nil {

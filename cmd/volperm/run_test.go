@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volperm/volperm/framework/e2etest"
 	"github.com/volperm/volperm/hostfeature"
 
 	"github.com/volperm/volperm/framework/owner"
@@ -234,6 +235,7 @@ func TestRunInterrupted(t *testing.T) {
 // first run. Each run's own start sweeps what the previous kill left, so the leftovers never
 // pile up beyond one run's. (kind: framework/targets/kind TestKindKilled, with VOLPERM_KIND_E2E.)
 func TestRunKilled(t *testing.T) {
+	e2etest.Gate(t)
 	hostfeature.Need(t, hostfeature.Root) // the cases killed must hold mounts (tmpfs, hugetlbfs) and chowned trees
 	bin := binary(t)
 	agent := filepath.Join(filepath.Dir(bin), "volperm-agent")

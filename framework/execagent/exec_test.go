@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volperm/volperm/framework/e2etest"
 	"github.com/volperm/volperm/hostfeature"
 
 	corev1 "k8s.io/api/core/v1"
@@ -226,6 +227,7 @@ func emptyDirCase() *framework.Case {
 }
 
 func TestVerdicts(t *testing.T) {
+	e2etest.Gate(t)
 	hostfeature.Need(t, hostfeature.Root) // node-side cases need root
 	t.Setenv("VOLPERM_AGENT_TIMEOUT", "2s")
 	tests := []struct {

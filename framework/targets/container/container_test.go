@@ -15,6 +15,7 @@ import (
 
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot/caseroottest"
+	"github.com/volperm/volperm/framework/e2etest"
 	"github.com/volperm/volperm/framework/oracle"
 	"github.com/volperm/volperm/framework/owner"
 	"github.com/volperm/volperm/framework/probe"
@@ -368,6 +369,7 @@ func modeSweep() []*framework.Case {
 // docs/bench.md). Three modes of the sweep (plain, sticky, setgid) and the stories: a container
 // per case costs seconds each, and the eight modes took 95 s of make test (issue 34).
 func TestBatchedVsPerCase(t *testing.T) {
+	e2etest.Gate(t)
 	var cases []*framework.Case
 	for _, c := range modeSweep() {
 		if strings.HasSuffix(c.Name, " 0700") || strings.HasSuffix(c.Name, " 1777") || strings.HasSuffix(c.Name, " 2770") {
@@ -420,6 +422,7 @@ func TestBatchedVsPerCase(t *testing.T) {
 // TestCancelLeavesNothing cancels runs at different moments: every container of the run, every
 // case root and every mount are gone once the target is closed.
 func TestCancelLeavesNothing(t *testing.T) {
+	e2etest.Gate(t)
 	for _, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
 			dir := caseroottest.TempDir(t)
