@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -26,13 +27,46 @@ func (t *Target) exec(ctx context.Context, ns, pod string, cmd []string, in []by
 }
 
 // execIn runs cmd in container of the pod, stdin from in, and returns stdout. It is retried
-// only when the apiserver refused the connection (the command did not start: the probes must
-// not run twice), and bounded by execTimeout.
+// only when the command did not start (the probes must not run twice): the apiserver refused
+// the connection, or the runtime failed before it started the process (runtimeNotStarted);
+// each attempt bounded by execTimeout.
 func (t *Target) execIn(ctx context.Context, ns, pod, container string, cmd []string, in []byte) ([]byte, error) {
 	// The apiserver answers (or an outage is waited out) before the exec, not in the middle.
 	if _, err := t.getPod(ctx, ns, pod); err != nil {
 		return nil, fmt.Errorf("exec %s in %s/%s: %w", cmd[0], ns, pod, err)
 	}
+	for attempt := 1; ; attempt++ {
+		out, err := t.execCall(ctx, ns, pod, container, cmd, in)
+		if err == nil || !runtimeNotStarted(err) || attempt == runtimeAttempts || ctx.Err() != nil {
+			return out, err
+		}
+		t.logf("exec %s in %s/%s: the runtime did not start it (%v); again in %s", cmd[0], ns, pod, err, runtimeRetryDelay)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(runtimeRetryDelay):
+		}
+	}
+}
+
+// The runtime's refusals to start an exec are tried again, runtimeAttempts times in all,
+// runtimeRetryDelay apart.
+const (
+	runtimeAttempts   = 3
+	runtimeRetryDelay = 2 * time.Second
+)
+
+// runtimeNotStarted reports whether the container runtime failed an exec before it started the
+// process: containerd's CRI ExecSync/Exec loads the container's task first ("failed to load
+// task", wrapped by the kubelet as "failed to exec in container"), and nothing of the command
+// ran. Seen once in CI (issue 34), right after a kubelet restart on a node loaded by other
+// clusters: "failed to exec in container: failed to load task: context deadline exceeded".
+func runtimeNotStarted(err error) bool {
+	return strings.Contains(err.Error(), "failed to exec in container: failed to load task")
+}
+
+// execCall is one exec of execIn, through the apiserver's outages (callWith).
+func (t *Target) execCall(ctx context.Context, ns, pod, container string, cmd []string, in []byte) ([]byte, error) {
 	var out []byte
 	err := t.callWith(ctx, execTimeout, func(actx context.Context) error {
 		var err error
