@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/distribution/reference"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
@@ -88,17 +89,13 @@ func imageID(n nodes.Node, ref string) string {
 	return m.Config.Digest
 }
 
-// fullRef is ref as containerd names a Docker image: docker.io/ for a name without a registry,
-// library/ for one of one path element, :latest for one without a tag or digest.
+// fullRef is ref as containerd names a Docker image (Docker's normalization: docker.io/ for a
+// name without a registry, library/ for one of one path element, :latest for one without a tag
+// or digest); ref itself when it does not parse.
 func fullRef(ref string) string {
-	first, _, hasPath := strings.Cut(ref, "/")
-	if !hasPath {
-		ref = "docker.io/library/" + ref
-	} else if !strings.ContainsAny(first, ".:") && first != "localhost" {
-		ref = "docker.io/" + ref
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return ref
 	}
-	if last := ref[strings.LastIndex(ref, "/")+1:]; !strings.ContainsAny(last, ":@") {
-		ref += ":latest"
-	}
-	return ref
+	return reference.TagNameOnly(named).String()
 }
