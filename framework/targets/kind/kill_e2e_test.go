@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volperm/volperm/framework/targets/kind"
 )
 
 // TestKindKilled kills `volperm run --target kind` with SIGKILL once its cluster's node is up,
@@ -63,7 +65,7 @@ type kindRun struct {
 	done       chan error
 	hadNetwork bool
 	tmp        string
-	// cluster is the kind cluster the run made: the first one whose node was not there before.
+	// cluster is the kind cluster the run made, as its record names it.
 	cluster string
 }
 
@@ -88,23 +90,19 @@ func startRunUntilNode(t *testing.T) *kindRun {
 	r.cmd = exec.Command(r.bin, "run", "--target", "kind", "--focus", "hostPath type Socket", "--report-dir", t.TempDir())
 	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = repo, r.out, r.out
 	r.cmd.Env = append(os.Environ(), "TMPDIR="+r.tmp)
-	before := map[string]bool{}
-	for _, c := range volpermClusters(t) {
-		before[c] = true
-	}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { r.done <- r.cmd.Wait() }()
+	// The run's cluster is the one its record names (not the first new one: CI's kind lanes make
+	// clusters beside this test), once a node container of it exists.
 	deadline := time.Now().Add(30 * time.Minute)
-	for r.cluster == "" {
-		for _, c := range volpermClusters(t) {
-			if !before[c] {
-				r.cluster = c
+	for {
+		if names := kind.RecordedClusters(r.tmp); len(names) > 0 {
+			r.cluster = names[0]
+			if len(r.nodes(t)) > 0 {
+				break
 			}
-		}
-		if r.cluster != "" {
-			break
 		}
 		select {
 		case err := <-r.done:
@@ -144,20 +142,4 @@ func (r *kindRun) nodes(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return strings.Fields(string(out))
-}
-
-// volpermClusters are the kind clusters of volperm's names that have a node container.
-func volpermClusters(t *testing.T) []string {
-	t.Helper()
-	out, err := exec.Command("docker", "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster", "--format", `{{.Label "io.x-k8s.kind.cluster"}}`).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, n := range strings.Fields(string(out)) {
-		if strings.HasPrefix(n, "volperm-") {
-			names = append(names, n)
-		}
-	}
-	return names
 }
