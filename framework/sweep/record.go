@@ -26,18 +26,17 @@ func WriteRecord(dir, file string, rec any) error {
 	return os.Rename(tmp, filepath.Join(dir, file))
 }
 
-// Dead is a record of a run that is no longer alive, and its directory.
-type Dead[R any] struct {
+// Recorded is a run's record, read from its directory.
+type Recorded[R any] struct {
 	Dir    string
 	Record R
 }
 
-// DeadRecords reads dir/file of every directory os.TempDir()/prefix* and returns those whose
-// owner (mark of the record) is a run no longer alive. A directory without a readable record
-// is not one of these: it is left alone.
-func DeadRecords[R any](prefix, file string, mark func(*R) owner.Mark) []Dead[R] {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
-	var out []Dead[R]
+// Records reads dir/file of every directory root/prefix*, whoever's run it is. A directory
+// without a readable record is left out.
+func Records[R any](root, prefix, file string) []Recorded[R] {
+	dirs, _ := filepath.Glob(filepath.Join(root, prefix+"*"))
+	var out []Recorded[R]
 	for _, dir := range dirs {
 		b, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
@@ -47,10 +46,20 @@ func DeadRecords[R any](prefix, file string, mark func(*R) owner.Mark) []Dead[R]
 		if json.Unmarshal(b, &r) != nil {
 			continue
 		}
-		if m := mark(&r); m.PID <= 0 || m.Alive() {
+		out = append(out, Recorded[R]{dir, r})
+	}
+	return out
+}
+
+// DeadRecords are the Records under os.TempDir() whose owner (mark of the record) is a run no
+// longer alive. A directory without a readable record is not one of these: it is left alone.
+func DeadRecords[R any](prefix, file string, mark func(*R) owner.Mark) []Recorded[R] {
+	var out []Recorded[R]
+	for _, f := range Records[R](os.TempDir(), prefix, file) {
+		if m := mark(&f.Record); m.PID <= 0 || m.Alive() {
 			continue
 		}
-		out = append(out, Dead[R]{dir, r})
+		out = append(out, f)
 	}
 	return out
 }
