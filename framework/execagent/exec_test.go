@@ -9,6 +9,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -277,6 +278,15 @@ func TestVerdicts(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("VOLPERM_TEST_CANARY", canary)
+			// A subtest that failed before the harness killed its agent's daemon kills it here:
+			// the next subtests count only their own.
+			t.Cleanup(func() {
+				if t.Failed() {
+					for _, pid := range sleepers(canary) {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
 			tg, err := New(framework.TargetOptions{Arg: agentScript(t, tt.mode), WorkDir: work})
 			if err != nil {
 				t.Fatal(err)
@@ -327,8 +337,8 @@ func TestVerdicts(t *testing.T) {
 			}
 			// A process killed with SIGKILL leaves /proc a moment later on a loaded machine;
 			// one the harness did not kill (sleep 300) is still there after 2 s.
-			n := countSleepers()
-			for deadline := time.Now().Add(2 * time.Second); n > 0 && time.Now().Before(deadline); n = countSleepers() {
+			n := countSleepers(canary)
+			for deadline := time.Now().Add(2 * time.Second); n > 0 && time.Now().Before(deadline); n = countSleepers(canary) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			if n > 0 {
@@ -440,16 +450,25 @@ func TestReferenceAgentMatchesInProcessReference(t *testing.T) {
 	}
 }
 
-// countSleepers counts the "sleep 300" processes the daemon agents start.
-func countSleepers() int {
-	n := 0
+// countSleepers counts the "sleep 300" processes the daemon agents of the subtest whose canary
+// is canary start.
+func countSleepers(canary string) int { return len(sleepers(canary)) }
+
+// sleepers lists the "sleep 300" processes the daemon agents of the subtest whose canary is
+// canary start (they inherit the agent's environment, which names it).
+func sleepers(canary string) []int {
+	var pids []int
 	procs, _ := os.ReadDir("/proc")
 	for _, p := range procs {
 		if b, err := os.ReadFile("/proc/" + p.Name() + "/cmdline"); err == nil && string(b) == "/bin/sleep\x00300\x00" {
-			n++
+			env, _ := os.ReadFile("/proc/" + p.Name() + "/environ")
+			env = append([]byte{0}, env...)
+			if pid, err := strconv.Atoi(p.Name()); err == nil && bytes.Contains(env, []byte("\x00VOLPERM_TEST_CANARY="+canary+"\x00")) {
+				pids = append(pids, pid)
+			}
 		}
 	}
-	return n
+	return pids
 }
 
 // The reference agent as the apiserver too (the admit call of protocol v2): the pairs

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +19,7 @@ import (
 func killSurvivors(token string, except int) []string {
 	want := []byte(envCallToken + "=" + token + "\x00")
 	self := os.Getpid()
+	deadline := time.Now().Add(execWait)
 	var left []string
 	// Twice: a survivor may fork while the first pass runs (its children, re-parented here
 	// when it is killed, are the second pass's).
@@ -28,8 +30,7 @@ func killSurvivors(token string, except int) []string {
 			if pid == self || pid == except {
 				continue
 			}
-			env, err := os.ReadFile("/proc/" + name + "/environ")
-			if err != nil || !bytes.Contains(env, want) {
+			if !bytes.Contains(environ(name, deadline), want) {
 				continue
 			}
 			// A carrier's children may carry the token too (a process that drops it is no
@@ -49,6 +50,56 @@ func killSurvivors(token string, except int) []string {
 	}
 	return left
 }
+
+// execWait bounds how long one killSurvivors waits for processes still inside execve (environ).
+const execWait = 2 * time.Second
+
+// environ reads the environment of process pid. A process inside execve, past the point where
+// its parent's fork returns (os/exec's Start has returned) and before the kernel has written
+// its new stack (create_elf_tables), reads as empty: /proc's environ and cmdline are empty
+// until mm->env_end is set. A daemon an agent started a moment before it answered may be
+// there still; read once, it carried no token, and the call that left it running passed (the
+// serve-daemon verdict of CI on 44b3774; right after Start, environ was empty 745 times in 5000
+// on this machine). So an empty environment is read again, every millisecond until deadline,
+// while the process looks like it is inside execve (exec): a process that has an empty
+// environment for good (env -i) costs a few tries, a kernel thread or a zombie none.
+func environ(pid string, deadline time.Time) []byte {
+	for try := 0; ; try++ {
+		env, err := os.ReadFile("/proc/" + pid + "/environ")
+		if err != nil || len(env) > 0 || !inExec(pid, try) || time.Now().After(deadline) {
+			return env
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// inExec reports whether process pid, whose environment read as empty on try try, may be
+// inside execve: it is not a kernel thread (PF_KTHREAD in stat's flags) or a zombie, and its
+// command line is empty too (the kernel sets both together; for the moment between the two,
+// and for a process whose environment is empty for good, the first tries say yes).
+func inExec(pid string, try int) bool {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ppid pgrp session tty_nr tpgid flags ...: comm may hold spaces and
+	// parentheses, the last ')' ends it.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	if flags, err := strconv.ParseUint(f[6], 10, 64); err != nil || flags&pfKthread != 0 {
+		return false
+	}
+	if try < 3 {
+		return true
+	}
+	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	return err == nil && len(cmdline) == 0
+}
+
+// pfKthread is the kernel's PF_KTHREAD (include/linux/sched.h): the process is a kernel thread.
+const pfKthread = 0x00200000
 
 // subreaper makes this process the subreaper of what its agents leave (prctl
 // PR_SET_CHILD_SUBREAPER, set before the first agent starts: startCmd): a survivor whose parent
