@@ -67,6 +67,9 @@ type fakeNode struct {
 	mounted    int // reads before the volumes are mounted again
 	stateReads int
 	noGates    bool // the kubelet never reports what it is given
+	unknown    int  // reads after a restart before the kubelet knows its pods again
+	forget     int  // what unknown is set to at a restart
+	logged     []string
 }
 
 func (f *fakeNode) SetKubeletGates(_ context.Context, g map[string]bool) error {
@@ -77,7 +80,7 @@ func (f *fakeNode) SetKubeletGates(_ context.Context, g map[string]bool) error {
 
 func (f *fakeNode) RestartKubelet(context.Context) error {
 	f.calls = append(f.calls, "restart")
-	f.running, f.down, f.mounted = maps.Clone(f.configured), 2, 3
+	f.running, f.down, f.mounted, f.unknown = maps.Clone(f.configured), 2, 3, f.forget
 	return nil
 }
 
@@ -124,7 +127,12 @@ func (f *fakeNode) KubeletState(context.Context) *KubeletState {
 		f.mounted--
 		n = 1
 	}
-	return &KubeletState{Pods: map[string]bool{"a": true}, Mounted: map[string]int{"kubernetes.io/empty-dir": n}}
+	pods := map[string]bool{"a": true}
+	if f.unknown > 0 {
+		f.unknown--
+		pods, n = map[string]bool{}, 0
+	}
+	return &KubeletState{Pods: pods, Mounted: map[string]int{"kubernetes.io/empty-dir": n}}
 }
 
 func (f *fakeNode) UseEndpoint(ep string) {
@@ -234,6 +242,39 @@ func TestDriverDoes(t *testing.T) {
 	}
 	if now.Release != "v1.36" || len(now.Gates.Kubelet) != 0 || f.stateReads != 5 {
 		t.Errorf("after the swap: %+v, %d state reads (none without pods)", now, f.stateReads)
+	}
+}
+
+// A restarted kubelet that knows its pods again only after longer than Waits.Settle (seen in
+// CI: an exec into a pod it does not know is refused) is waited for, up to Waits.Kubelet, and
+// its volumes Waits.Settle after; one that never knows them is given up on after Waits.Kubelet,
+// and that is logged.
+func TestSettleWaitsForThePods(t *testing.T) {
+	for _, tc := range []struct {
+		forget int
+		logged bool
+	}{{forget: 4}, {forget: 1000, logged: true}} {
+		f := &fakeNode{configured: on, running: off, release: "v1.37", endpoints: map[string]map[string]bool{}, forget: tc.forget}
+		now := &State{Gates: framework.Gates{APIServer: off, Kubelet: off}, Release: "v1.37"}
+		d := NewDriver(f, f, "node", now, Waits{Kubelet: 2 * time.Second, APIServer: time.Second, Settle: 10 * time.Millisecond, Poll: time.Millisecond},
+			func(format string, a ...any) { f.logged = append(f.logged, fmt.Sprintf(format, a...)) })
+		if err := d.Do(context.Background(), Action{Kind: RestartKubelet, Gates: on, Settle: true}); err != nil {
+			t.Fatal(err)
+		}
+		var gaveUp []string
+		for _, l := range f.logged {
+			if strings.Contains(l, "not all back") {
+				gaveUp = append(gaveUp, l)
+			}
+		}
+		switch {
+		case tc.logged && (len(gaveUp) != 1 || !strings.Contains(gaveUp[0], "1 of 1 pods not known yet")):
+			t.Errorf("pods never known: logged %q, want one line that says so", f.logged)
+		case !tc.logged && len(gaveUp) > 0:
+			t.Errorf("pods known after %d reads: gave up: %q", tc.forget, gaveUp)
+		case !tc.logged && (f.unknown > 0 || f.mounted > 0):
+			t.Errorf("returned with %d reads to go before the pods are known, %d before the volumes are mounted", f.unknown, f.mounted)
+		}
 	}
 }
 
