@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/volperm/volperm/framework/owner"
 )
 
 // killSurvivors kills every process but except whose environment carries token (the agent's
@@ -30,7 +32,7 @@ func killSurvivors(token string, except int) []string {
 			if pid == self || pid == except {
 				continue
 			}
-			if !bytes.Contains(environ(name, deadline), want) {
+			if !bytes.Contains(environ(pid, deadline), want) {
 				continue
 			}
 			// A carrier's children may carry the token too (a process that drops it is no
@@ -63,9 +65,9 @@ const execWait = 2 * time.Second
 // on this machine). So an empty environment is read again, every millisecond until deadline,
 // while the process looks like it is inside execve (exec): a process that has an empty
 // environment for good (env -i) costs a few tries, a kernel thread or a zombie none.
-func environ(pid string, deadline time.Time) []byte {
+func environ(pid int, deadline time.Time) []byte {
 	for try := 0; ; try++ {
-		env, err := os.ReadFile("/proc/" + pid + "/environ")
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil || len(env) > 0 || !inExec(pid, try) || time.Now().After(deadline) {
 			return env
 		}
@@ -77,15 +79,10 @@ func environ(pid string, deadline time.Time) []byte {
 // inside execve: it is not a kernel thread (PF_KTHREAD in stat's flags) or a zombie, and its
 // command line is empty too (the kernel sets both together; for the moment between the two,
 // and for a process whose environment is empty for good, the first tries say yes).
-func inExec(pid string, try int) bool {
-	stat, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ppid pgrp session tty_nr tpgid flags ...: comm may hold spaces and
-	// parentheses, the last ')' ends it.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+func inExec(pid, try int) bool {
+	// State is field 3, flags field 9.
+	f, err := owner.Stat(pid)
+	if err != nil || len(f) < 7 || f[0] == "Z" || f[0] == "X" {
 		return false
 	}
 	if flags, err := strconv.ParseUint(f[6], 10, 64); err != nil || flags&pfKthread != 0 {
@@ -94,7 +91,7 @@ func inExec(pid string, try int) bool {
 	if try < 3 {
 		return true
 	}
-	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return err == nil && len(cmdline) == 0
 }
 
@@ -169,13 +166,8 @@ func taskChildren(pid, tid int) []int {
 // os/exec's to wait for, and the agents (the only children carrying a token) are waited for
 // before killSurvivors runs or excepted.
 func reap(pid, self int) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses, the last ')' ends it.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 2 || f[1] != strconv.Itoa(self) {
+	// Its parent is field 4.
+	if f, err := owner.Stat(pid); err != nil || len(f) < 2 || f[1] != strconv.Itoa(self) {
 		return
 	}
 	go func() { _, _ = unix.Wait4(pid, nil, 0, nil) }()

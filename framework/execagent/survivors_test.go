@@ -23,7 +23,7 @@ func TestEnvironOfAProcessInsideExec(t *testing.T) {
 		if err := d.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(environ(strconv.Itoa(d.Process.Pid), time.Now().Add(execWait)), want) {
+		if !bytes.Contains(environ(d.Process.Pid, time.Now().Add(execWait)), want) {
 			missed++
 		}
 		_ = d.Process.Kill()
@@ -43,20 +43,20 @@ func TestEnvironDoesNotWaitForWhatIsNotInExec(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = d.Process.Kill(); _ = d.Wait() }()
-	for pid, why := range map[string]string{
-		"2":                         "kthreadd, a kernel thread",
-		strconv.Itoa(d.Process.Pid): "a process started with an empty environment",
-		"0":                         "no process",
+	// The process past its execve first (its command line read).
+	for end := time.Now().Add(execWait); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(d.Process.Pid) + "/cmdline"); len(b) > 0 {
+			break
+		}
+	}
+	for pid, why := range map[int]string{
+		2:             "kthreadd, a kernel thread",
+		d.Process.Pid: "a process started with an empty environment",
+		0:             "no process",
 	} {
-		if pid == "2" {
+		if pid == 2 {
 			if b, err := os.ReadFile("/proc/2/stat"); err != nil || !bytes.Contains(b, []byte("(kthreadd)")) {
 				continue // another pid namespace: pid 2 is not kthreadd here
-			}
-		}
-		// Wait for the process to be past execve first.
-		for end := time.Now().Add(execWait); time.Now().Before(end); time.Sleep(time.Millisecond) {
-			if b, _ := os.ReadFile("/proc/" + pid + "/cmdline"); len(b) > 0 || pid != strconv.Itoa(d.Process.Pid) {
-				break
 			}
 		}
 		// An hour's deadline: a wait for it would hang the test.

@@ -236,19 +236,18 @@ func (d *Driver) settle(ctx context.Context, before *KubeletState) {
 	deadline, podsBy := start.Add(d.waits.Settle), start.Add(d.waits.Kubelet)
 	short := "the state before the restart was not read"
 	for before != nil {
-		now := d.cluster.KubeletState(ctx)
-		if now != nil {
+		if now := d.cluster.KubeletState(ctx); now != nil {
 			if short = Missing(before, now); short == "" {
 				return
 			}
-		}
-		if now != nil && unknownPods(before, now) > 0 {
-			// The volumes get Waits.Settle after the pods are back.
-			if later := time.Now().Add(d.waits.Settle); later.After(deadline) {
-				deadline = later
-			}
-			if deadline.After(podsBy) {
-				deadline = podsBy
+			if unknownPods(before, now) > 0 {
+				// The volumes get Waits.Settle after the pods are back.
+				if later := time.Now().Add(d.waits.Settle); later.After(deadline) {
+					deadline = later
+				}
+				if deadline.After(podsBy) {
+					deadline = podsBy
+				}
 			}
 		}
 		if time.Now().After(deadline) {

@@ -169,20 +169,29 @@ func bootID() string {
 
 // startTime is field 22 of /proc/PID/stat: when the process started, in clock ticks since boot.
 func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := Stat(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command (field 2) is in parentheses and may hold spaces: count from the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(s[i+1:])
 	// f[0] is field 3 (state); field 22 is f[19].
 	if len(f) < 20 {
 		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
 	}
 	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// Stat reads /proc/PID/stat and returns its fields from the third (state) on: the command
+// (field 2) is in parentheses and may hold spaces and parentheses, so fields are counted from
+// the last ')'.
+func Stat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	return strings.Fields(s[i+1:]), nil
 }
