@@ -101,7 +101,10 @@ WRAP
 fi
 
 say "starting dockerd ${runtime_args[*]} (log: $LOG)"
-nohup dockerd "${runtime_args[@]}" >>"$LOG" 2>&1 </dev/null &
+# In a session of its own (setsid; issue 52): a Ctrl-C of the script or CI that started it sends
+# SIGINT to their process group, which dockerd then is not in; it outlives them, so that what
+# they started (probe containers, kind nodes) can still be removed by them or by volperm cleanup.
+setsid nohup dockerd "${runtime_args[@]}" >>"$LOG" 2>&1 </dev/null &
 pid=$!
 say "dockerd pid $pid; waiting up to $WAIT s for $SOCK"
 for ((i = 0; i < WAIT * 2; i++)); do
