@@ -29,11 +29,11 @@ e2e:
 	VOLPERM_E2E=1 $(GO) test -count=1 -timeout 30m -run '^($(E2E_TESTS))$$' ./cmd/volperm ./framework/execagent ./framework/targets/container
 
 # bin/volperm-agent is the same binary: invoked under that name it is the reference exec agent.
-# The version every report carries: the checkout's tag, or the commits past it (framework/report
-# versions.go; `volperm report verify` says when a hand-in came from a development build).
-VERSION ?= $(shell git describe --tags --always --dirty --abbrev=12 2>/dev/null)
+# The version every report carries is the tree's VERSION with the commit and local changes Go
+# stamps (-buildvcs=auto, whatever GOFLAGS says; framework/report versionOf, docs/certify.md
+# "Versions").
 build:
-	$(GO) build -ldflags "-X github.com/volperm/volperm/framework/report.stamp=$(VERSION)" -o bin/volperm ./cmd/volperm
+	$(GO) build -buildvcs=auto -o bin/volperm ./cmd/volperm
 	ln -sf volperm bin/volperm-agent
 
 # volperm's suites in a test binary of the Kubernetes e2e framework (docs/e2e-framework.md): its

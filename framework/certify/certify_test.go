@@ -424,3 +424,23 @@ func TestVerifyRunnerJUnit(t *testing.T) {
 	dir = copied(t, nil, false)
 	wantProblems(t, verify(t, dir), "junit_01.xml carries no hand-in")
 }
+
+// TestVersionNote: verify says "release vX.Y.Z" of a release's hand-in, and of any other that it
+// is not a release (docs/certify.md "Versions").
+func TestVersionNote(t *testing.T) {
+	for _, tt := range []struct{ version, want string }{
+		{"v0.2.0", "made by volperm release v0.2.0 ("},
+		{"v0.3.0-dev+0123456789ab", "made by volperm v0.3.0-dev+0123456789ab, a development build, not a release"},
+		{"v0.2.0+0123456789ab.dirty", "made by volperm v0.2.0+0123456789ab.dirty, built with local changes, not a release"},
+		{"v0.1.0-dirty", "built with local changes, not a release"},
+		{"v0.2.0+unstamped", "made by volperm v0.2.0+unstamped, a build that did not know its commit (go run, -buildvcs=false), not a release"},
+		{"v0.0.0-20261129002449-b5f2c650e00b", "a development build, not a release"},
+		{"(devel)", "a development build, not a release"},
+	} {
+		got := VersionNote(tt.version)
+		release := strings.HasPrefix(tt.want, "made by volperm release ")
+		if !strings.Contains(got, tt.want) || strings.Contains(got, "release "+tt.version) != release {
+			t.Errorf("VersionNote(%q) = %q, want %q", tt.version, got, tt.want)
+		}
+	}
+}

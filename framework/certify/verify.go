@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -265,4 +266,22 @@ func VolpermVersion(dir string) (string, error) {
 		return "", err
 	}
 	return r.Volperm.Version, nil
+}
+
+// VersionNote is what verify says of the volperm version v that made a hand-in (docs/certify.md
+// "Versions"): "release vX.Y.Z" for a release, which a checkout of its commit rebuilds; else why
+// it is not one (framework/report versionOf): a build with local changes ("dirty"; "-dirty" of
+// older volperms' git describe), which nothing rebuilds; a build that knew nothing of its tree
+// ("unstamped"); a development build, which only its own commit rebuilds.
+func VersionNote(v string) string {
+	switch {
+	case report.Release(v):
+		return fmt.Sprintf("made by volperm release %s (CHANGELOG.md %q)", v, v)
+	case strings.Contains(v, "dirty"):
+		return fmt.Sprintf("made by volperm %s, built with local changes, not a release: no commit rebuilds it (docs/certify.md \"Versions\")", v)
+	case strings.HasSuffix(v, "+unstamped"):
+		return fmt.Sprintf("made by volperm %s, a build that did not know its commit (go run, -buildvcs=false), not a release: hand in what make build makes (docs/certify.md \"Versions\")", v)
+	default:
+		return fmt.Sprintf("made by volperm %s, a development build, not a release: a reviewer can rebuild it only from its commit (docs/certify.md \"Versions\")", v)
+	}
 }

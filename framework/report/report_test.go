@@ -12,6 +12,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/volperm/volperm"
 	"github.com/volperm/volperm/framework"
 )
 
@@ -288,15 +289,15 @@ func TestVersions(t *testing.T) {
 		bi   *debug.BuildInfo
 		want Versions
 	}{
-		{"no build info", nil, Versions{Volperm: "unknown", KubernetesAPI: "unknown"}},
-		{"released module", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Deps: []*debug.Module{api}},
-			Versions{Volperm: "v1.2.3", KubernetesAPI: "v0.37.2"}},
+		{"no build info", nil, Versions{Volperm: volperm.Version + "+unstamped", KubernetesAPI: "unknown"}},
+		{"released module", &debug.BuildInfo{Main: debug.Module{Version: volperm.Version}, Deps: []*debug.Module{api}},
+			Versions{Volperm: volperm.Version, KubernetesAPI: "v0.37.2"}},
 		{"checkout with changes", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Deps: []*debug.Module{api},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "d16f527aa0123456789"}, {Key: "vcs.modified", Value: "true"}}},
-			Versions{Volperm: "devel-d16f527aa012+dirty", KubernetesAPI: "v0.37.2"}},
+			Versions{Volperm: volperm.Version + "+d16f527aa012.dirty", KubernetesAPI: "v0.37.2"}},
 		{"replaced k8s.io/api", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
 			Deps: []*debug.Module{{Path: "k8s.io/api", Version: "v0.37.2", Replace: &debug.Module{Path: "../api", Version: ""}}}},
-			Versions{Volperm: "(devel)", KubernetesAPI: "../api"}},
+			Versions{Volperm: volperm.Version + "+unstamped", KubernetesAPI: "../api"}},
 	}
 	for _, tt := range tests {
 		tt.want.Go, tt.want.Kernel = "go1.26", "6.1"

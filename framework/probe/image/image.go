@@ -80,13 +80,15 @@ func (i Image) WithRunner(runner []byte) Image {
 
 // BuildRunner returns the runner image: Build's probe binary and `go build` of RunnerPackage,
 // both static, from the volperm module at moduleDir ("" = the module holding the working
-// directory).
+// directory). The runner is built with the checkout's VCS stamp, as make build is, so that it
+// names the same version (VERSION with its commit, "dirty" with local changes: docs/certify.md
+// "Versions"); its image changes with every commit.
 func BuildRunner(ctx context.Context, moduleDir string) (Image, error) {
 	probe, err := Build(ctx, moduleDir)
 	if err != nil {
 		return Image{}, err
 	}
-	runner, err := goBuild(ctx, moduleDir, RunnerPackage)
+	runner, err := goBuild(ctx, moduleDir, RunnerPackage, "-buildvcs=auto")
 	if err != nil {
 		return Image{}, err
 	}
@@ -205,12 +207,15 @@ func binary(ctx context.Context, moduleDir string) ([]byte, error) {
 		}
 		return b, nil
 	}
-	return goBuild(ctx, moduleDir, Package)
+	return goBuild(ctx, moduleDir, Package, "-buildvcs=false")
 }
 
-// goBuild is the static binary of pkg (CGO_ENABLED=0, -trimpath, no VCS stamp: the same source
-// gives the same bytes) built in the volperm module at moduleDir ("" = the working directory's).
-func goBuild(ctx context.Context, moduleDir, pkg string) ([]byte, error) {
+// goBuild is the static binary of pkg (CGO_ENABLED=0, -trimpath) built in the volperm module at
+// moduleDir ("" = the working directory's), with buildvcs: -buildvcs=false for the probe (no VCS
+// stamp: the same source gives the same bytes), -buildvcs=auto for the runner (the commit and
+// its changes, framework/report versionOf; auto is also what overrides a -buildvcs=false in
+// GOFLAGS).
+func goBuild(ctx context.Context, moduleDir, pkg, buildvcs string) ([]byte, error) {
 	if moduleDir == "" {
 		gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 		if err != nil {
@@ -232,7 +237,7 @@ func goBuild(ctx context.Context, moduleDir, pkg string) ([]byte, error) {
 		return nil, err
 	}
 	out := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", buildvcs, "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = moduleDir
 	// GOTMPDIR inside the marked dir: the compiler's work dirs go with it if this run is killed.
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOTMPDIR="+dir)
