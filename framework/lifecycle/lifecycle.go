@@ -318,6 +318,9 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 	if len(c.Probes) == 0 {
 		return r
 	}
+	if err := probedSetUp(c.Probes, vols); err != nil {
+		return failed(err)
+	}
 	probes := c.Probes
 	if framework.HasContainerProbes(c) {
 		// docs/spec.md [groups.policy]: the node's CRI config, the runtime's process of it.
@@ -358,6 +361,20 @@ func observe(ctx context.Context, c *framework.Case, a framework.Admitted, p Pod
 		}
 	}
 	return r
+}
+
+// probedSetUp is the verdict on a probe of a volume whose set-up failed: it names the node's
+// own text, which the failure line and the summary print (issue 51: "An agent's error text is
+// printed with the case's failure"), quoted so that it stays one line.
+func probedSetUp(probes []framework.Probe, vols []framework.VolumeObservation) error {
+	for _, p := range probes {
+		for _, v := range vols {
+			if v.Name == p.Volume && v.SetUp != framework.SetUpOK {
+				return fmt.Errorf("probe %q: volume %q was not set up: its set-up failed with %q", p.Name, p.Volume, v.SetUp)
+			}
+		}
+	}
+	return nil
 }
 
 // probeFrom is docs/spec.md step 7 seen through in: each probe as its user at its volume's root.

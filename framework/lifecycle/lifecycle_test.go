@@ -120,6 +120,13 @@ func TestFailedVolume(t *testing.T) {
 	if f.calls[len(f.calls)-1] != "tearDown" {
 		t.Errorf("no teardown after an error: %q", f.calls)
 	}
+	// A probe of it: the verdict carries the node's own text, on one line (issue 51).
+	f = &fakePod{dir: t.TempDir(), failVol: "w"}
+	c = &framework.Case{Probes: []framework.Probe{{Name: "list", Volume: "w", Path: ".", Op: framework.OpList}}}
+	want := `probe "list": volume "w" was not set up: its set-up failed with "no such source"`
+	if _, _, err := observe(context.Background(), c, framework.Admitted{Pod: pod("v", "w")}, f); err == nil || err.Error() != want {
+		t.Errorf("probe of a failed volume: %v; want %s", err, want)
+	}
 }
 
 // Cancellation stops between steps; teardown still runs, with a live context; a teardown error
