@@ -6,8 +6,9 @@ import (
 )
 
 // FeatureInfo is an optional capability a vendor claims in its ConformanceReport
-// (framework/certify, docs/certify.md): a claimed feature's cases are required, an unclaimed
-// one's are listed as unclaimed, neither passed nor failed. A case belongs to a feature when it
+// (framework/certify, docs/certify.md): a claimed feature's cases are required; in a run that
+// writes the report, an unclaimed one's are not applicable, not run and never required
+// (suites Config.Unclaimed). A case belongs to a feature when it
 // asks for the feature: its gate on in either component (in gates or a setGates step) or the
 // proposal's field. A case that only checks what a component does with the feature off (field
 // dropping, a kubelet ignoring the field) belongs to none: every v1.37 node must behave so.
@@ -25,6 +26,11 @@ const (
 	FeatureFlexVolumeAllowlist         = "flexVolumeAllowlist"
 	FeatureVolumeBindMountOptions      = "volumeBindMountOptions"
 	FeatureSELinuxMount                = "seLinuxMount"
+	// The features of a node whose cases an exec agent runs only when its hello lists them
+	// (docs/exec-protocol.md "Features"; issue 51: each optional part of the protocol that gates
+	// cases is a claim, so that an agent without it is certified for what it has).
+	FeatureUserNamespaces           = "userNamespaces"
+	FeatureSupplementalGroupsPolicy = "supplementalGroupsPolicy"
 )
 
 var features = []FeatureInfo{
@@ -42,6 +48,19 @@ var features = []FeatureInfo{
 		func(c *Case) bool { return c.featureGateOn(FeatureVolumeBindMountOptions) }},
 	{FeatureSELinuxMount, "SELinux mount decisions (KEP-1710) of a node with SELinux on: -o context per PersistentVolume access mode, plugin and seLinuxChangePolicy, conflicting labels (decided with volperm's label translator)",
 		func(c *Case) bool { return c.SELinux != nil }},
+	{FeatureUserNamespaces, "pods with hostUsers: false on the node (KEP-127): run in a user namespace of their own with their volumes idmapped, or refused by a runtime without user namespaces with the kubelet's sandbox error",
+		func(c *Case) bool { return reachesNode(c) && InUserNamespace(c.Pod) }},
+	{FeatureSupplementalGroupsPolicy, "supplementalGroupsPolicy on the node (KEP-3619): the kubelet admits pods by the policy, and a container's uid, gid and groups are the CRI config's, with the image's groups under Merge only",
+		func(c *Case) bool {
+			return reachesNode(c) && (HasContainerProbes(c) || (c.Pod.Spec.SecurityContext != nil && c.Pod.Spec.SecurityContext.SupplementalGroupsPolicy != nil))
+		}},
+}
+
+// reachesNode: c's pod goes on to a kubelet when admitted (Admitted.ReachesNode, before
+// admission). A node feature's cases are those whose pod reaches a node: the apiserver's rules
+// for the same pods (hostUsers: false with hostNetwork, an unknown policy) are every apiserver's.
+func reachesNode(c *Case) bool {
+	return c.Pod != nil && !c.AdmissionOnly && c.PersistentVolume == nil
 }
 
 // Features lists the claimable features in report order.
@@ -65,6 +84,14 @@ func CaseFeatures(c *Case) []string {
 		}
 	}
 	return out
+}
+
+// ClaimChecker is a target (or a half of a Pair) that can tell before a run that it cannot
+// have a claimed feature: an exec agent whose hello does not list the part of the protocol a
+// claim needs (issue 51: refused at the start, not found missing at the end).
+type ClaimChecker interface {
+	// CheckClaims says why the implementation cannot have one of claims; nil when it may.
+	CheckClaims(claims []string) error
 }
 
 // ParseClaims reads a comma-separated list of feature names ("" is none).

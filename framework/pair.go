@@ -310,6 +310,18 @@ func (p *Pair) supports(ctx context.Context, c *Case) (bool, string) {
 	return p.node.SupportsNode(cc, a)
 }
 
+// CheckClaims asks each half that can tell (ClaimChecker) whether it can have the claims.
+func (p *Pair) CheckClaims(claims []string) error {
+	for _, h := range []any{p.api, p.node} {
+		if cc, ok := h.(ClaimChecker); ok {
+			if err := cc.CheckClaims(claims); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // APIServerHalf is the pair's apiserver (the mutation self-test asks it alone: mutation.Run).
 func (p *Pair) APIServerHalf() APIServer { return p.api }
 

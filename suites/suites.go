@@ -53,6 +53,26 @@ type CertifyConfig struct {
 	CatalogueDigest string
 }
 
+// Unclaimed says why c is not applicable to the certification cfg writes the ConformanceReport
+// of: c is a case of a feature the implementation does not claim, which the certificate does
+// not cover (issue 51: unclaimed, its cases are not run and never required; docs/certify.md
+// "Features and claims"). "" when every feature of c is claimed, or the run certifies nothing.
+func (cfg *Config) Unclaimed(c *framework.Case) string {
+	if cfg.Certify == nil {
+		return ""
+	}
+	var out []string
+	for _, f := range framework.CaseFeatures(c) {
+		if !slices.Contains(cfg.Certify.Claims, f) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("not claimed: %s (--claim %s requires the feature's cases; docs/certify.md \"Features and claims\")", strings.Join(out, ", "), strings.Join(out, ","))
+}
+
 // Report file names inside Config.ReportDir.
 const (
 	JUnitFile       = "junit.xml"
@@ -192,6 +212,8 @@ func Describe(cfg *Config) {
 		for _, a := range framework.Areas {
 			all = append(all, byArea[a]...)
 		}
+		// A case not claimed is not run (runCase): nothing to prepare for it.
+		all = slices.DeleteFunc(all, func(c *framework.Case) bool { return cfg.Unclaimed(c) != "" })
 		for _, g := range framework.PrepareGroups(cfg.Target, all) {
 			p := &preparation{cases: g}
 			for _, c := range g {
@@ -211,8 +233,7 @@ func Describe(cfg *Config) {
 			decorators = append(decorators, ginkgo.Ordered, ginkgo.ContinueOnFailure)
 		}
 		ginkgo.Describe(areaText(a), append(decorators, func() {
-			if batched {
-				p := prepared[a]
+			if p := prepared[a]; p != nil {
 				ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
 					if err := p.do(ctx, batcher); err != nil {
 						ginkgo.Fail(fmt.Sprintf("target %s could not prepare the %s cases: %v", target, p.areas(), err))
@@ -276,10 +297,17 @@ func Assumes(c *framework.Case) []hostfeature.Feature {
 // Observation with the oracle's. ctx is cancelled when the run is interrupted; the target then
 // tears the case down before returning.
 func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case) {
-	a := framework.Ask(ctx, cfg.Target, c, Assumes(c)...)
-	ginkgo.AddReportEntry(report.CaseEntry, report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile),
+	facts := report.CaseFacts{Area: string(c.Area), Profile: string(c.Profile),
 		APIServerRelease: c.Releases.Of(true), KubeletRelease: c.Releases.Of(false), Gates: report.GatesWords(c.Gates),
-		Features: framework.CaseFeatures(c), NotApplicable: a.NotApplicable}, ginkgo.ReportEntryVisibilityNever)
+		Features: framework.CaseFeatures(c)}
+	if facts.NotApplicable = cfg.Unclaimed(c); facts.NotApplicable != "" {
+		// Not asked of the target: the certificate does not cover it.
+		ginkgo.AddReportEntry(report.CaseEntry, facts, ginkgo.ReportEntryVisibilityNever)
+		ginkgo.Skip(facts.NotApplicable)
+	}
+	a := framework.Ask(ctx, cfg.Target, c, Assumes(c)...)
+	facts.NotApplicable = a.NotApplicable
+	ginkgo.AddReportEntry(report.CaseEntry, facts, ginkgo.ReportEntryVisibilityNever)
 	switch {
 	case a.NotApplicable != "":
 		ginkgo.Skip(a.NotApplicable) // not the target's failure: its releases cannot have the case
