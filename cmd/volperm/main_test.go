@@ -65,6 +65,8 @@ func TestBadInput(t *testing.T) {
 	badLabel := writeFile(t, "label.yaml", strings.Replace(caseFile, "labels: [kep-5502]", "labels: [a/b]", 1))
 	badYAML := writeFile(t, "syntax.yaml", "apiVersion: volperm.dev/v1\nkind: Case\nname: [unclosed\n")
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	impl := writeFile(t, "implementation.yaml", "vendor: Example Corp\nproduct: Example Kubelet\nversion: 1.37.1-example.3\n")
+	certifying := func(args ...string) []string { return append([]string{"run", "--implementation", impl}, args...) }
 	tests := []struct {
 		name string
 		args []string
@@ -80,6 +82,11 @@ func TestBadInput(t *testing.T) {
 		{"bad focus", []string{"run", "--focus", "mode(", "-f", good}, []string{`--focus "mode("`, "regular expression"}},
 		// Before the target is built: kind would build its node image first.
 		{"selection of nothing", []string{"run", "--target", "kind", "--focus", "no such case"}, []string{`--focus "no such case" select none of the`, "widen them"}},
+		// Issue 51: a certification that would leave cases out is refused before it starts.
+		{"certification with a label filter", certifying("--label-filter", "emptydir"),
+			[]string{"a certification (--implementation) runs the whole catalogue", `--label-filter "emptydir"`, "drop it", "--claim"}},
+		{"certification with a focus and a skip", certifying("--focus", "mode", "--skip", "HugePages"), []string{`--focus "mode" and --skip "HugePages"`, "drop it"}},
+		{"certification of case files", certifying("-f", good), []string{"-f " + good, "drop it"}},
 		{"diff needs two targets", []string{"diff", "--targets", "reference"}, []string{`--targets "reference"`, "exactly two targets"}},
 		{"diff unknown target", []string{"diff", "--targets", "reference,nope", "-f", good}, []string{"--targets:", `unknown target "nope"`}},
 		{"unknown gate", []string{"expect", "-f", good, "--kubelet-gates", "EmptyDirVolumeModes=true"},

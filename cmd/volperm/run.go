@@ -67,7 +67,7 @@ func newRunCommand(s streams) *command {
 func (f *runFlags) registerVerdictFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.acceptKnown, "accept-known-differences", false, "exit 0 when every failure is a documented known difference of the target (upstream: emptyDir mode on Memory/HugePages); they are still reported as failures")
 	fs.StringVar(&f.implementation, "implementation", "", "a YAML file naming the implementation certified (vendor, product, version, contact, url): writes conformance-report.yaml (docs/certify.md)")
-	fs.StringVar(&f.claims, "claim", "", "features the implementation claims, comma-separated ("+strings.Join(framework.FeatureNames(), ", ")+"): their cases are required in conformance-report.yaml, the others' listed as unclaimed")
+	fs.StringVar(&f.claims, "claim", "", "features the implementation claims, comma-separated ("+strings.Join(framework.FeatureNames(), ", ")+"): their cases are required in conformance-report.yaml, the others' not applicable (docs/certify.md)")
 }
 
 // runRun runs the selected cases in this process as one Ginkgo suite. Ginkgo's interrupt
@@ -84,6 +84,9 @@ func runRun(s streams, f *runFlags) int {
 	claims, err := framework.ParseClaims(f.claims)
 	if err != nil {
 		return fail(s, "run", usagef("--claim: %v", err))
+	}
+	if err := certifySubset(f); err != nil {
+		return fail(s, "run", err)
 	}
 	var certifyCfg *suites.CertifyConfig
 	if f.implementation != "" || f.named != nil || len(claims) > 0 {
@@ -132,6 +135,12 @@ func runRun(s streams, f *runFlags) int {
 		target.Close()
 		return fail(s, "run", fmt.Errorf("target %s reports its name as %q: a target's Info().Name must be its registered name (framework.TargetName)", f.target, name))
 	}
+	if cc, ok := target.(framework.ClaimChecker); ok && certifyCfg != nil {
+		if err := cc.CheckClaims(certifyCfg.Claims); err != nil {
+			target.Close()
+			return fail(s, "run", usageError{err.Error()})
+		}
+	}
 	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
 		target.Close()
 		return fail(s, "run", fmt.Errorf("--report-dir: %w", err))
@@ -145,6 +154,11 @@ func runRun(s streams, f *runFlags) int {
 
 	// Ginkgo's own words (its default reporter's header), which runners such as hydrophone read.
 	fmt.Fprintf(s.out, "Will run %d of %d specs\n", len(cases), available)
+	var plan certifyPlan
+	if certifyCfg != nil {
+		plan = planCertification(certifyCfg, f.implementation != "" || f.named != nil, cases)
+		plan.start(s.out, f.reportDir)
+	}
 	require := suites.RequireFromEnv()
 	cfg := &suites.Config{
 		Target:    target,
@@ -180,7 +194,7 @@ func runRun(s streams, f *runFlags) int {
 			fmt.Fprintf(s.out, "%d cases could not run here: their reasons are in the summary (%s=cases, or CI=true, makes the target's gaps failures; %s=<feature> a missing feature of this machine)\n", n, hostfeature.EnvRequire, hostfeature.EnvRequire)
 		}
 		if n := summary.Totals.NotApplicable; n > 0 {
-			fmt.Fprintf(s.out, "%d cases are not applicable: cells of releases, or cases of kinds of node, the target is not; never required (the summary names them)\n", n)
+			fmt.Fprintf(s.out, "%d cases are not applicable: cells of releases, or cases of kinds of node, the target is not, or of features not claimed; never required (the summary names them)\n", n)
 		}
 	}
 	fmt.Fprintf(s.out, "reports:\n")
@@ -192,6 +206,9 @@ func runRun(s streams, f *runFlags) int {
 	}
 	if summary != nil && summary.Unexplained() == 0 && len(summary.Failures) > 0 {
 		fmt.Fprintf(s.out, "every failure (%d) is a known difference of target %s: see the summary\n", len(summary.Failures), summary.Target.Name)
+	}
+	if certifyCfg != nil && summary != nil {
+		plan.end(s.out, f.reportDir)
 	}
 	return runExit(summary, t.failed, err, f.acceptKnown)
 }
