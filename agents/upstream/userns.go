@@ -12,8 +12,9 @@ import (
 
 // agentFeatures: the agent runs the kubelet's real user-namespace manager, whose API differs
 // between releases (userns_134.go, userns_135.go, userns_136.go; docs/releases.md "Drift").
-// It runs the kubelet's real admission and security-context code too (groups.go).
-var agentFeatures = []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions, execproto.FeatureSELinuxMount}
+// It runs the kubelet's real admission and security-context code too (groups.go), and the
+// real image volume plugin, a stub (node.go inlinePlugins).
+var agentFeatures = []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions, execproto.FeatureSELinuxMount, execproto.FeatureImageVolumes}
 
 // userNamespace is the kubelet's user namespace of the pod when it has hostUsers: false, nil
 // otherwise: the real manager (pkg/kubelet/userns MakeUserNsManager, which reads every pod's

@@ -19,6 +19,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -94,6 +95,14 @@ func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 			return false, "bindMountOptions: the agent does not say it admits such pods by its declared node features (docs/exec-protocol.md \"Bind mount options\"): " + why
 		}
 	}
+	// Image volumes came after protocol v1 (issue 51: the protocol never moves silently).
+	if slices.ContainsFunc(a.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil }) {
+		if ok, why := t.hasFeature(execproto.FeatureImageVolumes); !ok {
+			return false, "an image volume: the agent does not say it leaves image volumes to the runtime (docs/exec-protocol.md \"Image volumes\"): " + why
+		}
+	}
+	// A persistentVolumeClaim volume on a node comes with seLinux (framework/selinux.go
+	// validateSELinux): this gate is theirs too.
 	if c.SELinux != nil {
 		if ok, why := t.hasFeature(execproto.FeatureSELinuxMount); !ok {
 			return false, "a node with SELinux on: the agent does not say its kubelet makes SELinux mount decisions (docs/exec-protocol.md \"SELinux mount decisions\"): " + why

@@ -127,6 +127,13 @@ const FeatureVolumeBindMountOptions = "volumeBindMountOptions"
 // it mounts no persistentVolumeClaim volume (their Request.Volumes have no directory).
 const FeatureSELinuxMount = "seLinuxMount"
 
+// FeatureImageVolumes is the feature of an agent that answers an image volume ok and makes
+// nothing: the runtime mounts it (docs/spec.md [mounts.image-volume]), and the request gives it
+// no directory (Request.Volumes). Image volumes came after protocol v1 (issue 32, d2add48), whose
+// requests gave every volume but hostPath ones a directory: an agent without the feature gets
+// no pod with one (docs/exec-protocol.md "Image volumes").
+const FeatureImageVolumes = "imageVolumes"
+
 // Featured is a Handler with optional features, which Main and Serve list in the agent's hello.
 type Featured interface {
 	Features() []string
@@ -154,7 +161,8 @@ type Request struct {
 	KubeletGates map[string]bool `json:"kubeletGates"`
 	// Volumes gives, for every volume of the pod but hostPath and image ones, the directory the
 	// agent must set up (it does not exist on the first setup; its parent does). An image
-	// volume is the runtime's: the agent answers it ok and makes nothing.
+	// volume (FeatureImageVolumes) is the runtime's: the agent answers it ok and makes nothing;
+	// a persistentVolumeClaim volume (FeatureSELinuxMount) has no directory either.
 	Volumes []Volume `json:"volumes"`
 	// HostRoot is where the host's filesystem is for hostPath volumes: the pod's path /a/b is
 	// HostRoot/a/b. Error texts must name the pod's path (/a/b), not the HostRoot one.

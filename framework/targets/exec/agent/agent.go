@@ -34,10 +34,11 @@ func (reference) Answer(op string, req *execproto.Request, version string) (any,
 	return Answer(op, req, version)
 }
 
-// Features: the reference node runs a pod with hostUsers: false in a user namespace of its own
-// and answers its range (execproto.FeatureUserNamespaces).
+// Features: the reference node implements every optional part of the protocol
+// (docs/exec-protocol.md "Features"): it runs a pod with hostUsers: false in a user namespace
+// of its own and answers its range (execproto.FeatureUserNamespaces), and so on.
 func (reference) Features() []string {
-	return []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions, execproto.FeatureSELinuxMount}
+	return []string{execproto.FeatureUserNamespaces, execproto.FeatureSupplementalGroupsPolicy, execproto.FeatureVolumeBindMountOptions, execproto.FeatureSELinuxMount, execproto.FeatureImageVolumes}
 }
 
 // Admit is the reference apiserver's answer (nodeimpl/admission) to an admit request of
