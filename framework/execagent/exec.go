@@ -163,7 +163,7 @@ func (t *Node) observe(ctx context.Context, c *framework.Case, a framework.Admit
 		HostRoot:            filepath.Join(root, "host"),
 		StateDir:            filepath.Join(root, "state"),
 		Sources:             c.Sources,
-		RuntimeLacks:        runtimeLacks(c),
+		RuntimeLacks:        t.runtimeLacks(c),
 		SELinux:             seLinux(c.SELinux),
 	}}
 	for _, v := range a.Pod.Spec.Volumes {
@@ -703,11 +703,16 @@ func seLinux(s *framework.SELinux) *execproto.SELinux {
 	return &execproto.SELinux{Claims: s.Claims, CSIDrivers: s.CSIDrivers, Running: s.Running}
 }
 
-// runtimeLacks is c's RuntimeLacks as the protocol spells them.
-func runtimeLacks(c *framework.Case) []string {
+// runtimeLacks is c's RuntimeLacks as the protocol spells them, each only when the agent's
+// hello lists the feature that carries it (execproto.RuntimeLackFeature; issue 51).
+func (t *Node) runtimeLacks(c *framework.Case) []string {
 	var out []string
 	for _, f := range c.RuntimeLacks {
-		out = append(out, string(f))
+		if feature, ok := execproto.RuntimeLackFeature[string(f)]; ok {
+			if has, _ := t.hasFeature(feature); has {
+				out = append(out, string(f))
+			}
+		}
 	}
 	return out
 }

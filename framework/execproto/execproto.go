@@ -175,7 +175,8 @@ type Request struct {
 	Sources map[string]map[string]string `json:"sources,omitempty"`
 	// RuntimeLacks names what the node's container runtime does not support (CRI runtime
 	// handler features, "userNamespaces"): the agent's kubelet decides as it would on such a
-	// node (docs/spec.md "Runtimes").
+	// node (docs/spec.md "Runtimes"). Each name reaches only an agent whose hello lists the
+	// feature that carries it (RuntimeLackFeature); an agent of none gets no runtimeLacks.
 	RuntimeLacks []string `json:"runtimeLacks,omitempty"`
 	// SELinux, for an agent with FeatureSELinuxMount, puts SELinux on on the node and says what
 	// its kubelet knows for the decision (docs/exec-protocol.md "SELinux mount decisions"): the
@@ -207,6 +208,17 @@ const RuntimeMountOptions = "mountOptions"
 // RuntimeSupplementalGroupsPolicy is Request.RuntimeLacks' name for supplementalGroupsPolicy
 // support (the node's status.features.supplementalGroupsPolicy).
 const RuntimeSupplementalGroupsPolicy = "supplementalGroupsPolicy"
+
+// RuntimeLackFeature is the feature that carries each name of Request.RuntimeLacks: the name
+// came with it (issues 31, 32) and only its agents' kubelets decide by it. The harness tells
+// an agent only the names of the features its hello lists (issue 51: the protocol never moves
+// silently); a name of no feature (recursiveReadOnlyMounts: the harness plays the kubelet's
+// makeMounts and the runtime for it) reaches no agent.
+var RuntimeLackFeature = map[string]string{
+	RuntimeUserNamespaces:           FeatureUserNamespaces,
+	RuntimeSupplementalGroupsPolicy: FeatureSupplementalGroupsPolicy,
+	RuntimeMountOptions:             FeatureVolumeBindMountOptions,
+}
 
 // Rejection is the kubelet refusing to admit a pod: its status reason and message
 // ("Pod was rejected: ..."), as v1.37 kubelet.go rejectPod writes them.
