@@ -45,7 +45,7 @@ e2e-binary:
 # reports/bench/history.jsonl (its plot: history.svg), each median against its last run there;
 # COMPARE=... picks the comparisons (the kind ones create clusters), RUNS the runs per side.
 # gobench: the Go benchmarks.
-COMPARE ?= oracle-vs-reference,helpers-vs-one-shot,tmpfs-vs-disk-roots,served-vs-per-call,batched-vs-per-case
+COMPARE ?= oracle-vs-reference,helpers-vs-one-shot,tmpfs-vs-disk-roots,mounts-0-vs-500,mounts-0-vs-2000,mounts-kernel-vs-table,served-vs-per-call,batched-vs-per-case
 RUNS ?= 3
 bench: build
 	bin/volperm bench --compare $(COMPARE) --runs $(RUNS)

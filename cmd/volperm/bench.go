@@ -18,6 +18,7 @@ import (
 	"github.com/volperm/volperm/framework/execagent"
 	"github.com/volperm/volperm/framework/needs"
 	"github.com/volperm/volperm/framework/probe"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // comparisons are what `volperm bench` can measure (docs/bench.md). agent is the reference
@@ -67,6 +68,13 @@ func comparisons(agent string) []bench.Comparison {
 		{Name: "tmpfs-vs-disk-roots", What: "case roots on this machine's $TMPDIR against a tmpfs (the reference target's default)", Sample: "the whole catalogue", Select: all,
 			A: bench.Side{Name: "reference, roots in " + caseroot.ScratchDir, Target: "reference", WorkDir: scratchOr(os.TempDir())},
 			B: bench.Side{Name: "reference, roots in " + os.TempDir(), Target: "reference", WorkDir: os.TempDir()}},
+		{Name: "mounts-0-vs-500", What: "the reference target on a host with 500 more mounts (a node's containers and volumes)", Sample: "the whole catalogue", Select: all,
+			A: bench.Side{Name: "reference", Target: "reference"}, B: bench.Side{Name: "reference, 500 foreign mounts", Target: "reference", ForeignMounts: 500}},
+		{Name: "mounts-0-vs-2000", What: "the reference target on a host with 2,000 more mounts (a busy node)", Sample: "the whole catalogue", Select: all,
+			A: bench.Side{Name: "reference", Target: "reference"}, B: bench.Side{Name: "reference, 2,000 foreign mounts", Target: "reference", ForeignMounts: 2000}},
+		{Name: "mounts-kernel-vs-table", What: "each lookup reading the whole mount table (before issue 52) against asking the kernel about the directory's own mounts, with 2,000 foreign mounts", Sample: "the atomicwriter area", Select: area(framework.AreaAtomicWriter, 1),
+			A: bench.Side{Name: "reference, kernel", Target: "reference", ForeignMounts: 2000},
+			B: bench.Side{Name: "reference, whole table", Target: "reference", ForeignMounts: 2000, Env: map[string]string{mountinfo.EnvMountinfo: "table"}}},
 		{Name: "served-vs-per-call", What: "a process per protocol call against one long-lived agent (exec protocol v2)", Sample: "the atomicwriter area", Select: area(framework.AreaAtomicWriter, 1),
 			A: bench.Side{Name: "exec, served", Target: "exec:" + agent, Env: map[string]string{execagent.EnvAgentMode: execagent.ModeServe}},
 			B: bench.Side{Name: "exec, per call", Target: "exec:" + agent, Env: map[string]string{execagent.EnvAgentMode: execagent.ModePerCall}}},
@@ -80,7 +88,7 @@ func comparisons(agent string) []bench.Comparison {
 }
 
 // defaultComparisons are the ones that need no cluster.
-var defaultComparisons = []string{"oracle-vs-reference", "helpers-vs-one-shot", "tmpfs-vs-disk-roots", "served-vs-per-call", "batched-vs-per-case"}
+var defaultComparisons = []string{"oracle-vs-reference", "helpers-vs-one-shot", "tmpfs-vs-disk-roots", "mounts-0-vs-500", "mounts-0-vs-2000", "mounts-kernel-vs-table", "served-vs-per-call", "batched-vs-per-case"}
 
 // scratchOr is caseroot.Scratch, or dir on a machine without one.
 func scratchOr(dir string) string {

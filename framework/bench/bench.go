@@ -34,6 +34,10 @@ type Side struct {
 	Env map[string]string `json:"env,omitempty"`
 	// WorkDir, when set, is where the side's target makes its roots (Options.WorkDir otherwise).
 	WorkDir string `json:"workDir,omitempty"`
+	// ForeignMounts is how many mounts not volperm's are on the host while the side runs (a
+	// node's containers and volumes; issue 52): made before each run, outside its time, and
+	// removed after it (foreign.go).
+	ForeignMounts int `json:"foreignMounts,omitempty"`
 }
 
 // Comparison is two sides over one sample of the catalogue.
@@ -118,12 +122,19 @@ func Run(ctx context.Context, cases []*framework.Case, comps []Comparison, o Opt
 				if k == 1 {
 					m = &res.B
 				}
-				start := time.Now()
-				obs, stats, err := runSide(ctx, side, sample, o.WorkDir)
+				undo, err := foreignMounts(side, o.WorkDir)
 				if err != nil {
 					return nil, fmt.Errorf("comparison %s, %s: %w", c.Name, side.Name, err)
 				}
+				start := time.Now()
+				obs, stats, err := runSide(ctx, side, sample, o.WorkDir)
 				secs := time.Since(start).Seconds()
+				if uerr := undo(); err == nil {
+					err = uerr
+				}
+				if err != nil {
+					return nil, fmt.Errorf("comparison %s, %s: %w", c.Name, side.Name, err)
+				}
 				m.Side, m.Seconds = side, append(m.Seconds, secs)
 				m.Cases, m.NotRun, m.Starts, m.Differences, m.Errors = stats.ran, stats.notRun, stats.starts, stats.differences, stats.errors
 				answers[k] = obs

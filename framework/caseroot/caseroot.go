@@ -93,15 +93,10 @@ func (r *Roots) Remove(root string) error {
 }
 
 func removeRoot(root string) error {
-	mounts, err := mountinfo.AtOrBelow(root)
-	if err != nil {
-		return err
-	}
-	for _, m := range mounts {
-		if err := syscall.Unmount(m, 0); err != nil {
-			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
-				return fmt.Errorf("unmount leftover %s: %w", m, err)
-			}
+	if err := mountinfo.UnmountAtOrBelow(root, 0); err != nil {
+		// Busy: detached, so that the root can go; the kernel frees it when its last user does.
+		if err := mountinfo.UnmountAtOrBelow(root, syscall.MNT_DETACH); err != nil {
+			return fmt.Errorf("unmount leftovers: %w", err)
 		}
 	}
 	if err := os.RemoveAll(root); err != nil {

@@ -459,14 +459,10 @@ func (k *Kubelet) TearDown(p *Pod) error {
 		}
 	}
 	podDir := k.podDir(p.Pod)
-	mounts, err := mountsBelow(podDir)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, m := range mounts {
-		if err := mountinfo.Unmount(m, 0); err != nil {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
-		}
+	if real, err := filepath.EvalSymlinks(podDir); err == nil {
+		errs = append(errs, mountinfo.UnmountAtOrBelow(real, 0))
+	} else {
+		errs = append(errs, mountinfo.UnmountAtOrBelow(podDir, 0))
 	}
 	if err := errors.Join(errs...); err != nil {
 		// Never remove across a mount point that is still there.

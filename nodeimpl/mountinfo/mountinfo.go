@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,11 @@ func At(dir string) (*Mount, error) {
 	if notMountRoot(dir) {
 		return nil, nil
 	}
+	if kernelAnswers() {
+		if m, ok := atKernel(dir); ok {
+			return m, nil
+		}
+	}
 	mounts, err := Read()
 	if err != nil {
 		return nil, err
@@ -94,8 +100,19 @@ func notMountRoot(dir string) bool {
 }
 
 // AtOrBelow lists the mount points at or below dir, deepest first; a point mounted twice is
-// listed twice (it needs two unmounts).
+// listed twice (it needs two unmounts). Where the kernel answers (kernel.go: Linux 6.8), it is
+// asked about dir's own mounts only; elsewhere the table is read.
 func AtOrBelow(dir string) ([]string, error) {
+	if kernelAnswers() {
+		if out, err := atOrBelowKernel(dir); err != errFallBack {
+			return out, err
+		}
+	}
+	return atOrBelowTable(dir)
+}
+
+// atOrBelowTable is AtOrBelow from the whole mount table.
+func atOrBelowTable(dir string) ([]string, error) {
 	mounts, err := Read()
 	if err != nil {
 		return nil, err
@@ -137,19 +154,52 @@ func UnmountBelow(dir string) error {
 		dir = real
 	}
 	dir = filepath.Clean(dir)
-	points, err := AtOrBelow(dir)
-	if err != nil {
-		return err
-	}
-	for _, p := range points {
-		if p == dir {
-			continue
+	return inRounds(dir, func(points []string) error {
+		for _, p := range points {
+			if p == dir {
+				continue
+			}
+			if err := Unmount(p, unix.UMOUNT_NOFOLLOW); err != nil {
+				return fmt.Errorf("unmount %s: %w", p, err)
+			}
 		}
-		if err := Unmount(p, unix.UMOUNT_NOFOLLOW); err != nil {
-			return fmt.Errorf("unmount %s: %w", p, err)
+		return nil
+	}, func(points []string) bool { return len(points) == 0 || len(points) == 1 && points[0] == dir })
+}
+
+// UnmountAtOrBelow unmounts every mount at or below dir, deepest first, with flags; errors
+// are joined, and what could not be unmounted stays.
+func UnmountAtOrBelow(dir string, flags int) error {
+	return inRounds(dir, func(points []string) error {
+		var errs []error
+		for _, p := range points {
+			if err := Unmount(p, flags); err != nil {
+				errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
+			}
 		}
+		return errors.Join(errs...)
+	}, func(points []string) bool { return len(points) == 0 })
+}
+
+// inRounds lists the mounts at or below dir and unmounts them (round) until done says nothing
+// is left: a mount that an unmount reveals (one hidden under a mount on a plain directory of
+// dir's own mount, which the kernel's answer does not see: kernel.go) is taken in the next
+// round. A round that unmounts nothing new ends it.
+func inRounds(dir string, round func([]string) error, done func([]string) bool) error {
+	var last []string
+	for {
+		points, err := AtOrBelow(dir)
+		if err != nil {
+			return err
+		}
+		if done(points) || slices.Equal(points, last) {
+			return nil
+		}
+		if err := round(points); err != nil {
+			return err
+		}
+		last = points
 	}
-	return nil
 }
 
 // busyFor is how long Unmount tries again while the kernel says a mount is busy.
