@@ -55,6 +55,7 @@ func (p *Prepared) Keep(c *Case, k Kept) {
 		p.kept = map[string]Kept{}
 	}
 	p.kept[key] = k
+	RunProgress.Observed(c)
 }
 
 // Peek says what is kept for c without handing it out.

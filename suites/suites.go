@@ -351,8 +351,25 @@ func runCase(ctx ginkgo.SpecContext, cfg *Config, name string, c *framework.Case
 			// not accepted (a known difference never hides another).
 			note = fmt.Sprintf("\nnot the known difference of target %s (%s), which does not make:\n  %s\n", name, k.Why, strings.Join(other, "\n  "))
 		}
-		ginkgo.Fail(mismatch(name, diff, note, expected, observed))
+		// Both Observations in full go to the reports (JUnit properties, issue 52), not to the
+		// terminal: a failure there is its differing lines and the rules the case checks.
+		ginkgo.AddReportEntry(report.ExpectedEntry, expected, ginkgo.ReportEntryVisibilityNever)
+		ginkgo.AddReportEntry(report.ObservedEntry, observed, ginkgo.ReportEntryVisibilityNever)
+		ginkgo.Fail(mismatch(name, diff, note, rulesOf(c)))
 	}
+}
+
+// rulesOf names the rules of docs/spec.md case c checks (the oracle's trace): "[emptydir.mode]
+// [walk.mask]".
+func rulesOf(c *framework.Case) string {
+	_, hits := oracle.Explain(c)
+	var ids []string
+	for _, h := range hits {
+		if id := "[" + string(h.Rule) + "]"; !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return strings.Join(ids, " ")
 }
 
 // judgePools judges each pool of a case observed on several node pools against the oracle
@@ -378,14 +395,17 @@ func judgePools(pools []framework.PoolObservation, expected *framework.Observati
 
 // mismatch is a failure message whose first line is the first difference (what the reports
 // show), followed by every difference, note, and both Observations.
-func mismatch(target string, diff []string, note string, expected, observed *framework.Observation) string {
+func mismatch(target string, diff []string, note, rules string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n%d difference(s) between the oracle and target %s:\n", diff[0], len(diff), target)
 	for _, d := range diff {
 		fmt.Fprintf(&b, "  %s\n", d)
 	}
 	b.WriteString(note)
-	fmt.Fprintf(&b, "\nexpected (oracle):\n%s\nobserved (%s):\n%s", expected.JSON(), target, observed.JSON())
+	if rules != "" {
+		fmt.Fprintf(&b, "rules (docs/spec.md): %s\n", rules)
+	}
+	fmt.Fprintf(&b, "both Observations: junit.xml (properties %q and %q); volperm expect and observe print them for one case", report.ExpectedEntry, report.ObservedEntry)
 	return b.String()
 }
 

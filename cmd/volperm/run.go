@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -180,13 +182,18 @@ func runRun(s streams, f *runFlags) int {
 	reporterConfig.NoColor = !isTerminal(os.Stdout)
 
 	t := &suiteResult{}
+	stopProgress := printProgress(s, cases)
 	summary, err := suites.RunSpecs(t, cfg, suiteConfig, reporterConfig)
+	stopProgress()
 	if err != nil {
 		fmt.Fprintf(s.err, "volperm run: %v\n", err)
 		t.Fail()
 	}
 	if summary != nil {
 		fmt.Fprintf(s.out, "\n%s on target %s: %s\n", strings.ToUpper(summary.Result), summary.Target.Name, summary.Totals)
+		if slow := framework.RunProgress.Slowest(3); slow != "" {
+			fmt.Fprintf(s.out, "the slowest areas: %s\n", slow)
+		}
 		for _, tm := range summary.Timings { // the cases labelled "timed": reported, not asserted
 			fmt.Fprintln(s.out, tm.TimingLine())
 		}
@@ -262,4 +269,32 @@ func targetList() string {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printProgress prints the run's progress (framework.RunProgress) on its own line of stderr
+// every 10 s on a terminal, every 30 s otherwise, until the returned func is called (issue 52:
+// a batch observes a whole area before Ginkgo prints a dot for any of its cases).
+func printProgress(s streams, cases []*framework.Case) (stop func()) {
+	framework.RunProgress.Start(cases)
+	every := 30 * time.Second
+	if isTerminal(os.Stderr) {
+		every = 10 * time.Second
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(s.err, "\nvolperm run: %s\n", framework.RunProgress.Line())
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(done); wg.Wait() })
 }

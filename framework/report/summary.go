@@ -220,6 +220,13 @@ type ReleaseCell struct {
 // failure, however the failure message is worded.
 const DifferenceEntry = "first-difference"
 
+// ExpectedEntry and ObservedEntry are a failed case's two Observations in full, the oracle's and
+// the target's (JUnit properties, never printed on the terminal).
+const (
+	ExpectedEntry = "expected"
+	ObservedEntry = "observed"
+)
+
 // NodeEntry is the Ginkgo report entry a spec adds when its target names the node that observed
 // the case (framework.Answer's Node: the cluster target on several nodes).
 const NodeEntry = "node"
