@@ -354,14 +354,14 @@ func (b *builder) cachedDir(name, k string, make func(dir string) error) (bool, 
 	}
 	b.logf("%s: building (key %s)", name, k)
 	tmp := dir + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := removeTmp(tmp); err != nil {
 		return false, err
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return false, err
 	}
 	if err := make(tmp); err != nil {
-		return false, errors.Join(err, os.RemoveAll(tmp))
+		return false, errors.Join(err, removeTmp(tmp))
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return false, err
