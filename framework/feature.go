@@ -3,6 +3,8 @@ package framework
 import (
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // FeatureInfo is an optional capability a vendor claims in its ConformanceReport
@@ -31,6 +33,7 @@ const (
 	// cases is a claim, so that an agent without it is certified for what it has).
 	FeatureUserNamespaces           = "userNamespaces"
 	FeatureSupplementalGroupsPolicy = "supplementalGroupsPolicy"
+	FeatureImageVolumes             = "imageVolumes"
 )
 
 var features = []FeatureInfo{
@@ -53,6 +56,10 @@ var features = []FeatureInfo{
 	{FeatureSupplementalGroupsPolicy, "supplementalGroupsPolicy on the node (KEP-3619): the kubelet admits pods by the policy, and a container's uid, gid and groups are the CRI config's, with the image's groups under Merge only",
 		func(c *Case) bool {
 			return reachesNode(c) && (HasContainerProbes(c) || (c.Pod.Spec.SecurityContext != nil && c.Pod.Spec.SecurityContext.SupplementalGroupsPolicy != nil))
+		}},
+	{FeatureImageVolumes, "image volumes on the node (KEP-4639): the kubelet leaves an image volume to the runtime, which mounts the image's files read-only, never walked by fsGroup",
+		func(c *Case) bool {
+			return reachesNode(c) && slices.ContainsFunc(c.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil })
 		}},
 }
 

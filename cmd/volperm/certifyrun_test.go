@@ -34,7 +34,7 @@ func TestCertifyPlan(t *testing.T) {
 	checkHost = func(hostfeature.Feature) *hostfeature.Missing { return nil }
 	defer func() { checkHost = hostfeature.Check }()
 	check(start([]string{framework.FeatureVolumeBindMountOptions}, true, cases),
-		`(?m)^certification: claims volumeBindMountOptions \([1-9]\d* cases\); not claimed, so their cases are not applicable \([1-9]\d*\): emptyDirVolumeMode \(\d+ cases\), .*userNamespaces \([1-9]\d* cases\), supplementalGroupsPolicy \([1-9]\d* cases\)$`,
+		`(?m)^certification: claims volumeBindMountOptions \([1-9]\d* cases\); not claimed, so their cases are not applicable \([1-9]\d*\): emptyDirVolumeMode \(\d+ cases\), .*userNamespaces \([1-9]\d* cases\), supplementalGroupsPolicy \([1-9]\d* cases\), imageVolumes \([1-9]\d* cases\)$`,
 		"(?m)^certification: this run can verify: `volperm report verify reports` accepts it when every required case passes$")
 
 	// The atomicwriter area: the cases that assume it (docs/spec.md [probes.protected-symlinks]),
