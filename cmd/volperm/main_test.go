@@ -66,6 +66,12 @@ func TestBadInput(t *testing.T) {
 	badYAML := writeFile(t, "syntax.yaml", "apiVersion: volperm.dev/v1\nkind: Case\nname: [unclosed\n")
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
 	impl := writeFile(t, "implementation.yaml", "vendor: Example Corp\nproduct: Example Kubelet\nversion: 1.37.1-example.3\n")
+	// An agent whose hello lists no feature (docs/exec-protocol.md "Features"), driven a process
+	// per call: it serves nothing.
+	featureless := writeFile(t, "agent", "#!/bin/sh\n[ \"$1\" = hello ] && echo '{\"protocolVersion\":\"volperm.dev/exec/v1\",\"op\":\"hello\",\"features\":[]}' && exit 0\nexit 2\n")
+	if err := os.Chmod(featureless, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	certifying := func(args ...string) []string { return append([]string{"run", "--implementation", impl}, args...) }
 	tests := []struct {
 		name string
@@ -87,6 +93,8 @@ func TestBadInput(t *testing.T) {
 			[]string{"a certification (--implementation) runs the whole catalogue", `--label-filter "emptydir"`, "drop it", "--claim"}},
 		{"certification with a focus and a skip", certifying("--focus", "mode", "--skip", "HugePages"), []string{`--focus "mode" and --skip "HugePages"`, "drop it"}},
 		{"certification of case files", certifying("-f", good), []string{"-f " + good, "drop it"}},
+		{"a claim the agent's hello lacks", certifying("--target", "exec:"+featureless, "--work-dir", caseroottest.TempDir(t), "--claim", "volumeBindMountOptions,userNamespaces"),
+			[]string{"--claim userNamespaces, but the agent does not implement that part of the protocol", `lists no feature "userNamespaces"`, "drop the claim"}},
 		{"diff needs two targets", []string{"diff", "--targets", "reference"}, []string{`--targets "reference"`, "exactly two targets"}},
 		{"diff unknown target", []string{"diff", "--targets", "reference,nope", "-f", good}, []string{"--targets:", `unknown target "nope"`}},
 		{"unknown gate", []string{"expect", "-f", good, "--kubelet-gates", "EmptyDirVolumeModes=true"},

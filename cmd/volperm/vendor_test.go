@@ -17,13 +17,13 @@ import (
 )
 
 // vendorAgent is a node agent written in Python from docs/exec-protocol.md and the rules it
-// points to, as a vendor writes one: its hello lists no userNamespaces, supplementalGroupsPolicy,
-// volumeBindMountOptions or seLinuxMount.
+// points to, as a vendor writes one: its hello lists imageVolumes, and no userNamespaces,
+// supplementalGroupsPolicy, volumeBindMountOptions or seLinuxMount.
 const vendorAgent = "testdata/vendoragent/agent.py"
 
 // vendorClaims are the features the vendor agent has (docs/certify.md "Features and claims").
 var vendorClaims = []string{framework.FeatureEmptyDirVolumeMode, framework.FeatureAtomicWriteVolumeUserFields,
-	framework.FeaturePreservePermissions, framework.FeatureFlexVolumeAllowlist}
+	framework.FeaturePreservePermissions, framework.FeatureFlexVolumeAllowlist, framework.FeatureImageVolumes}
 
 // TestVendorAgent (issue 51) plays a vendor: the agent of vendorAgent certified on the whole
 // catalogue with the claims it can make, as docs/certify.md says (volperm run --implementation

@@ -80,32 +80,12 @@ func (t *Node) Info() framework.TargetInfo {
 
 // SupportsNode: the agent runs on this machine as the harness's user, like the reference node.
 func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, string) {
-	if framework.InUserNamespace(a.Pod) {
-		if ok, why := t.hasFeature(execproto.FeatureUserNamespaces); !ok {
-			return false, "hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md \"User namespaces\"): " + why
+	for _, f := range protocolFeatures {
+		if !f.needed(c, a.Pod) {
+			continue
 		}
-	}
-	if sc := a.Pod.Spec.SecurityContext; framework.HasContainerProbes(c) || (sc != nil && sc.SupplementalGroupsPolicy != nil) {
-		if ok, why := t.hasFeature(execproto.FeatureSupplementalGroupsPolicy); !ok {
-			return false, "supplementalGroupsPolicy or probes as the container: the agent does not say it admits pods by the policy and gives its container's config (docs/exec-protocol.md \"Container groups\"): " + why
-		}
-	}
-	if framework.UsesBindMountOptions(a.Pod) {
-		if ok, why := t.hasFeature(execproto.FeatureVolumeBindMountOptions); !ok {
-			return false, "bindMountOptions: the agent does not say it admits such pods by its declared node features (docs/exec-protocol.md \"Bind mount options\"): " + why
-		}
-	}
-	// Image volumes came after protocol v1 (issue 51: the protocol never moves silently).
-	if slices.ContainsFunc(a.Pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil }) {
-		if ok, why := t.hasFeature(execproto.FeatureImageVolumes); !ok {
-			return false, "an image volume: the agent does not say it leaves image volumes to the runtime (docs/exec-protocol.md \"Image volumes\"): " + why
-		}
-	}
-	// A persistentVolumeClaim volume on a node comes with seLinux (framework/selinux.go
-	// validateSELinux): this gate is theirs too.
-	if c.SELinux != nil {
-		if ok, why := t.hasFeature(execproto.FeatureSELinuxMount); !ok {
-			return false, "a node with SELinux on: the agent does not say its kubelet makes SELinux mount decisions (docs/exec-protocol.md \"SELinux mount decisions\"): " + why
+		if ok, why := t.hasFeature(f.name); !ok {
+			return false, f.lacking + ": " + why
 		}
 	}
 	if framework.ChangesKubeletRelease(c) {
@@ -119,6 +99,63 @@ func (t *Node) SupportsNode(c *framework.Case, a framework.Admitted) (bool, stri
 		}
 	}
 	return true, ""
+}
+
+// protocolFeature is an optional part of the protocol (docs/exec-protocol.md "Features"): the
+// cases that need it of an agent, and what a case the agent cannot run for want of it says. Each
+// is also the claim of the same name (framework.Features; issue 51: an agent whose hello lacks
+// one is certified without its cases), so that its cases are those the claim requires
+// (TestProtocolFeaturesAreClaims).
+type protocolFeature struct {
+	name    string
+	needed  func(c *framework.Case, pod *corev1.Pod) bool
+	lacking string
+}
+
+// protocolFeatures are the parts of the protocol an agent lists in its hello.
+var protocolFeatures = []protocolFeature{
+	{execproto.FeatureUserNamespaces, func(_ *framework.Case, pod *corev1.Pod) bool { return framework.InUserNamespace(pod) },
+		"hostUsers: false: the agent does not say it runs a pod in a user namespace of its own (docs/exec-protocol.md \"User namespaces\")"},
+	{execproto.FeatureSupplementalGroupsPolicy, func(c *framework.Case, pod *corev1.Pod) bool {
+		sc := pod.Spec.SecurityContext
+		return framework.HasContainerProbes(c) || (sc != nil && sc.SupplementalGroupsPolicy != nil)
+	}, "supplementalGroupsPolicy or probes as the container: the agent does not say it admits pods by the policy and gives its container's config (docs/exec-protocol.md \"Container groups\")"},
+	{execproto.FeatureVolumeBindMountOptions, func(_ *framework.Case, pod *corev1.Pod) bool { return framework.UsesBindMountOptions(pod) },
+		"bindMountOptions: the agent does not say it admits such pods by its declared node features (docs/exec-protocol.md \"Bind mount options\")"},
+	// Image volumes came after protocol v1 (issue 51: the protocol never moves silently).
+	{execproto.FeatureImageVolumes, func(_ *framework.Case, pod *corev1.Pod) bool {
+		return slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil })
+	}, "an image volume: the agent does not say it leaves image volumes to the runtime (docs/exec-protocol.md \"Image volumes\")"},
+	// A persistentVolumeClaim volume on a node comes with seLinux (framework/selinux.go
+	// validateSELinux): this gate is theirs too.
+	{execproto.FeatureSELinuxMount, func(c *framework.Case, _ *corev1.Pod) bool { return c.SELinux != nil },
+		"a node with SELinux on: the agent does not say its kubelet makes SELinux mount decisions (docs/exec-protocol.md \"SELinux mount decisions\")"},
+}
+
+// needsFeatures lists the features of the protocol an agent needs to run c's node side after
+// admission a (as SupportsNode asks them of the agent's hello).
+func needsFeatures(c *framework.Case, a framework.Admitted) []string {
+	var out []string
+	for _, f := range protocolFeatures {
+		if f.needed(c, a.Pod) {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// CheckClaims refuses a claim of a protocol feature the agent's hello does not list
+// (framework.ClaimChecker): its cases would be required and none could run (issue 51).
+func (t *Node) CheckClaims(claims []string) error {
+	for _, f := range protocolFeatures {
+		if !slices.Contains(claims, f.name) {
+			continue
+		}
+		if ok, why := t.hasFeature(f.name); !ok {
+			return fmt.Errorf("--claim %s, but the agent does not implement that part of the protocol: %s (docs/exec-protocol.md \"Features\"): list it in the agent's hello, or drop the claim (its cases are then not applicable)", f.name, why)
+		}
+	}
+	return nil
 }
 
 // HostNeeds: the harness creates the host fixtures and runs the probes as other uids, and the

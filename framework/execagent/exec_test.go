@@ -9,6 +9,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -642,4 +643,42 @@ func TestUserNamespaceThroughExec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProtocolFeaturesAreClaims (issue 51): every optional part of the protocol that keeps an
+// agent from a case is a claim of the same name, and the claim's cases are exactly those an
+// agent needs it for (admitted by the reference apiserver, as the exec target admits): so an
+// agent whose hello lacks a feature leaves no required case unrun once the claim is dropped,
+// and a claim requires no case the agent could run without the feature.
+func TestProtocolFeaturesAreClaims(t *testing.T) {
+	for _, f := range protocolFeatures {
+		if !slices.Contains(framework.FeatureNames(), f.name) {
+			t.Errorf("the protocol feature %s is no claim (framework.Features)", f.name)
+		}
+	}
+	needing := map[string]int{}
+	for _, c := range catalogue.All() {
+		a, err := refnode.APIServer{}.Admit(context.Background(), c)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		var needs []string
+		if a.ReachesNode(c) {
+			needs = needsFeatures(c, a)
+		}
+		claims := framework.CaseFeatures(c)
+		for _, f := range protocolFeatures {
+			switch need, claim := slices.Contains(needs, f.name), slices.Contains(claims, f.name); {
+			case need && !claim:
+				t.Errorf("%s: an agent needs the feature %s, but the case is not of the claim %s", c.Name, f.name, f.name)
+			case claim && !need && f.name != execproto.FeatureVolumeBindMountOptions:
+				// A case of volumeBindMountOptions may be the gate without the field
+				// (framework.Features: the gate on in either component).
+				t.Errorf("%s: of the claim %s, but an agent runs it without the feature", c.Name, f.name)
+			case need:
+				needing[f.name]++
+			}
+		}
+	}
+	t.Logf("cases per protocol feature: %v", needing)
 }
