@@ -475,7 +475,7 @@ func TestNotApplicableCounted(t *testing.T) {
 	if s.Totals.Skipped != 2 || s.Totals.NotApplicable != 1 || s.Totals.CouldNotRun() != 1 {
 		t.Errorf("totals %+v: want 2 not run, 1 of them not applicable", s.Totals)
 	}
-	if got, want := s.Totals.String(), "3 cases: 1 passed, 0 failed, 2 not run (1 of them not applicable: releases or kinds of node the target is not)"; got != want {
+	if got, want := s.Totals.String(), "3 cases: 1 passed, 0 failed, 2 not run (1 of them not applicable: releases or kinds of node the target is not, or features not claimed)"; got != want {
 		t.Errorf("headline %q, want %q", got, want)
 	}
 }

@@ -114,7 +114,7 @@ type Counts struct {
 func (c Counts) String() string {
 	s := fmt.Sprintf("%d cases: %d passed, %d failed, %d not run", c.Total, c.Passed, c.Failed, c.Skipped)
 	if c.NotApplicable > 0 {
-		s += fmt.Sprintf(" (%d of them not applicable: releases or kinds of node the target is not)", c.NotApplicable)
+		s += fmt.Sprintf(" (%d of them not applicable: releases or kinds of node the target is not, or features not claimed)", c.NotApplicable)
 	}
 	return s
 }
