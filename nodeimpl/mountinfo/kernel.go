@@ -259,10 +259,9 @@ func atOrBelowKernel(dir string) ([]string, error) {
 		// The top and the mounts under it on the same point (a stack), each with its children.
 		for cur := top; !seen[cur]; {
 			seen[cur] = true
+			// A top statx just named and statmount does not know (unmounted meanwhile, or a
+			// thread of another mount namespace asked): the table says.
 			m, err := statmount(cur, statmountMntBasic|statmountMntPoint)
-			if errors.Is(err, unix.ENOENT) {
-				break
-			}
 			if err != nil {
 				return nil, errFallBack
 			}
