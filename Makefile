@@ -1,7 +1,7 @@
 # volperm: the README's two commands are `go run ./cmd/volperm run` and `make test`.
 GO ?= go
 
-.PHONY: test e2e build e2e-binary bench gobench run fuzz mutants
+.PHONY: test e2e build e2e-binary bench gobench run fuzz mutants docs sample
 
 # Every build of this repository, volperm's own and Kubernetes code's (agents/upstream, e2e, the
 # node image, the kubelets, the probe and runner images, hydrophone), is compiled the one way
@@ -55,6 +55,19 @@ gobench:
 
 run:
 	$(GO) run ./cmd/volperm run
+
+# The counts the docs quote, from the code: rewrites every <!--volperm:NAME-->N<!--/volperm-->
+# of README.md and docs/*.md (framework/docnumbers; TestDocNumbers fails when one is stale).
+docs:
+	$(GO) test ./framework/docnumbers -run '^TestDocNumbers$$' -count=1 -args -update
+
+# reports/sample: the whole catalogue on the reference target, as root, from a commit without
+# local changes (framework/docnumbers TestSample keeps its counts and cases equal to the
+# catalogue's and its volperm to VERSION; its times, dates and kernel are this run's).
+sample: build
+	rm -rf reports/sample
+	bin/volperm run --report-dir reports/sample
+	rm -f reports/sample/run.log
 
 # Every fuzz target for FUZZTIME inputs (or a duration) each (docs/fuzzing.md); CI runs 20000x.
 FUZZTIME ?= 100000x

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Profile is the certification profile of a case (README.md "Profiles").
+// Profile is the certification profile of a case (docs/commands.md "Profiles").
 type Profile string
 
 const (

@@ -24,7 +24,7 @@ import (
 	_ "github.com/volperm/volperm/framework/targets/upstream"
 )
 
-// Exit codes (README "Exit codes").
+// Exit codes (docs/commands.md "Exit codes").
 const (
 	exitOK     = 0
 	exitFailed = 1 // a case failed, or a target failed

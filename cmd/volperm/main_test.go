@@ -212,12 +212,12 @@ func fenced(t *testing.T, path, lang string) string {
 	return block
 }
 
-// TestDocExamples keeps the examples of the README and docs/observation.md true: the case files
+// TestDocExamples keeps the examples of docs/commands.md and docs/observation.md true: the case files
 // load, and the Observation printed in the docs is what `volperm expect` prints.
 func TestDocExamples(t *testing.T) {
-	readme := writeFile(t, "readme.yaml", fenced(t, "../../README.md", "yaml"))
-	if code, _, stderr := runMain("expect", "-f", readme); code != exitOK {
-		t.Errorf("the README's case: exit %d: %s", code, stderr)
+	commands := writeFile(t, "commands.yaml", fenced(t, "../../docs/commands.md", "yaml"))
+	if code, _, stderr := runMain("expect", "-f", commands); code != exitOK {
+		t.Errorf("the case of docs/commands.md \"Case files\": exit %d: %s", code, stderr)
 	}
 	doc := "../../docs/observation.md"
 	file := writeFile(t, "observation.yaml", fenced(t, doc, "yaml"))
