@@ -22,22 +22,25 @@ import (
 // hand-in (docs/certify.md "What volperm report verify DIR checks", 3), so the run does not
 // start (issue 51). --profile stays: a claim names the profile of its cases.
 func certifySubset(f *runFlags) error {
-	if f.implementation == "" {
-		return nil
-	}
-	var narrowed []string
-	for _, fl := range []struct{ name, value string }{{"--label-filter", f.labelFilter}, {"--focus", f.focus}, {"--skip", f.skip}} {
-		if fl.value != "" {
-			narrowed = append(narrowed, fmt.Sprintf("%s %q", fl.name, fl.value))
-		}
-	}
-	if len(f.cases.files) > 0 {
-		narrowed = append(narrowed, "-f "+strings.Join(f.cases.files, " -f "))
-	}
-	if len(narrowed) == 0 {
+	narrowed := f.narrowing()
+	if f.implementation == "" || len(narrowed) == 0 {
 		return nil
 	}
 	return usagef("a certification (--implementation) runs the whole catalogue, and %s would leave cases out: drop it; leave out what the implementation lacks by not claiming its feature (--claim: its cases are then not applicable; docs/certify.md \"Features and claims\")", strings.Join(narrowed, " and "))
+}
+
+// narrowing names the flags of f that leave cases of the catalogue out or run others.
+func (f *runFlags) narrowing() []string {
+	var out []string
+	for _, fl := range []struct{ name, value string }{{"--label-filter", f.labelFilter}, {"--focus", f.focus}, {"--skip", f.skip}} {
+		if fl.value != "" {
+			out = append(out, fmt.Sprintf("%s %q", fl.name, fl.value))
+		}
+	}
+	if len(f.cases.files) > 0 {
+		out = append(out, "-f "+strings.Join(f.cases.files, " -f "))
+	}
+	return out
 }
 
 // checkHost is hostfeature.Check (a test's stand-in for a fresh machine's kernel).
@@ -62,8 +65,9 @@ type featureCases struct {
 func (fc featureCases) String() string { return fmt.Sprintf("%s (%d cases)", fc.name, fc.cases) }
 
 // planCertification is what the hand-in of a run of cases with cfg can be: named says whether
-// an implementation names what is certified.
-func planCertification(cfg *suites.CertifyConfig, named bool, cases []*framework.Case) certifyPlan {
+// an implementation names what is certified, narrowed names the flags that left cases out
+// (volperm runner's E2E_FOCUS and E2E_SKIP, which it does not refuse).
+func planCertification(cfg *suites.CertifyConfig, named bool, narrowed []string, cases []*framework.Case) certifyPlan {
 	var p certifyPlan
 	per := map[string]int{}
 	var required []*framework.Case
@@ -90,6 +94,9 @@ func planCertification(cfg *suites.CertifyConfig, named bool, cases []*framework
 	}
 	if !named {
 		p.cannot = append(p.cannot, "no --implementation names what is certified (docs/certify.md)")
+	}
+	if len(narrowed) > 0 {
+		p.cannot = append(p.cannot, fmt.Sprintf("%s left cases out, and a certification runs the whole catalogue", strings.Join(narrowed, " and ")))
 	}
 	for _, fc := range p.claimed {
 		if fc.cases == 0 {

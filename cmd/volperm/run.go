@@ -158,7 +158,7 @@ func runRun(s streams, f *runFlags) int {
 	fmt.Fprintf(s.out, "Will run %d of %d specs\n", len(cases), available)
 	var plan certifyPlan
 	if certifyCfg != nil {
-		plan = planCertification(certifyCfg, f.implementation != "" || f.named != nil, cases)
+		plan = planCertification(certifyCfg, f.implementation != "" || f.named != nil, f.narrowing(), cases)
 		plan.start(s.out, f.reportDir)
 	}
 	require := suites.RequireFromEnv()
