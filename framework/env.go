@@ -7,6 +7,7 @@ import (
 
 	probeimage "github.com/volperm/volperm/framework/probe/image"
 	"github.com/volperm/volperm/hostfeature"
+	"github.com/volperm/volperm/nodeimpl/mountinfo"
 )
 
 // EnvVar is one environment variable volperm reads, documented where its reader registers it,
@@ -67,5 +68,6 @@ func init() {
 		EnvVar{hostfeature.EnvRequire, "run", "what this run requires, comma-separated: feature names (hugepages-1Gi, container-engine, mount-setattr, ...), hugepages, cases (every selected case must run on the target) or all; a case that cannot run for a required reason fails instead of being not run (docs/host-features.md)"},
 		EnvVar{hostfeature.EnvCI, "run", "true (as CI systems set it) requires cases, root and container-engine"},
 		EnvVar{probeimage.EnvBinary, "container, cluster, kind", "a prebuilt static volperm-probe to put in the probe image instead of building cmd/volperm-probe (runs outside the source tree)"},
+		EnvVar{mountinfo.EnvMountinfo, "run", "table makes every mount lookup of the reference node and the harness read the whole mount table, as before issue 52 (default: ask the kernel about a directory's own mounts where it answers, Linux 6.8; volperm bench --compare mounts-kernel-vs-table)"},
 	)
 }
