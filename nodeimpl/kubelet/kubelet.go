@@ -459,11 +459,11 @@ func (k *Kubelet) TearDown(p *Pod) error {
 		}
 	}
 	podDir := k.podDir(p.Pod)
+	mounted := podDir // the mount table names real paths
 	if real, err := filepath.EvalSymlinks(podDir); err == nil {
-		errs = append(errs, mountinfo.UnmountAtOrBelow(real, 0))
-	} else {
-		errs = append(errs, mountinfo.UnmountAtOrBelow(podDir, 0))
+		mounted = real
 	}
+	errs = append(errs, mountinfo.UnmountAtOrBelow(mounted, 0))
 	if err := errors.Join(errs...); err != nil {
 		// Never remove across a mount point that is still there.
 		return fmt.Errorf("tear down pod %s: %w", p.Pod.UID, err)

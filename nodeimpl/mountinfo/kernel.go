@@ -70,10 +70,11 @@ type kernelMount struct {
 	hasOpts bool
 }
 
-// statmount asks for the mount with unique id `id`, the fields of mask.
-func statmount(id uint64, mask uint64) (*kernelMount, error) {
+// statmountRaw is statmount(2) of the mount with unique id `id` for the fields of mask: the
+// answer's struct statmount and its strings, and the fields it holds (its mask).
+func statmountRaw(id uint64, mask uint64) (buf []byte, got uint64, err error) {
 	req := mntIDReq{Size: mntIDReqSizeV0, MntID: id, Param: mask}
-	buf := make([]byte, statmountBufLen)
+	buf = make([]byte, statmountBufLen)
 	for {
 		_, _, errno := unix.Syscall6(unix.SYS_STATMOUNT, uintptr(unsafe.Pointer(&req)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
 		if errno == unix.EOVERFLOW && len(buf) < 1<<20 {
@@ -81,12 +82,19 @@ func statmount(id uint64, mask uint64) (*kernelMount, error) {
 			continue
 		}
 		if errno != 0 {
-			return nil, errno
+			return nil, 0, errno
 		}
-		break
+		return buf, binary.NativeEndian.Uint64(buf[smOffMask:]), nil
+	}
+}
+
+// statmount asks for the mount with unique id `id`, the fields of mask.
+func statmount(id uint64, mask uint64) (*kernelMount, error) {
+	buf, got, err := statmountRaw(id, mask)
+	if err != nil {
+		return nil, err
 	}
 	le := binary.NativeEndian
-	got := le.Uint64(buf[smOffMask:])
 	str := func(off int) string {
 		o := int(le.Uint32(buf[off:]))
 		s := buf[smHeader+o:]
@@ -127,12 +135,8 @@ func supported() uint64 {
 	if err != nil {
 		return 0
 	}
-	req := mntIDReq{Size: mntIDReqSizeV0, MntID: id, Param: statmountSupport}
-	buf := make([]byte, statmountBufLen)
-	if _, _, errno := unix.Syscall6(unix.SYS_STATMOUNT, uintptr(unsafe.Pointer(&req)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0); errno != 0 {
-		return 0
-	}
-	if binary.NativeEndian.Uint64(buf[smOffMask:])&statmountSupport == 0 {
+	buf, got, err := statmountRaw(id, statmountSupport)
+	if err != nil || got&statmountSupport == 0 {
 		return 0
 	}
 	return binary.NativeEndian.Uint64(buf[smOffSupported:])
