@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -191,8 +192,13 @@ func (t *Target) explain(ctx context.Context, p *probePod, err error) error {
 	return fmt.Errorf("probe pod %s %s before it was observed: %w", p.name, fate, err)
 }
 
-// notStartedError is the verdict of a pod that did not run within Timeouts.PodStart.
-type notStartedError struct{ msg string }
+// notStartedError is the verdict of a pod that did not run within Timeouts.PodStart. nodeLive:
+// its node was Ready with a fresh lease and no event of the pod was a warning, so nothing known
+// keeps it from starting (a slow runtime on a loaded machine): runPodOnce tries a new pod once.
+type notStartedError struct {
+	msg      string
+	nodeLive bool
+}
 
 func (e *notStartedError) Error() string { return e.msg }
 
@@ -206,12 +212,21 @@ func (t *Target) notStarted(ctx context.Context, what, ns, name string, timeout 
 	defer cancel()
 	pod, err := t.client.CoreV1().Pods(ns).Get(cctx, name, metav1.GetOptions{})
 	if err != nil {
-		return &notStartedError{msg + fmt.Sprintf(" (its status could not be read: %v)", err)}
+		return &notStartedError{msg: msg + fmt.Sprintf(" (its status could not be read: %v)", err)}
 	}
 	parts := []string{podStatusText(pod)}
-	if fate := t.tracker(ns).fate(name); fate != "" {
+	fate := t.tracker(ns).fate(name)
+	if fate != "" {
 		parts = append(parts, "the pod "+fate)
 	}
+	var evs []corev1.Event
+	sel := fields.Set{"involvedObject.name": name, "involvedObject.uid": string(pod.UID)}.AsSelector().String()
+	if l, err := t.client.CoreV1().Events(ns).List(cctx, metav1.ListOptions{FieldSelector: sel}); err == nil {
+		evs = l.Items
+	}
+	text, warned := eventsText(evs)
+	parts = append(parts, text)
+	live := false
 	node := pod.Spec.NodeName
 	if node == "" {
 		node = t.node
@@ -224,8 +239,63 @@ func (t *Target) notStarted(ctx context.Context, what, ns, name string, timeout 
 			lease = l
 		}
 		parts = append(parts, nodeStatusText(n, lease, time.Now()))
+		live = fate == "" && !warned && nodeLive(n, lease, time.Now())
 	}
-	return &notStartedError{msg + ": " + strings.Join(parts, "; ")}
+	return &notStartedError{msg: msg + ": " + strings.Join(parts, "; "), nodeLive: live}
+}
+
+// eventsText is "events: Scheduled (...), Pulled (...) x2, FailedMount (...)": the pod's events
+// in the order they last happened, the newest eventsShown of them; warned: one is a Warning.
+func eventsText(evs []corev1.Event) (text string, warned bool) {
+	const eventsShown = 6
+	sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[i]).Before(eventTime(evs[j])) })
+	var parts []string
+	for _, e := range evs {
+		if e.Type == corev1.EventTypeWarning {
+			warned = true
+		}
+		p := fmt.Sprintf("%s (%s)", e.Reason, strings.TrimSpace(e.Message))
+		if e.Count > 1 {
+			p += fmt.Sprintf(" x%d", e.Count)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "no events of the pod", warned
+	}
+	if len(parts) > eventsShown {
+		parts = append([]string{fmt.Sprintf("%d earlier", len(parts)-eventsShown)}, parts[len(parts)-eventsShown:]...)
+	}
+	return "events: " + strings.Join(parts, ", "), warned
+}
+
+// eventTime is when e last happened (events.k8s.io series and core fields alike).
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// nodeLive: n is Ready and its kubelet renewed its lease within two of its renew intervals
+// (nodeStatusText's test of a kubelet that stopped).
+func nodeLive(n *corev1.Node, lease *coordinationv1.Lease, now time.Time) bool {
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready || lease == nil || lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil {
+		return false
+	}
+	every := time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second / 4
+	return now.Sub(lease.Spec.RenewTime.Time) <= 2*every
 }
 
 // podStatusText is "pod Pending, PodScheduled=False (Unschedulable: ...), container probe

@@ -17,7 +17,8 @@ type Timeouts struct {
 	// PodStart bounds how long a probe pod (or a fixture or driver pod) may take from its
 	// creation until it runs (or its volumes fail to mount): default 120 s,
 	// VOLPERM_POD_START_TIMEOUT. A pod that does not start in time fails its cases with a
-	// verdict naming the timeout and what the pod and its node looked like.
+	// verdict naming the timeout and what the pod, its events and its node looked like; a probe
+	// pod on a live node with no warning event is tried once more first (runPodOnceMore).
 	PodStart time.Duration
 	// APIServer bounds how long the apiserver may not answer (connection refused, reset, EOF,
 	// a request with no answer within callTimeout, 503/429/504) before a call gives up: default
