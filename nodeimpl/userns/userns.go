@@ -125,9 +125,10 @@ func init() {
 	}
 }
 
-// Namespace is a user namespace of mapping m (uids and gids alike), held by a child process
-// until Close.
+// Namespace is a user namespace of mapping m (uids and gids alike), open until Close.
 type Namespace struct {
+	// cmd holds the namespace open until Close when the namespace was made by a holding child
+	// (holdEnv); nil when File alone holds it.
 	cmd   *exec.Cmd
 	stdin io.Closer
 	// File is the namespace (/proc/PID/ns/user), open.
@@ -137,21 +138,31 @@ type Namespace struct {
 // NewNamespace starts a child in a new user namespace of m and opens the namespace.
 func NewNamespace(m Mapping) (*Namespace, error) { return newNamespace(m, m) }
 
-// newNamespace is NewNamespace with uids mapped by u and gids by g.
+// newNamespace is NewNamespace with uids mapped by u and gids by g. The child is stopped by
+// the kernel at its execve (PTRACE_TRACEME), before any of its code runs, the namespace opened
+// and the child killed: the open file holds the namespace (runc's usernsfd_linux.go spawnProc,
+// which mount_setattr MOUNT_ATTR_IDMAP needs and nothing more). An exec of this binary that
+// runs costs its Go runtime and package initialisation, about 20 ms, once per idmapped mount:
+// most of the userns area's time. Where ptrace is refused (a seccomp profile, Yama's
+// ptrace_scope 3), a child that runs and holds the namespace until Close (holdEnv).
 func newNamespace(u, g Mapping) (*Namespace, error) {
-	m := u
+	uids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(u.HostID), Size: int(u.Length)}}
+	gids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(g.HostID), Size: int(g.Length)}}
+	if stopAtExec {
+		if ns, err := stoppedNamespace(uids, gids); err == nil {
+			return ns, nil
+		}
+	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Env = []string{holdEnv + "=1"}
 	cmd.Dir = "/"
-	uids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(u.HostID), Size: int(u.Length)}}
-	gids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(g.HostID), Size: int(g.Length)}}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: uids, GidMappings: gids}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("user namespace %d+%d: %w", m.HostID, m.Length, err)
+		return nil, fmt.Errorf("user namespace %d+%d: %w", u.HostID, u.Length, err)
 	}
 	ns := &Namespace{cmd: cmd, stdin: in}
 	if ns.File, err = os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid)); err != nil {
@@ -161,13 +172,38 @@ func newNamespace(u, g Mapping) (*Namespace, error) {
 	return ns, nil
 }
 
-// Close ends the child; the namespace lives on while a mount made with it does.
+// stopAtExec: newNamespace tries stoppedNamespace first (false in a test of the other way).
+var stopAtExec = true
+
+// stoppedNamespace is newNamespace's child stopped at its execve: the kernel has made the
+// namespace and Go's fork has written its maps when StartProcess returns (the exec succeeded).
+func stoppedNamespace(uids, gids []syscall.SysProcIDMap) (*Namespace, error) {
+	proc, err := os.StartProcess("/proc/self/exe", []string{"volperm-userns"}, &os.ProcAttr{
+		Dir: "/",
+		Env: []string{holdEnv + "=1"},
+		Sys: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: uids, GidMappings: gids, Ptrace: true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", proc.Pid))
+	_ = proc.Kill()
+	_, _ = proc.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return &Namespace{File: f}, nil
+}
+
+// Close ends the namespace's holder; the namespace lives on while a mount made with it does.
 func (ns *Namespace) Close() {
 	if ns.File != nil {
 		ns.File.Close()
 	}
-	ns.stdin.Close()
-	_ = ns.cmd.Wait()
+	if ns.cmd != nil {
+		ns.stdin.Close()
+		_ = ns.cmd.Wait()
+	}
 }
 
 // Mount is the runtime's idmapped bind mount of src at dst (made here: a directory, or an empty

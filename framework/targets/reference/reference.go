@@ -13,6 +13,7 @@ import (
 	"github.com/volperm/volperm/framework"
 	"github.com/volperm/volperm/framework/caseroot"
 	"github.com/volperm/volperm/framework/lifecycle"
+	"github.com/volperm/volperm/framework/probe"
 	"github.com/volperm/volperm/framework/refnode"
 	"github.com/volperm/volperm/hostfeature"
 )
@@ -98,4 +99,9 @@ func (n *Node) ObserveNode(ctx context.Context, c *framework.Case, a framework.A
 }
 
 // Close removes every case root a cancelled or failed run left, unmounting first.
-func (n *Node) Close() error { return n.roots.RemoveAll() }
+func (n *Node) Close() error {
+	// The idle probe helpers end here, waited for, not when this process exits and their stdin
+	// closes (nothing left running behind the run).
+	probe.StopHelpers()
+	return n.roots.RemoveAll()
+}
