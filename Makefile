@@ -81,4 +81,4 @@ fuzz:
 MUTANTS ?=
 EXEC ?= sample
 mutants:
-	VOLPERM_MUTANTS=$(MUTANTS) VOLPERM_MUTANTS_EXEC=$(EXEC) $(GO) test -tags volperm_mutants ./mutation/ -run "TestMutants|TestRecordingOwnsAdmission" -count=1 -v -timeout 30m
+	VOLPERM_MUTANTS=$(MUTANTS) VOLPERM_MUTANTS_EXEC=$(EXEC) $(GO) test -tags volperm_mutants ./mutation/ -run "TestMutants|TestRecordingOwnsAdmission|TestReportDiff" -count=1 -v -timeout 30m

@@ -185,6 +185,12 @@ type Outcome struct {
 	Facts report.CaseFacts
 	// Pools are the pools' verdicts when the case ran on node pools (report.PoolsEntry).
 	Pools []report.PoolVerdict
+	// Message is the failure's message or the reason the case did not run ("" when it passed).
+	Message string
+	// KnownDifference explains a failure the target documents (report.KnownDifferenceEntry).
+	KnownDifference string
+	// Observed is a failed case's Observation as the target gave it (report.ObservedEntry).
+	Observed string
 }
 
 // Options are what Build needs besides the outcomes.
@@ -426,11 +432,15 @@ func ReadJUnit(path string) ([]Outcome, error) {
 			oc := Outcome{Name: tc.Name, State: StatePassed}
 			switch {
 			case tc.Skipped != nil:
-				oc.State = StateSkipped
-			case tc.Failure != nil || tc.Error != nil:
-				oc.State = StateFailed
+				oc.State, oc.Message = StateSkipped, tc.Skipped.Message
+			case tc.Failure != nil:
+				oc.State, oc.Message = StateFailed, tc.Failure.Message
+			case tc.Error != nil:
+				oc.State, oc.Message = StateFailed, tc.Error.Message
 			}
 			if tc.Properties != nil {
+				oc.KnownDifference = tc.Properties.WithName(report.KnownDifferenceEntry)
+				oc.Observed = tc.Properties.WithName(report.ObservedEntry)
 				if v := tc.Properties.WithName(report.CaseProperty); v != "" {
 					if err := json.Unmarshal([]byte(v), &oc.Facts); err != nil {
 						return nil, fmt.Errorf("%s: testcase %q: property %s: %w", path, tc.Name, report.CaseProperty, err)
