@@ -73,7 +73,10 @@ func (p *Progress) Line() string {
 }
 
 // Slowest names the areas that took longest, from their first observation to their last, the
-// longest first, at most n: "emptydir 3,153 cases in 5.2 s, atomicwriter 392 in 1.1 s".
+// longest first, at most n: "the slowest areas: emptydir 3153 cases in 5.2s, atomicwriter 392
+// cases in 1.1s". A target that observes the areas together (a cluster prepares the whole run as
+// one batch: every area's cases spread over all of it) has no slowest area: then it says so,
+// "the areas were observed together: 733 cases of 9 areas in 5m52.6s". "" before any observation.
 func (p *Progress) Slowest(n int) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -82,13 +85,33 @@ func (p *Progress) Slowest(n int) string {
 		d time.Duration
 	}
 	var all []took
+	var sum time.Duration
+	var first, last time.Time
+	cases := 0
 	for a, f := range p.first {
-		all = append(all, took{a, p.last[a].Sub(f)})
+		d := p.last[a].Sub(f)
+		all = append(all, took{a, d})
+		sum += d
+		cases += p.done[a]
+		if first.IsZero() || f.Before(first) {
+			first = f
+		}
+		if p.last[a].After(last) {
+			last = p.last[a]
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	// Areas one after the other span the run once; areas observed together each span most of
+	// it (seen on kind: 9 areas, each 5m52.6s of a 5m52.6s batch).
+	if span := last.Sub(first); len(all) > 1 && span > 0 && float64(sum) > 1.5*float64(span) {
+		return fmt.Sprintf("the areas were observed together: %d cases of %d areas in %s", cases, len(all), span.Round(100*time.Millisecond))
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].d > all[j].d || all[i].d == all[j].d && all[i].a < all[j].a })
 	var parts []string
 	for _, t := range all[:min(n, len(all))] {
 		parts = append(parts, fmt.Sprintf("%s %d cases in %s", t.a, p.done[t.a], t.d.Round(100*time.Millisecond)))
 	}
-	return strings.Join(parts, ", ")
+	return "the slowest areas: " + strings.Join(parts, ", ")
 }

@@ -192,7 +192,7 @@ func runRun(s streams, f *runFlags) int {
 	if summary != nil {
 		fmt.Fprintf(s.out, "\n%s on target %s: %s\n", strings.ToUpper(summary.Result), summary.Target.Name, summary.Totals)
 		if slow := framework.RunProgress.Slowest(3); slow != "" {
-			fmt.Fprintf(s.out, "the slowest areas: %s\n", slow)
+			fmt.Fprintln(s.out, slow)
 		}
 		for _, tm := range summary.Timings { // the cases labelled "timed": reported, not asserted
 			fmt.Fprintln(s.out, tm.TimingLine())
