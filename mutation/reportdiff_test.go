@@ -58,6 +58,7 @@ func TestReportDiff(t *testing.T) {
 		return dir
 	}
 	clean, broken := run(""), run(mutant.HostPathSocketAnything)
+	t.Run("rerun-failed", func(t *testing.T) { rerunFailed(t, volperm, clean, broken, filepath.Join(bin, "agent-")) })
 
 	code, out := volperm("report", "diff", clean, broken)
 	t.Logf("report diff clean broken:\n%s", out)
@@ -83,4 +84,33 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// rerunFailed is `volperm run --rerun-failed DIR` on the runs of TestReportDiff: the broken
+// run's 9 failures run again on its own target (the mutant agent, from its summary) and fail
+// again, alone; on the clean agent (--target given) they pass; a run with no failure has
+// nothing to run again; a filter beside it is refused in one line.
+func rerunFailed(t *testing.T, volperm func(...string) (int, string), clean, broken, wrapper string) {
+	again := func(args ...string) (int, string, string) {
+		dir := t.TempDir()
+		code, out := volperm(append([]string{"run", "--rerun-failed", broken, "--report-dir", dir, "--work-dir", caseroottest.TempDir(t)}, args...)...)
+		return code, out, dir
+	}
+	code, out, dir := again()
+	if code != 1 || !strings.Contains(out, "rerun of "+broken+": 9 failed or not run, on target exec:"+wrapper+string(mutant.HostPathSocketAnything)) || !strings.Contains(out, "9 cases: 0 passed, 9 failed") {
+		t.Errorf("on its own target: exit %d, want 1 and the 9 failing again:\n%s", code, lastLines(out, 12))
+	}
+	if code, diff := volperm("report", "diff", broken, dir); code != 0 || !strings.Contains(diff, ": 9 the same, 0 worse, 0 better, 0 changed, 0 new, 150 gone") {
+		t.Errorf("the rerun's cases are not the 9 that failed: exit %d\n%s", code, diff)
+	}
+	code, out, _ = again("--target", "exec:"+wrapper)
+	if code != 0 || !strings.Contains(out, "9 cases: 9 passed, 0 failed") {
+		t.Errorf("on the clean agent: exit %d, want 0 and 9 passed:\n%s", code, lastLines(out, 12))
+	}
+	if code, out = volperm("run", "--rerun-failed", clean, "--report-dir", t.TempDir()); code != 0 || !strings.Contains(out, "nothing to run again: no case of "+clean+" failed or could not run") {
+		t.Errorf("a run without failures: exit %d:\n%s", code, out)
+	}
+	if code, out = volperm("run", "--rerun-failed", broken, "--focus", "Socket"); code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, "--focus would choose otherwise") {
+		t.Errorf("--focus beside it: exit %d, want 2 and one line:\n%s", code, out)
+	}
 }

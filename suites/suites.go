@@ -43,6 +43,10 @@ type Config struct {
 	// Certify, when set, makes Run and RunSpecs write the ConformanceReport too
 	// (framework/certify, docs/certify.md).
 	Certify *CertifyConfig
+	// Only, when set, keeps only the specs of these names without their target tag
+	// (report.WithoutTarget: "[area] name [apiserver=.. kubelet=..]"): a rerun of what failed, cell by cell, after the
+	// target expanded the cases into its release cells (volperm run --rerun-failed).
+	Only map[string]bool
 }
 
 // CertifyConfig is what the ConformanceReport needs beyond the run: the implementation, its
@@ -199,6 +203,9 @@ func ginkgoMessage(err error) string {
 func Describe(cfg *Config) {
 	byArea := map[framework.Area][]*framework.Case{}
 	for _, c := range framework.RunAsReleases(cfg.Target, cfg.Cases) {
+		if cfg.Only != nil && !cfg.Only[report.WithoutTarget(SpecName(c, ""))] {
+			continue
+		}
 		c.Complete()
 		byArea[c.Area] = append(byArea[c.Area], c)
 	}

@@ -95,6 +95,10 @@ func TestBadInput(t *testing.T) {
 		{"certification of case files", certifying("-f", good), []string{"-f " + good, "drop it"}},
 		{"a claim the agent's hello lacks", certifying("--target", "exec:"+featureless, "--work-dir", caseroottest.TempDir(t), "--claim", "volumeBindMountOptions,userNamespaces"),
 			[]string{"--claim userNamespaces, but the agent does not implement that part of the protocol", `lists no feature "userNamespaces"`, "drop the claim"}},
+		// Issue 54: a rerun of a directory with no run, or beside a filter.
+		{"rerun of no run", []string{"run", "--rerun-failed", missing}, []string{"--rerun-failed:", missing, "neither junit.xml", "give a directory a run wrote"}},
+		{"rerun beside a label filter", []string{"run", "--rerun-failed", missing, "--label-filter", "emptydir"}, []string{"--rerun-failed runs again what failed in", "--label-filter would choose otherwise", "drop one"}},
+		{"report diff of one directory", []string{"report", "diff", missing}, []string{"volperm report diff [--all] OLD NEW", "got 1 argument"}},
 		{"diff needs two targets", []string{"diff", "--targets", "reference"}, []string{`--targets "reference"`, "exactly two targets"}},
 		{"diff unknown target", []string{"diff", "--targets", "reference,nope", "-f", good}, []string{"--targets:", `unknown target "nope"`}},
 		{"unknown gate", []string{"expect", "-f", good, "--kubelet-gates", "EmptyDirVolumeModes=true"},

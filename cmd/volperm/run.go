@@ -41,6 +41,10 @@ type runFlags struct {
 	// named is the implementation given another way than a file (the runner's
 	// E2E_EXTRA_ARGS --volperm-vendor=... under hydrophone); it wins over implementation.
 	named *certify.Implementation
+	// rerunFailed is a report directory whose failed cases the run runs again (rerun.go).
+	rerunFailed string
+	// given names the flags given on the command line.
+	given map[string]bool
 }
 
 func newRunCommand(s streams) *command {
@@ -52,6 +56,7 @@ func newRunCommand(s streams) *command {
 	fs.StringVar(&f.focus, "focus", "", "regular expression on the spec name ([area] case name [target=NAME])")
 	fs.StringVar(&f.skip, "skip", "", "regular expression on the spec name: the cases it matches are left out")
 	fs.StringVar(&f.reportDir, "report-dir", "reports", "where junit.xml, summary.md, summary.json and run.log are written")
+	fs.StringVar(&f.rerunFailed, "rerun-failed", "", "`DIR` of an earlier run's reports: run again only its cases that failed or could not run, on its target unless --target is given")
 	f.targetOpts.register(fs)
 	f.cases.register(fs)
 	f.registerVerdictFlags(fs)
@@ -60,7 +65,10 @@ func newRunCommand(s streams) *command {
 		summary: "run the suites (the whole catalogue, or -f files) against a target and write the reports",
 		flags:   fs,
 		env:     true,
-		run:     func() int { return runRun(s, f) },
+		run: func() int {
+			f.given = givenFlags(fs)
+			return runRun(s, f)
+		},
 	}
 }
 
@@ -101,6 +109,12 @@ func runRun(s streams, f *runFlags) int {
 			}
 		}
 	}
+	var again *rerun
+	if f.rerunFailed != "" {
+		if again, err = f.applyRerun(f.given); err != nil {
+			return fail(s, "run", err)
+		}
+	}
 	source := "catalogue"
 	if len(f.cases.files) > 0 {
 		source = strings.Join(f.cases.files, ", ")
@@ -115,6 +129,13 @@ func runRun(s streams, f *runFlags) int {
 	cases = slices.DeleteFunc(cases, func(c *framework.Case) bool { return !slices.Contains(profiles, c.Profile) })
 	if cases, err = suites.Select(cases, framework.TargetName(f.target), f.labelFilter, f.focus, f.skip); err != nil {
 		return fail(s, "run", usageError{err.Error()})
+	}
+	if again != nil {
+		if cases = again.selects(cases); len(again.only) == 0 || len(cases) == 0 {
+			fmt.Fprintf(s.out, "nothing to run again: no case of %s failed or could not run (of this catalogue)\n", f.rerunFailed)
+			return exitOK
+		}
+		fmt.Fprintln(s.out, again.describe(f.target))
 	}
 	if len(cases) == 0 {
 		filters := fmt.Sprintf("--profile %q, --label-filter %q and --focus %q", f.profiles, f.labelFilter, f.focus)
@@ -170,9 +191,12 @@ func runRun(s streams, f *runFlags) int {
 		Selection: &report.Selection{
 			Source: source, Available: available, Selected: len(cases),
 			Profiles: f.profileNames(profiles), LabelFilter: f.labelFilter, Focus: f.focus, Skip: f.skip,
-			Require: require,
+			Require: require, Target: f.target, TargetFlags: targetFlagsGiven(f.targetOpts.opts.Flags), Rerun: f.rerunFailed,
 		},
 		Certify: certifyCfg,
+	}
+	if again != nil {
+		cfg.Only = again.only
 	}
 	suiteConfig := types.NewDefaultSuiteConfig()
 	reporterConfig := types.NewDefaultReporterConfig()

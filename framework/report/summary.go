@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -96,6 +97,12 @@ type Selection struct {
 	Skip        string   `json:"skip,omitempty"`
 	// Require is set when a case that cannot run counts as a failure (CI).
 	Require bool `json:"require,omitempty"`
+	// Target is the target as given (--target: "exec:/path/agent", "upstream@matrix") and
+	// TargetFlags the target flags given with it: what `volperm run --rerun-failed` runs again.
+	Target      string            `json:"target,omitempty"`
+	TargetFlags map[string]string `json:"targetFlags,omitempty"`
+	// Rerun is the report directory whose failed cases this run ran again (--rerun-failed).
+	Rerun string `json:"rerun,omitempty"`
 }
 
 // Counts are the outcomes of a set of cases.
@@ -618,4 +625,22 @@ func EntryString(sr types.SpecReport, name string) string {
 		}
 	}
 	return ""
+}
+
+// The tags a spec's name ends with (suites' itText): its release cell, then its target.
+var (
+	targetTag = regexp.MustCompile(` \[target=[^\]]*\]`)
+	cellTag   = regexp.MustCompile(` \[apiserver=[^\]]* kubelet=[^\]]*\]`)
+)
+
+// WithoutTarget is a spec's name without its target tag: the same case of a run on another
+// target (two releases of upstream, kind and a vendor's cluster) has the same one.
+func WithoutTarget(spec string) string {
+	return strings.TrimSpace(targetTag.ReplaceAllString(spec, ""))
+}
+
+// CaseKey is a spec's name without its target tag and release cell, "[area] name": the case a
+// spec of any cell and target is of.
+func CaseKey(spec string) string {
+	return strings.TrimSpace(cellTag.ReplaceAllString(WithoutTarget(spec), ""))
 }

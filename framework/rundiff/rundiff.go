@@ -9,11 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/volperm/volperm/framework/certify"
+	"github.com/volperm/volperm/framework/report"
 )
 
 // Verdict is a case's state in one run, in words: passed, failed, known difference (a failure
@@ -35,7 +35,7 @@ var rank = map[Verdict]int{Passed: 3, Known: 2, CouldNotRun: 1, Failed: 0}
 
 // Case is one case of a run.
 type Case struct {
-	// Name is the spec's name without its target tag (caseName).
+	// Name is the spec's name without its target tag (report.WithoutTarget).
 	Name    string
 	Verdict Verdict
 	// Message is the failure's message or why the case did not run.
@@ -109,7 +109,7 @@ func Read(dir string) ([]Case, error) {
 	}
 	cases := make([]Case, 0, len(outcomes))
 	for _, o := range outcomes {
-		c := Case{Name: caseName(o.Name), Message: firstLine(o.Message), Observed: o.Observed}
+		c := Case{Name: report.WithoutTarget(o.Name), Message: firstLine(o.Message), Observed: o.Observed}
 		switch {
 		case o.State == certify.StatePassed:
 			c.Verdict = Passed
@@ -209,13 +209,6 @@ func words(c *Case) string {
 	}
 	return fmt.Sprintf("%s (%s)", c.Verdict, c.Message)
 }
-
-// targetTag is how a spec's name ends with its target (suites: "[area] case [target=NAME]").
-var targetTag = regexp.MustCompile(` \[target=[^\]]*\]`)
-
-// caseName is a spec's name without its target, so that the runs of two targets (two releases
-// of upstream, kind and a vendor's cluster) compare case by case.
-func caseName(spec string) string { return strings.TrimSpace(targetTag.ReplaceAllString(spec, "")) }
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
