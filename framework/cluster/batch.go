@@ -221,27 +221,41 @@ func (t *Target) PodStarts() int {
 	return t.podStarts
 }
 
-// runPodOnceMore runs p (runPod); when p did not start on a live node with no warning event
-// (notStartedError.nodeLive: a runtime slow on a loaded machine, seen on a 2-core CI with other
-// work beside it), its cases run once more in a new pod, p.name-s1, with the whole pod start
-// bound again, and the log says so. Its answer is the pod that ran last and its error; a second
-// pod that does not start fails the cases with both pods' states.
+// runPodOnceMore runs p (runPod); when nothing known keeps its cases from an answer in another
+// pod (onceMore: p did not start on a live node with no warning event, seen on a 2-core CI with
+// other work beside it; or the connection of its probes' exec was cut, seen on a kind node
+// loaded by other clusters), they run once more in a new pod, p.name-s1, on new volumes, with
+// the whole pod start bound again, and the log says so. Its answer is the pod that ran last and
+// its error; a second such failure names both pods'.
 func (t *Target) runPodOnceMore(ctx context.Context, p *probePod) (*probePod, error) {
 	err := t.runPod(ctx, p)
-	var first *notStartedError
-	if !errors.As(err, &first) || !first.nodeLive || ctx.Err() != nil {
+	first := onceMore(err)
+	if first == "" || ctx.Err() != nil {
 		return p, err
 	}
 	next := p.renamed(p.name + "-s1")
 	t.deletePod(p)
 	t.count(1)
-	t.logf("%s; its %d cases run again in %s", first.msg, len(p.runs), next.name)
+	t.logf("%s; its %d cases run again in %s", first, len(p.runs), next.name)
 	err = t.runPod(ctx, next)
-	var second *notStartedError
-	if errors.As(err, &second) {
-		err = &notStartedError{msg: fmt.Sprintf("%s; before it, %s", second.msg, first.msg)}
+	if onceMore(err) != "" {
+		err = fmt.Errorf("%w; before it, %s", err, first)
 	}
 	return next, err
+}
+
+// onceMore says why err leaves a pod's cases for another pod ("" when it does not): a pod that
+// did not start on a live node with no warning event, or a probe exec whose connection was cut.
+func onceMore(err error) string {
+	var notStarted *notStartedError
+	var cut *execCutError
+	switch {
+	case errors.As(err, &notStarted) && notStarted.nodeLive:
+		return notStarted.msg
+	case errors.As(err, &cut):
+		return cut.Error()
+	}
+	return ""
 }
 
 // renamed is a new probe pod of p's cases and volumes named name, as p was before it started.

@@ -77,7 +77,7 @@ func (t *Target) execCall(ctx context.Context, ns, pod, container string, cmd []
 			return permanentError{fmt.Errorf("%w (not finished within %s)", err, execTimeout)}
 		case execNotStarted(err):
 		case isTransient(err):
-			return permanentError{fmt.Errorf("%w (the connection was cut while the command ran: it is not run again, so that no probe runs twice)", err)}
+			return permanentError{&execCutError{err}}
 		default:
 			return permanentError{err}
 		}
@@ -85,6 +85,16 @@ func (t *Target) execCall(ctx context.Context, ns, pod, container string, cmd []
 	})
 	return out, err
 }
+
+// execCutError is an exec whose connection was cut while the command ran: it is not run again
+// in the same container, so that no probe runs twice on the same volumes (runPodOnceMore runs
+// the pod's cases once more in a new pod, on new volumes).
+type execCutError struct{ err error }
+
+func (e *execCutError) Error() string {
+	return e.err.Error() + " (the connection was cut while the command ran: it is not run again in that pod, so that no probe runs twice on its volumes)"
+}
+func (e *execCutError) Unwrap() error { return e.err }
 
 // execNotStarted reports whether an exec failed before it reached the apiserver.
 func execNotStarted(err error) bool {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,28 @@ func TestPodThatDidNotStartOnALiveNodeRunsOnceMore(t *testing.T) {
 				t.Errorf("log: %q", log.String())
 			}
 		})
+	}
+}
+
+// Which failures of a pod leave its cases for another pod: a stall on a live node and an exec
+// whose connection was cut (as execCall returns it); not a stall on a stopped node, a refused
+// exec, nor any other failure.
+func TestOnceMore(t *testing.T) {
+	cut := fmt.Errorf("exec /volperm-probe in ns/probe-16: %w", permanentError{&execCutError{errors.New("read message: websocket: close 1006 (abnormal closure): unexpected EOF")}})
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"stalled on a live node", &notStartedError{msg: "probe pod p did not start within 2m0s", nodeLive: true}, "probe pod p did not start within 2m0s"},
+		{"stalled on a stopped node", &notStartedError{msg: "probe pod p did not start within 2m0s"}, ""},
+		{"exec cut", cut, "close 1006 (abnormal closure): unexpected EOF (the connection was cut while the command ran: it is not run again in that pod"},
+		{"a probe that failed", errors.New("probe: exit status 2"), ""},
+		{"none", nil, ""},
+	} {
+		got := onceMore(tc.err)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
