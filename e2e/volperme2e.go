@@ -243,9 +243,10 @@ func writeReports(r types.Report) {
 		s.WriteMarkdown(filepath.Join(dir, suites.SummaryMarkdown)),
 		os.WriteFile(filepath.Join(dir, suites.RunLog), []byte(strings.Join(log, "\n")+"\n"), 0o644),
 	), "volperm: write the reports")
+	c := *cfg
+	c.ReportDir = dir
 	if cfg.Certify != nil {
-		c := *cfg
-		c.ReportDir = dir
 		framework.ExpectNoError(suites.WriteConformanceReport(&c, s), "volperm: write the ConformanceReport")
 	}
+	framework.ExpectNoError(s.WriteHTML(filepath.Join(dir, suites.IndexHTML), suites.Certification(&c)), "volperm: write index.html")
 }

@@ -83,6 +83,7 @@ const (
 	SummaryMarkdown = "summary.md"
 	SummaryJSON     = "summary.json"
 	RunLog          = "run.log"
+	IndexHTML       = report.IndexHTML
 )
 
 // RequireFromEnv reports whether this run is one where every case must run on the target: CI=true
@@ -288,6 +289,23 @@ func WriteConformanceReport(cfg *Config, s *report.Summary) error {
 	return certify.Build(outcomes, o).Write(cfg.ReportDir)
 }
 
+// Certification is what index.html says of cfg's certification: whether the hand-in just
+// written verifies (certify.Verify, as volperm report verify checks it); nil when cfg certifies
+// nothing.
+func Certification(cfg *Config) *report.Certification {
+	if cfg.Certify == nil {
+		return nil
+	}
+	im := cfg.Certify.Implementation
+	c := &report.Certification{Implementation: strings.TrimSpace(im.Vendor + " " + im.Product + " " + im.Version), Claims: cfg.Certify.Claims}
+	problems, err := certify.Verify(cfg.ReportDir, cfg.Certify.CatalogueDigest)
+	if err != nil {
+		problems = []string{err.Error()}
+	}
+	c.Verified, c.Problems = len(problems) == 0, problems
+	return c
+}
+
 // Assumes are the features of this machine the spec assumes for c, besides what the target
 // needs (framework.Ask's assumes): fs.protected_symlinks=1 when the expected Observation depends
 // on it (oracle.AssumesProtectedSymlinks). Every target but cluster probes on this kernel; for a
@@ -470,6 +488,9 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 		)
 		if cfg.Certify != nil && writeErr == nil {
 			writeErr = WriteConformanceReport(cfg, summary)
+		}
+		if writeErr == nil {
+			writeErr = summary.WriteHTML(filepath.Join(cfg.ReportDir, IndexHTML), Certification(cfg))
 		}
 		for _, line := range summary.LogTail() {
 			fmt.Fprintln(runLog, line)

@@ -229,7 +229,7 @@ func runRun(s streams, f *runFlags) int {
 		}
 	}
 	fmt.Fprintf(s.out, "reports:\n")
-	for _, name := range []string{suites.SummaryMarkdown, suites.SummaryJSON, suites.JUnitFile, suites.RunLog} {
+	for _, name := range []string{suites.IndexHTML, suites.SummaryMarkdown, suites.SummaryJSON, suites.JUnitFile, suites.RunLog} {
 		fmt.Fprintf(s.out, "  %s\n", filepath.Join(f.reportDir, name))
 	}
 	if certifyCfg != nil {

@@ -108,8 +108,8 @@ func (s *Summary) Markdown() []byte {
 		p("None.\n")
 	}
 	for _, g := range byReason(s.NotRun) {
-		p("### %s\n\n<details><summary>%d cases</summary>\n\n", g.reason, len(g.names))
-		for _, n := range g.names {
+		p("### %s\n\n<details><summary>%d cases</summary>\n\n", g.Reason, len(g.Names))
+		for _, n := range g.Names {
 			p("- %s\n", code(n))
 		}
 		p("\n</details>\n\n")
@@ -156,15 +156,17 @@ func targetLine(s *Summary) string {
 
 func groupTable(b *bytes.Buffer, title string, groups []Group, describe bool) {
 	fmt.Fprintf(b, "## %s\n\n", title)
-	header := "| | passed | failed | not run | total |"
-	rule := "|---|---:|---:|---:|---:|"
+	// Not applicable apart from could not run (issue 54): the one is never the target's, the
+	// other a gap of this run.
+	header := "| | passed | failed | could not run | not applicable | total |"
+	rule := "|---|---:|---:|---:|---:|---:|"
 	if describe {
 		header += " what |"
 		rule += "---|"
 	}
 	fmt.Fprintf(b, "%s\n%s\n", header, rule)
 	for _, g := range groups {
-		fmt.Fprintf(b, "| %s | %d | %d | %d | %d |", cell(g.Name), g.Passed, g.Failed, g.Skipped, g.Total)
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %d |", cell(g.Name), g.Passed, g.Failed, g.CouldNotRun(), g.NotApplicable, g.Total)
 		if describe {
 			fmt.Fprintf(b, " %s |", cell(g.Description))
 		}
@@ -218,26 +220,9 @@ func releaseTable(b *bytes.Buffer, cells []ReleaseCell) {
 	b.WriteString("\n")
 }
 
-type reasonGroup struct {
-	reason string
-	names  []string
-}
-
 // byReason groups the cases not run by reason, the largest group first.
 func byReason(rs []CaseResult) []reasonGroup {
-	idx := map[string]int{}
-	var gs []reasonGroup
-	for _, r := range rs {
-		i, ok := idx[r.Message]
-		if !ok {
-			i = len(gs)
-			idx[r.Message] = i
-			gs = append(gs, reasonGroup{reason: r.Message})
-		}
-		gs[i].names = append(gs[i].names, r.Name)
-	}
-	sort.SliceStable(gs, func(a, b int) bool { return len(gs[a].names) > len(gs[b].names) })
-	return gs
+	return groupBy(rs, func(c CaseResult) (string, bool) { return c.Message, true })
 }
 
 // code renders s as inline code, whatever backticks it holds.

@@ -163,6 +163,13 @@ type CaseResult struct {
 	KnownDifference string `json:"knownDifference,omitempty"`
 	// Node is the node that observed the case (NodeEntry).
 	Node string `json:"node,omitempty"`
+	// NotApplicable is set on a case not run that is not the target's to run (CaseFacts).
+	NotApplicable bool `json:"notApplicable,omitempty"`
+	// Detail is a failure's whole message (every differing line, the rules it checks), and
+	// Expected and Observed its two Observations (ExpectedEntry, ObservedEntry): for index.html,
+	// not summary.json (junit.xml has them).
+	Detail             string `json:"-"`
+	Expected, Observed string `json:"-"`
 }
 
 // CaseEntry is the Ginkgo report entry every spec of the suites adds first: the case's area and
@@ -346,6 +353,8 @@ func Build(r types.Report, opts Options) *Summary {
 		counts(profiles, profile).add(o)
 		if f, ok := caseFacts(sr); ok && o == skipped && f.NotApplicable != "" {
 			s.Totals.NotApplicable++
+			counts(areas, area).NotApplicable++
+			counts(profiles, profile).NotApplicable++
 		}
 		res := CaseResult{Name: sr.FullText(), Area: area, Profile: profile, State: sr.State.String(), Message: msg, Node: EntryString(sr, NodeEntry)}
 		if res.Node != "" {
@@ -353,6 +362,11 @@ func Build(r types.Report, opts Options) *Summary {
 		}
 		if o == failed {
 			res.KnownDifference = knownDifference(sr)
+			res.Detail = strings.TrimSpace(failureText(sr))
+			res.Expected, res.Observed = EntryString(sr, ExpectedEntry), EntryString(sr, ObservedEntry)
+		}
+		if f, ok := caseFacts(sr); ok && o == skipped && f.NotApplicable != "" {
+			res.NotApplicable = true
 		}
 		pools.add(sr, o)
 		if f, ok := caseFacts(sr); ok && f.APIServerRelease != "" {
@@ -361,6 +375,9 @@ func Build(r types.Report, opts Options) *Summary {
 				cells[k] = &ReleaseCell{APIServer: k[0], Kubelet: k[1], Gates: k[2]}
 			}
 			cells[k].add(o)
+			if res.NotApplicable {
+				cells[k].NotApplicable++
+			}
 			if res.KnownDifference != "" {
 				cells[k].KnownDifferences++
 			}
