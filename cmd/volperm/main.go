@@ -68,7 +68,7 @@ func main() {
 
 // Main runs the volperm command line and returns the exit code.
 func Main(args []string, s streams) int {
-	cmds := []*command{newRunCommand(s), newRunnerCommand(s), newExpectCommand(s), newObserveCommand(s), newDiffCommand(s), newVersionCommand(s), newCleanupCommand(s)}
+	cmds := []*command{newRunCommand(s), newRunnerCommand(s), newExpectCommand(s), newObserveCommand(s), newDiffCommand(s), newReleasesCommand(s), newVersionCommand(s), newCleanupCommand(s)}
 	if len(args) == 0 {
 		usage(s.err, cmds)
 		return exitUsage

@@ -79,7 +79,7 @@ func TestBadInput(t *testing.T) {
 		want []string // substrings of the one stderr line
 	}{
 		{"no command", nil, []string{"Usage: volperm COMMAND"}},
-		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "diff, expect, observe, run, runner, version"}},
+		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "diff, expect, observe, releases, run, runner, version"}},
 		{"unknown flag", []string{"run", "--bogus"}, []string{"volperm run:", "-bogus", "volperm run -h"}},
 		{"stray argument", []string{"run", "cases.yaml"}, []string{`unexpected argument "cases.yaml"`, "-f"}},
 		{"unknown target", []string{"run", "--target", "nope", "-f", good}, []string{"--target:", `unknown target "nope"`, "reference"}},
