@@ -62,6 +62,13 @@ func TestVendorAgent(t *testing.T) {
 	if code, vout, verr := runMain("report", "verify", dirs.reports); code != exitOK || !strings.Contains(vout, dirs.reports+": verified\n") {
 		t.Fatalf("report verify: exit %d\n%s%s", code, vout, verr)
 	}
+	// What the reports a person reads say of it (issue 54): verifies, with the claims.
+	for _, f := range []string{"summary.md", "index.html"} {
+		page, err := os.ReadFile(filepath.Join(dirs.reports, f))
+		if err != nil || !strings.Contains(string(page), "verifies") || strings.Contains(string(page), "does not verify") {
+			t.Errorf("%s does not say the hand-in verifies (%v)", f, err)
+		}
+	}
 
 	raw, err := os.ReadFile(filepath.Join(dirs.reports, certify.File))
 	if err != nil {

@@ -74,3 +74,26 @@ func TestHTML(t *testing.T) {
 		t.Errorf("a passed run of one release without certification: %v\n%s", err, raw)
 	}
 }
+
+// summary.md says whether the run's hand-in verifies, with its claims, and why not; a run that
+// certifies nothing says so.
+func TestMarkdownCertification(t *testing.T) {
+	s := htmlRun()
+	if md := string(s.Markdown()); !strings.Contains(md, "| certification | none: not a certification run (no --implementation) |") {
+		t.Errorf("no certification line:\n%s", md)
+	}
+	s.Certification = &Certification{Implementation: "Example Kubelet 1.0", Claims: []string{"userNamespaces", "imageVolumes"}, Problems: []string{"profile alpha: 1 required case(s) failed"}}
+	md := string(s.Markdown())
+	for _, want := range []string{
+		"| certification | Example Kubelet 1.0: does not verify (1 problem(s), below), claims userNamespaces, imageVolumes |",
+		"## Why the hand-in does not verify\n\n- profile alpha: 1 required case(s) failed\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+	s.Certification = &Certification{Implementation: "Example Kubelet 1.0", Verified: true}
+	if md := string(s.Markdown()); !strings.Contains(md, "| certification | Example Kubelet 1.0: verifies, no claims |") || strings.Contains(md, "Why the hand-in") {
+		t.Errorf("a verified hand-in:\n%s", md)
+	}
+}

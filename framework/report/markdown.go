@@ -47,7 +47,15 @@ func (s *Summary) Markdown() []byte {
 	if s.NotSelected > 0 {
 		p("| not selected | %d (left out by the run's filters) |\n", s.NotSelected)
 	}
+	p("| certification | %s |\n", cell(certificationWords(s.Certification)))
 	p("\n")
+	if c := s.Certification; c != nil && len(c.Problems) > 0 {
+		p("## Why the hand-in does not verify\n\n")
+		for _, pr := range c.Problems {
+			p("- %s\n", pr)
+		}
+		p("\n")
+	}
 
 	if len(s.SuiteFailures) > 0 {
 		p("## Suite failures\n\n")
@@ -240,4 +248,20 @@ func code(s string) string {
 // cell makes s safe inside a Markdown table cell.
 func cell(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// certificationWords is the certification line of summary.md: whether the hand-in verifies (as
+// `volperm report verify` says) and with which claims, or that the run certifies nothing.
+func certificationWords(c *Certification) string {
+	if c == nil {
+		return "none: not a certification run (no --implementation)"
+	}
+	claims := "no claims"
+	if len(c.Claims) > 0 {
+		claims = "claims " + strings.Join(c.Claims, ", ")
+	}
+	if c.Verified {
+		return fmt.Sprintf("%s: verifies, %s", c.Implementation, claims)
+	}
+	return fmt.Sprintf("%s: does not verify (%d problem(s), below), %s", c.Implementation, len(c.Problems), claims)
 }

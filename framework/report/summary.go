@@ -61,6 +61,9 @@ type Summary struct {
 	// Timings lists the cases labelled LabelTimed that ran, with how long they took: reported,
 	// never asserted.
 	Timings []Timing `json:"timings,omitempty"`
+	// Certification is what the reports say of a certification run's hand-in once written
+	// (nil: the run certifies nothing); conformance-report.yaml is its record, not summary.json.
+	Certification *Certification `json:"-"`
 }
 
 // LabelTimed is framework.LabelTimed: the cases whose durations the reports name.
