@@ -245,10 +245,5 @@ func writeReports(r types.Report) {
 	), "volperm: write the reports")
 	c := *cfg
 	c.ReportDir = dir
-	if cfg.Certify != nil {
-		framework.ExpectNoError(suites.WriteConformanceReport(&c, s), "volperm: write the ConformanceReport")
-		s.Certification = suites.Certification(&c)
-		framework.ExpectNoError(s.WriteMarkdown(filepath.Join(dir, suites.SummaryMarkdown)), "volperm: write summary.md again, with the certification")
-	}
-	framework.ExpectNoError(s.WriteHTML(filepath.Join(dir, suites.IndexHTML), s.Certification), "volperm: write index.html")
+	framework.ExpectNoError(suites.WriteCertifiedReports(&c, s), "volperm: write the ConformanceReport and index.html")
 }

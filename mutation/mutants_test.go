@@ -157,16 +157,8 @@ const releaseNotInAgent = "an agent is the newest release (the exec protocol nam
 func agentTargets(t *testing.T, workDir string) mutation.NewAgentTarget {
 	t.Helper()
 	bin := t.TempDir()
-	gomod, err := osexec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
 	agent := filepath.Join(bin, "mutantagent")
-	build := osexec.Command("go", "build", "-tags", "volperm_mutants", "-o", agent, "./mutation/mutantagent")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the agent with the seam: %v\n%s", err, out)
-	}
+	goBuild(t, "volperm_mutants", agent, "./mutation/mutantagent")
 	// The agents' sandbox lets them write the seam files there (framework/sandbox).
 	t.Setenv(exectarget.EnvWritable, bin)
 	return func(n mutant.Name) (mutation.AgentTarget, error) {
@@ -246,4 +238,24 @@ func TestRecordingOwnsAdmission(t *testing.T) {
 	if o := res.Outcomes[0]; o.Reached != 1 || len(o.Killers) != 1 || o.Killers[0] != killer {
 		t.Errorf("%s reached by %d case(s), killed by %q; want reached by and killed by %q", o.Mutant.Name, o.Reached, o.Killers, killer)
 	}
+}
+
+// goBuild builds pkg (a path from the module's root) with tags into out.
+func goBuild(t *testing.T, tags, out, pkg string) {
+	t.Helper()
+	build := osexec.Command("go", "build", "-tags", tags, "-o", out, pkg)
+	build.Dir = repoRoot(t)
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags %q %s: %v\n%s", tags, pkg, err, b)
+	}
+}
+
+// repoRoot is the module's root directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	gomod, err := osexec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(gomod)))
 }

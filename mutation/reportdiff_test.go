@@ -21,19 +21,9 @@ import (
 // reverse names them better (exit 0), and a run against itself has no change.
 func TestReportDiff(t *testing.T) {
 	hostfeature.Need(t, hostfeature.Root)
-	gomod, err := osexec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	repo := filepath.Dir(strings.TrimSpace(string(gomod)))
-	bin := t.TempDir()
-	for _, b := range []struct{ out, pkg, tags string }{{"volperm", "./cmd/volperm", ""}, {"mutantagent", "./mutation/mutantagent", "volperm_mutants"}} {
-		build := osexec.Command("go", "build", "-tags", b.tags, "-o", filepath.Join(bin, b.out), b.pkg)
-		build.Dir = repo
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
-		}
-	}
+	repo, bin := repoRoot(t), t.TempDir()
+	goBuild(t, "", filepath.Join(bin, "volperm"), "./cmd/volperm")
+	goBuild(t, "volperm_mutants", filepath.Join(bin, "mutantagent"), "./mutation/mutantagent")
 	volperm := func(args ...string) (int, string) {
 		cmd := osexec.Command(filepath.Join(bin, "volperm"), args...)
 		cmd.Dir = repo

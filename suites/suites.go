@@ -289,6 +289,23 @@ func WriteConformanceReport(cfg *Config, s *report.Summary) error {
 	return certify.Build(outcomes, o).Write(cfg.ReportDir)
 }
 
+// WriteCertifiedReports writes what follows junit.xml, summary.json and summary.md into
+// cfg.ReportDir: for a certification, the ConformanceReport, then summary.md again with whether
+// that hand-in verifies (verify reads the other files; summary.md only has to exist); then
+// index.html. RunSpecs calls it, and the e2e-framework adapter.
+func WriteCertifiedReports(cfg *Config, s *report.Summary) error {
+	if cfg.Certify != nil {
+		if err := WriteConformanceReport(cfg, s); err != nil {
+			return err
+		}
+		s.Certification = Certification(cfg)
+		if err := s.WriteMarkdown(filepath.Join(cfg.ReportDir, SummaryMarkdown)); err != nil {
+			return err
+		}
+	}
+	return s.WriteHTML(filepath.Join(cfg.ReportDir, IndexHTML), s.Certification)
+}
+
 // Certification is what index.html says of cfg's certification: whether the hand-in just
 // written verifies (certify.Verify, as volperm report verify checks it); nil when cfg certifies
 // nothing.
@@ -486,17 +503,8 @@ func RunSpecs(t ginkgo.GinkgoTestingT, cfg *Config, suiteConfig types.SuiteConfi
 			summary.WriteJSON(filepath.Join(cfg.ReportDir, SummaryJSON)),
 			summary.WriteMarkdown(filepath.Join(cfg.ReportDir, SummaryMarkdown)),
 		)
-		if cfg.Certify != nil && writeErr == nil {
-			writeErr = WriteConformanceReport(cfg, summary)
-			if writeErr == nil {
-				// Whether the hand-in just written verifies, in summary.md too (written again:
-				// verify reads the other files, summary.md only has to exist).
-				summary.Certification = Certification(cfg)
-				writeErr = summary.WriteMarkdown(filepath.Join(cfg.ReportDir, SummaryMarkdown))
-			}
-		}
 		if writeErr == nil {
-			writeErr = summary.WriteHTML(filepath.Join(cfg.ReportDir, IndexHTML), summary.Certification)
+			writeErr = WriteCertifiedReports(cfg, summary)
 		}
 		for _, line := range summary.LogTail() {
 			fmt.Fprintln(runLog, line)
